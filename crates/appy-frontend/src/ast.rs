@@ -1,0 +1,383 @@
+//! The abstract syntax tree of the APPy Python subset. Every node carries a [`Span`].
+//!
+//! The tree is produced by [`crate::parse_function`] and is deliberately close to Python's own
+//! `ast` module, restricted to what APPy programs use. Pragmas (`#pragma ...` comment
+//! lines) are attached to the statement that follows them.
+
+pub use appy_ir::diag::Span;
+use appy_ir::diag::SourceFile;
+
+/// An identifier with its location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    /// The name.
+    pub name: String,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A module-level import that the compiled function may use.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Import {
+    /// `import numpy as np` (alias = "np"), `import appy` (alias = "appy").
+    Module {
+        /// Dotted module path, e.g. `numpy`.
+        module: String,
+        /// Name bound in the module namespace.
+        alias: String,
+        /// The whole import line.
+        span: Span,
+    },
+    /// `from appy import jit, prange as pr` → names [("jit","jit"), ("prange","pr")].
+    From {
+        /// Dotted module path.
+        module: String,
+        /// (imported name, bound alias) pairs.
+        names: Vec<(String, String)>,
+        /// The whole import line.
+        span: Span,
+    },
+}
+
+/// A parsed source file: its module-level imports and one jitted function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Every module-level `import`/`from ... import` line of the file, in order.
+    pub imports: Vec<Import>,
+    /// The function that was asked for.
+    pub function: Function,
+    /// The file it was parsed from (to turn spans into lines and columns).
+    pub source: Source,
+}
+
+/// The [`SourceFile`] a [`Program`] comes from; two are equal if their names and texts are.
+#[derive(Clone, Debug)]
+pub struct Source(pub SourceFile);
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name() && self.0.text() == other.0.text()
+    }
+}
+
+impl Source {
+    /// 1-based `(line, column)` of byte offset `pos`.
+    pub fn line_col(&self, pos: usize) -> (usize, usize) {
+        self.0.line_col(pos)
+    }
+}
+
+/// A function decorated with `@appy.jit` / `@appy.jit(...)` / `@jit`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// Its name.
+    pub name: Ident,
+    /// Positional parameters (no defaults, no `*args`).
+    pub params: Vec<Ident>,
+    /// Keyword options of the decorator, e.g. `auto_simd=True`.
+    pub options: Vec<(Ident, Expr)>,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// From `def` to the end of the body.
+    pub span: Span,
+}
+
+/// A statement, with the pragma written on the comment line(s) right before it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    /// What it is.
+    pub kind: StmtKind,
+    /// The statement's source (for compound statements: the header line).
+    pub span: Span,
+    /// `#pragma ...` on the line(s) directly above, if any.
+    pub pragma: Option<Pragma>,
+}
+
+/// Statement kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `t = v`, `a, b = x, y` (target is an [`ExprKind::Tuple`]), `a = b = v` (several targets).
+    Assign {
+        /// Targets, left to right.
+        targets: Vec<Expr>,
+        /// The assigned value.
+        value: Expr,
+    },
+    /// `t op= v`.
+    AugAssign {
+        /// Target (a name or subscript).
+        target: Expr,
+        /// The operator.
+        op: BinOp,
+        /// Right-hand side.
+        value: Expr,
+    },
+    /// `for var in iter:` — `iter` is any expression (usually a `range(...)`/`prange(...)` call).
+    For {
+        /// Loop variable.
+        var: Ident,
+        /// The iterated expression.
+        iter: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
+    },
+    /// `if c: ... elif c2: ... else: ...` (an `elif` is an `If` alone in `orelse`).
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Then branch.
+        then: Vec<Stmt>,
+        /// Else branch (empty if none).
+        orelse: Vec<Stmt>,
+    },
+    /// `return`, `return x`, `return x, y` (a tuple).
+    Return(Option<Expr>),
+    /// `pass`.
+    Pass,
+    /// An expression statement (a call, or a docstring).
+    Expr(Expr),
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Where.
+    pub span: Span,
+}
+
+/// Expression kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// Integer literal (decimal, hex, with `_` separators).
+    Int(i64),
+    /// Float literal (`1.0`, `1e-3`, `.5`).
+    Float(f64),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None` (valid only as a subscript index, meaning a new axis, or as a value).
+    None,
+    /// A string literal (only meaningful in `float('inf')` and docstrings).
+    Str(String),
+    /// A variable reference.
+    Name(String),
+    /// `-x`, `+x`, `not x`, `~x`.
+    Unary {
+        /// Operator.
+        op: UnaryOp,
+        /// Operand.
+        operand: Box<Expr>,
+    },
+    /// `a op b`.
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left.
+        lhs: Box<Expr>,
+        /// Right.
+        rhs: Box<Expr>,
+    },
+    /// `a < b`, chained `a < b <= c` (Python semantics: pairwise, combined with `and`).
+    Compare {
+        /// First operand.
+        first: Box<Expr>,
+        /// Following (operator, operand) pairs; at least one.
+        rest: Vec<(CmpOp, Expr)>,
+    },
+    /// `a and b and c` / `a or b`.
+    BoolOp {
+        /// `And` or `Or`.
+        op: BoolOpKind,
+        /// Two or more operands.
+        values: Vec<Expr>,
+    },
+    /// `a if c else b`.
+    IfExp {
+        /// Condition.
+        cond: Box<Expr>,
+        /// Value if true.
+        then: Box<Expr>,
+        /// Value if false.
+        orelse: Box<Expr>,
+    },
+    /// `f(a, b, k=v)`.
+    Call {
+        /// Callee (a name or attribute chain such as `np.exp`).
+        func: Box<Expr>,
+        /// Positional arguments.
+        args: Vec<Expr>,
+        /// Keyword arguments.
+        kwargs: Vec<(Ident, Expr)>,
+    },
+    /// `x.attr` (e.g. `np.float32`, `a.shape`, `appy.MVL`).
+    Attribute {
+        /// The object.
+        value: Box<Expr>,
+        /// The attribute name.
+        attr: Ident,
+    },
+    /// `a[i, j:k, None]`.
+    Subscript {
+        /// The subscripted value.
+        value: Box<Expr>,
+        /// One entry per comma-separated index.
+        indices: Vec<Index>,
+    },
+    /// `(a, b)` or `a, b` where a tuple is allowed (return values, tuple assignment, shapes).
+    Tuple(Vec<Expr>),
+}
+
+/// One index of a subscript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    /// A scalar (or vector) index expression.
+    Expr(Expr),
+    /// `lower:upper:step`, each part optional.
+    Slice {
+        /// Start, if written.
+        lower: Option<Box<Expr>>,
+        /// Stop, if written.
+        upper: Option<Box<Expr>>,
+        /// Step, if written.
+        step: Option<Box<Expr>>,
+        /// The whole slice text.
+        span: Span,
+    },
+    /// `None`: a new axis of length 1 (broadcast).
+    NewAxis(Span),
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `+x`
+    Pos,
+    /// `not x`
+    Not,
+    /// `~x`
+    Invert,
+}
+
+/// Binary operators (also used by augmented assignment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (true division)
+    Div,
+    /// `//`
+    FloorDiv,
+    /// `%` (Python modulo: result has the sign of the divisor)
+    Mod,
+    /// `**`
+    Pow,
+    /// `@`
+    MatMul,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    LShift,
+    /// `>>`
+    RShift,
+}
+
+/// Comparison operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+}
+
+/// `and` / `or`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoolOpKind {
+    /// `and`
+    And,
+    /// `or`
+    Or,
+}
+
+/// A parsed `#pragma` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pragma {
+    /// What it says.
+    pub kind: PragmaKind,
+    /// The text after `#pragma`, trimmed.
+    pub text: String,
+    /// The pragma's location (the `#pragma ...` comment).
+    pub span: Span,
+}
+
+/// Pragma kinds (seed 001 §3 and §4.2).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PragmaKind {
+    /// `#pragma parallel for [simd] [shared(a, b)]` (clauses in any order after `for`).
+    ParallelFor {
+        /// `simd` clause present.
+        simd: bool,
+        /// Variables named in `shared(...)` clauses.
+        shared: Vec<Ident>,
+    },
+    /// `#pragma simd`.
+    Simd,
+    /// `#pragma sequential for`.
+    SequentialFor,
+    /// `#pragma atomic`.
+    Atomic,
+    /// `#pragma {slice}=>{prop},{prop} {slice}=>...` (tensor pragma).
+    Tensor(Vec<TensorDim>),
+}
+
+/// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorDim {
+    /// The slice as written before `=>` (lower/upper expressions, parsed).
+    pub lower: Option<Expr>,
+    /// Upper bound expression.
+    pub upper: Option<Expr>,
+    /// The slice text, whitespace removed (for matching against statement slices).
+    pub text: String,
+    /// Properties after `=>`.
+    pub props: Vec<TensorProp>,
+    /// The entry's location.
+    pub span: Span,
+}
+
+/// A property of a tensor-pragma dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorProp {
+    /// `parallel`
+    Parallel,
+    /// `simd`
+    Simd,
+    /// `reduce(op:var)` / `reduction(op:var)`; op is `sum`, `max`, `min` or `+`, `*`.
+    Reduce {
+        /// Reduction operator as written.
+        op: String,
+        /// Reduced variable.
+        var: Ident,
+    },
+    /// `le(c)`: the dimension's extent is at most `c`.
+    Le(i64),
+}

@@ -1,0 +1,194 @@
+//! appy's back ends and the `compile` entry points.
+//!
+//! ```text
+//! .py ──parse──▶ ast ──lower──▶ appy ──appy-strip-mine──▶ loops ─┬─appy-gpu-outline──▶ gpu ──NVVM──▶ PTX
+//!                                                                 └─CPU pipeline──▶ llvm ──ExecutionEngine
+//! ```
+//!
+//! Every level is printable and re-parseable MLIR (except `ast`), and every Rust pass's
+//! output is verified by MLIR.
+#![warn(missing_docs)]
+
+pub mod outline;
+pub mod ptx;
+
+use appy_frontend::ast::Program;
+use appy_frontend::lower::{LowerOptions, Lowered};
+use appy_ir::bundle::{BUNDLE_VERSION, Bundle, KernelInfo};
+use appy_ir::diag::{DResult, Diagnostic, SourceFile};
+use appy_ir::ir::Module;
+use appy_ir::mlir::Ctx;
+use appy_ir::types::ArgType;
+use appy_passes::{PassInfo, Pipeline, Registry};
+use std::path::PathBuf;
+
+/// The IR levels `appy-opt --emit` can print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// The parsed AST.
+    Ast,
+    /// The `appy` level (frontend output).
+    Appy,
+    /// Strip-mined loops.
+    Loops,
+    /// Kernels in a `gpu.module` and a host function with launches.
+    Gpu,
+    /// The LLVM dialect for the CPU.
+    Llvm,
+    /// PTX text.
+    Ptx,
+}
+
+impl Level {
+    /// Parses a level name.
+    pub fn parse(s: &str) -> Option<Level> {
+        Some(match s {
+            "ast" => Level::Ast,
+            "appy" => Level::Appy,
+            "loops" => Level::Loops,
+            "gpu" => Level::Gpu,
+            "llvm" => Level::Llvm,
+            "ptx" => Level::Ptx,
+            _ => return None,
+        })
+    }
+}
+
+/// Options of a compilation (all of them are part of the specialisation key).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Lanes per worker (threads per block on the GPU).
+    pub mvl: i64,
+    /// libdevice bitcode for GPU math functions (found automatically if `None`).
+    pub libdevice: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { mvl: 256, libdevice: None }
+    }
+}
+
+/// The CPU lowering pipeline (after `appy-hoist-allocas`).
+pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
+
+/// A compiler: an MLIR context and the pass registry. Not thread-safe (one per thread).
+pub struct Compiler {
+    /// The MLIR context.
+    pub ctx: Ctx,
+    /// Rust passes by name.
+    pub registry: Registry,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A registry with every appy pass (the high-level ones and the GPU outliner).
+pub fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.add(PassInfo {
+        name: "appy-gpu-outline",
+        description: "loops → gpu: one gpu.func kernel per top-level parallel nest, launched from the host function",
+        options: "mvl=256",
+        make: |o| {
+            let mut mvl = 256;
+            for (k, v) in o {
+                if k == "mvl" {
+                    mvl = v.parse().map_err(|_| format!("mvl expects an integer, got `{v}`"))?;
+                } else {
+                    return Err(format!("unknown option `{k}` (known: mvl)"));
+                }
+            }
+            Ok(Box::new(outline::Outline { mvl }))
+        },
+    });
+    r
+}
+
+/// Turns an MLIR failure message into a diagnostic at the source location it names.
+pub fn mlir_error(file: &SourceFile, msg: &str) -> Diagnostic {
+    let text = format!("internal compiler error (please report): {msg}");
+    let quoted = format!("\"{}\":", file.name());
+    if let Some(pos) = msg.find(&quoted) {
+        let rest = &msg[pos + quoted.len()..];
+        let mut it = rest.split(|c: char| !c.is_ascii_digit());
+        if let (Some(l), Some(c)) = (it.next().and_then(|x| x.parse().ok()), it.next().and_then(|x| x.parse().ok())) {
+            let off = file.offset(l, c);
+            return Diagnostic::error(file, appy_ir::diag::Span::new(off, off + 1), text);
+        }
+    }
+    Diagnostic::bare(text)
+}
+
+impl Compiler {
+    /// A compiler with every dialect and pass registered.
+    pub fn new() -> Self {
+        Compiler { ctx: Ctx::new(), registry: registry() }
+    }
+
+    /// Parses the jitted function `func` of a source file.
+    pub fn parse(&self, file: &SourceFile, func: &str) -> DResult<Program> {
+        appy_frontend::parse_function(file, func)
+    }
+
+    /// Lowers a parsed function to the `appy` level, specialised for `args`, and
+    /// verifies the result with MLIR.
+    pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], opts: &Options) -> DResult<Lowered> {
+        let l = appy_frontend::lower::lower(file, program, args, &LowerOptions { mvl: opts.mvl })?;
+        self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
+        Ok(l)
+    }
+
+    /// Runs pipeline text over a module.
+    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<&mut dyn FnMut(&str, &str)>) -> DResult<Module> {
+        let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
+        p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
+    }
+
+    /// The pipeline from the `appy` level to `level`.
+    pub fn pipeline_to(&self, level: Level, opts: &Options) -> String {
+        let mvl = opts.mvl;
+        let loops = appy_passes::appy_to_loops(mvl);
+        match level {
+            Level::Ast | Level::Appy => String::new(),
+            Level::Loops => loops,
+            Level::Gpu | Level::Ptx => format!("{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"),
+            Level::Llvm => format!("{loops},appy-hoist-allocas,{}", CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')),
+        }
+    }
+
+    /// Compiles for the GPU: returns a bundle (host program + PTX).
+    pub fn compile_gpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
+        let program = self.parse(file, func)?;
+        let l = self.lower(file, &program, args, opts)?;
+        let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
+        let (ptx, kernels) = ptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
+        let host = ptx::host_module(&gpu);
+        Ok(Bundle { version: BUNDLE_VERSION, func: l.name, params: l.params, args: args.to_vec(), results: l.results, mvl: opts.mvl, host, ptx, kernels })
+    }
+
+    /// Compiles for the CPU: returns the LLVM-dialect module and the lowered function's
+    /// metadata.
+    pub fn compile_cpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<(Module, Lowered)> {
+        let program = self.parse(file, func)?;
+        let l = self.lower(file, &program, args, opts)?;
+        let llvm = self.run(file, l.module.clone(), &self.pipeline_to(Level::Llvm, opts), None)?;
+        Ok((llvm, l))
+    }
+}
+
+/// Kernel metadata from a `gpu`-level module.
+pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
+    let mut out = vec![];
+    m.op.walk(&mut |o| {
+        if o.name == "gpu.func" && o.has_attr("gpu.kernel") {
+            let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
+            let params = o.body(0).args.iter().map(|a| m.ty(*a).to_string()).collect();
+            out.push(KernelInfo { name, params });
+        }
+    });
+    out
+}

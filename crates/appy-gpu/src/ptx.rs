@@ -1,0 +1,93 @@
+//! NVVM → PTX in-process (no CUDA toolkit needed), and libdevice discovery.
+
+use crate::{Options, kernel_infos};
+use appy_ir::bundle::KernelInfo;
+use appy_ir::ir::Module;
+use appy_ir::mlir::Ctx;
+use melior::ir::operation::OperationLike;
+use melior::ir::{OperationRef, attribute::AttributeLike};
+use std::path::PathBuf;
+
+/// Target chip: Hopper (H100/H200).
+pub const CHIP: &str = "sm_90";
+
+/// Where libdevice (`libdevice.10.bc`, needed for GPU math functions) is looked for:
+/// `$APPY_LIBDEVICE`, `.dev/libdevice.10.bc` under the current directory or its
+/// parents (written by `scripts/fetch-libdevice.sh`), then the CUDA toolkit.
+pub fn find_libdevice() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("APPY_LIBDEVICE") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    if let Ok(mut dir) = std::env::current_dir() {
+        loop {
+            let c = dir.join(".dev/libdevice.10.bc");
+            if c.is_file() {
+                return Some(c);
+            }
+            if !dir.pop() {
+                break;
+            }
+        }
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.dev/libdevice.10.bc");
+    if manifest.is_file() {
+        return Some(manifest);
+    }
+    for p in ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"] {
+        if std::path::Path::new(p).is_file() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    None
+}
+
+/// The NVVM pipeline for a `gpu`-level module.
+pub fn nvvm_pipeline(libdevice: Option<&std::path::Path>) -> String {
+    let l = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
+    format!(
+        "builtin.module(nvvm-attach-target{{chip={CHIP} features=+ptx80 O=3{l}}},gpu.module(arith-expand,convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
+    )
+}
+
+/// Compiles the kernels of a `gpu`-level module to PTX.
+pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<KernelInfo>), String> {
+    let kernels = kernel_infos(gpu);
+    if kernels.is_empty() {
+        return Ok((String::new(), kernels));
+    }
+    let libdevice = opts.libdevice.clone().or_else(find_libdevice);
+    let mut m = ctx.load(gpu)?;
+    ctx.run_pipeline(&mut m, &nvvm_pipeline(libdevice.as_deref()))?;
+    let mut ptx = None;
+    m.as_operation().walk(melior::ir::operation::WalkOrder::PreOrder, |op: OperationRef<'_, '_>| {
+        if op.name().as_string_ref().as_str() == Ok("gpu.binary") {
+            if let Ok(objects) = op.attribute("objects") {
+                unsafe {
+                    let first = mlir_sys::mlirArrayAttrGetElement(objects.to_raw(), 0);
+                    let s = mlir_sys::mlirGPUObjectAttrGetObject(first);
+                    let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
+                    ptx = Some(String::from_utf8_lossy(bytes).into_owned());
+                }
+            }
+            return melior::ir::operation::WalkResult::Interrupt;
+        }
+        melior::ir::operation::WalkResult::Advance
+    });
+    let ptx = ptx.ok_or("gpu-module-to-binary produced no PTX")?;
+    if let Some(pos) = ptx.find(".extern .func") {
+        let line = ptx[pos..].lines().next().unwrap_or("");
+        let needs = if line.contains("__nv_") { "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE" } else { "" };
+        return Err(format!("generated PTX has an unresolved external function: `{line}`{needs}"));
+    }
+    Ok((ptx, kernels))
+}
+
+/// The host part of a `gpu`-level module (everything but the `gpu.module`).
+pub fn host_module(gpu: &Module) -> Module {
+    let mut m = gpu.clone();
+    m.body_mut().retain(|o| o.name != "gpu.module");
+    m
+}

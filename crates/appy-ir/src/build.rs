@@ -1,0 +1,225 @@
+//! A small builder that appends MLIR operations (in the owned mirror form) to the
+//! region being built, with the current source location attached.
+
+use crate::ir::{Block, Module, Op, Region, Value};
+use crate::types::{DType, STy};
+
+/// Appends ops to a stack of open op lists (one per region under construction).
+pub struct Builder {
+    /// The module whose value table the ops use.
+    pub m: Module,
+    stack: Vec<Vec<Op>>,
+    /// Location attached to new ops (MLIR text without `loc(...)`).
+    pub loc: Option<String>,
+    consts: std::collections::HashMap<Value, i64>,
+}
+
+/// `arith.cmpi` predicates.
+#[derive(Clone, Copy, Debug)]
+#[allow(missing_docs)]
+pub enum IPred {
+    Eq = 0,
+    Ne = 1,
+    Slt = 2,
+    Sle = 3,
+    Sgt = 4,
+    Sge = 5,
+}
+
+/// `arith.cmpf` predicates (the ordered ones, and `une`).
+#[derive(Clone, Copy, Debug)]
+#[allow(missing_docs)]
+pub enum FPred {
+    Oeq = 1,
+    Ogt = 2,
+    Oge = 3,
+    Olt = 4,
+    Ole = 5,
+    Une = 13,
+}
+
+impl Builder {
+    /// A builder over a fresh module.
+    pub fn new() -> Self {
+        Builder { m: Module::new(), stack: vec![vec![]], loc: None, consts: Default::default() }
+    }
+    /// Opens a new op list (the body of a region being built).
+    pub fn begin(&mut self) {
+        self.stack.push(vec![]);
+    }
+    /// Closes the innermost op list and returns its ops.
+    pub fn end(&mut self) -> Vec<Op> {
+        self.stack.pop().expect("balanced begin/end")
+    }
+    /// Number of open op lists.
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+    /// Appends an op, attaching the current location if it has none.
+    pub fn push(&mut self, mut op: Op) {
+        if op.loc.is_none() {
+            op.loc = self.loc.clone();
+        }
+        self.stack.last_mut().expect("open op list").push(op);
+    }
+    /// Appends an op with one result of type `ty`.
+    pub fn op1(&mut self, name: &str, operands: &[Value], ty: &str, attrs: &[(&str, String)]) -> Value {
+        let r = self.m.value(ty);
+        let mut op = Op::new(name).with_operands(operands.iter().copied()).with_results([r]);
+        for (k, v) in attrs {
+            op.set_attr(*k, v.clone());
+        }
+        self.push(op);
+        r
+    }
+    /// Appends an op with no results.
+    pub fn op0(&mut self, name: &str, operands: &[Value], attrs: &[(&str, String)]) {
+        let mut op = Op::new(name).with_operands(operands.iter().copied());
+        for (k, v) in attrs {
+            op.set_attr(*k, v.clone());
+        }
+        self.push(op);
+    }
+    /// An integer (or index) constant.
+    pub fn int(&mut self, v: i64, ty: &str) -> Value {
+        let text = if ty == "i1" { if v != 0 { "true".to_string() } else { "false".to_string() } } else { format!("{v} : {ty}") };
+        let r = self.op1("arith.constant", &[], ty, &[("value", text)]);
+        self.consts.insert(r, v);
+        r
+    }
+    /// The value of an integer constant made by this builder, if `v` is one.
+    pub fn const_int_of(&self, v: Value) -> Option<i64> {
+        self.consts.get(&v).copied()
+    }
+    /// An index constant.
+    pub fn index(&mut self, v: i64) -> Value {
+        self.int(v, "index")
+    }
+    /// A float constant (exact, via its bit pattern).
+    pub fn float(&mut self, v: f64, ty: &str) -> Value {
+        let text = if ty == "f32" {
+            format!("0x{:08X} : f32", (v as f32).to_bits())
+        } else {
+            format!("0x{:016X} : f64", v.to_bits())
+        };
+        self.op1("arith.constant", &[], ty, &[("value", text)])
+    }
+    /// A constant of scalar type `t`.
+    pub fn scalar(&mut self, v: f64, t: STy) -> Value {
+        if t.is_float() { self.float(v, t.mlir()) } else { self.int(v as i64, t.mlir()) }
+    }
+    /// `i64` → `index`.
+    pub fn to_index(&mut self, v: Value) -> Value {
+        if self.m.ty(v) == "index" {
+            return v;
+        }
+        self.op1("arith.index_cast", &[v], "index", &[])
+    }
+    /// `index` → `i64`.
+    pub fn to_i64(&mut self, v: Value) -> Value {
+        if self.m.ty(v) == "i64" {
+            return v;
+        }
+        self.op1("arith.index_cast", &[v], "i64", &[])
+    }
+    /// Binary op with result type = operand type.
+    pub fn bin(&mut self, name: &str, a: Value, b: Value) -> Value {
+        let ty = self.m.ty(a).to_string();
+        self.op1(name, &[a, b], &ty, &[])
+    }
+    /// Integer comparison.
+    pub fn cmpi(&mut self, p: IPred, a: Value, b: Value) -> Value {
+        self.op1("arith.cmpi", &[a, b], "i1", &[("predicate", format!("{} : i64", p as i64))])
+    }
+    /// Float comparison.
+    pub fn cmpf(&mut self, p: FPred, a: Value, b: Value) -> Value {
+        self.op1("arith.cmpf", &[a, b], "i1", &[("predicate", format!("{} : i64", p as i64))])
+    }
+    /// `arith.select`.
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let ty = self.m.ty(a).to_string();
+        self.op1("arith.select", &[c, a, b], &ty, &[])
+    }
+    /// Converts a scalar between types with NumPy's casting semantics.
+    pub fn cast(&mut self, v: Value, from: STy, to: STy) -> Value {
+        let (f, t) = (from.dt, to.dt);
+        if f.mlir() == t.mlir() {
+            return v;
+        }
+        let ty = t.mlir();
+        match (f, t) {
+            (_, DType::Bool) => {
+                if f.is_float() {
+                    let z = self.float(0.0, f.mlir());
+                    self.cmpf(FPred::Une, v, z)
+                } else {
+                    let z = self.int(0, f.mlir());
+                    self.cmpi(IPred::Ne, v, z)
+                }
+            }
+            (DType::Bool, _) if t.is_float() => self.op1("arith.uitofp", &[v], ty, &[]),
+            (DType::Bool, _) => self.op1("arith.extui", &[v], ty, &[]),
+            _ if f.is_int() && t.is_int() => {
+                if f.bits() < t.bits() {
+                    self.op1("arith.extsi", &[v], ty, &[])
+                } else {
+                    self.op1("arith.trunci", &[v], ty, &[])
+                }
+            }
+            _ if f.is_int() => self.op1("arith.sitofp", &[v], ty, &[]),
+            _ if t.is_int() => self.op1("arith.fptosi", &[v], ty, &[]),
+            _ => {
+                if f.bits() < t.bits() {
+                    self.op1("arith.extf", &[v], ty, &[])
+                } else {
+                    self.op1("arith.truncf", &[v], ty, &[])
+                }
+            }
+        }
+    }
+    /// `memref.alloca() : memref<T>` (a private scalar slot).
+    pub fn alloca_op(&mut self, ty: &str) -> (Op, Value) {
+        let r = self.m.value(format!("memref<{ty}>"));
+        let op = Op::new("memref.alloca")
+            .with_results([r])
+            .with_attr("operandSegmentSizes", "array<i32: 0, 0>")
+            .with_loc(self.loc.clone());
+        (op, r)
+    }
+    /// `memref.load`.
+    pub fn load(&mut self, m: Value, idx: &[Value]) -> Value {
+        let ty = self.m.ty(m).to_string();
+        let elem = crate::types::parse_memref(&ty).map(|(d, _)| d.mlir()).unwrap_or("f64");
+        let mut ops = vec![m];
+        ops.extend_from_slice(idx);
+        self.op1("memref.load", &ops, elem, &[])
+    }
+    /// `memref.store`.
+    pub fn store(&mut self, v: Value, m: Value, idx: &[Value]) {
+        let mut ops = vec![v, m];
+        ops.extend_from_slice(idx);
+        self.op0("memref.store", &ops, &[]);
+    }
+    /// Builds a region with one block with `args` and the given ops.
+    pub fn region(args: Vec<Value>, ops: Vec<Op>) -> Region {
+        Region::single(Block { args, ops })
+    }
+    /// `scf.if` without results; `then`/`orelse` must end in `scf.yield`.
+    pub fn if_op(&mut self, c: Value, then: Vec<Op>, orelse: Option<Vec<Op>>) {
+        let op = Op::new("scf.if")
+            .with_operands([c])
+            .with_region(Self::region(vec![], then))
+            .with_region(Region { blocks: orelse.map(|o| vec![Block { args: vec![], ops: o }]).unwrap_or_default() });
+        self.push(op);
+    }
+    /// `scf.yield` with values.
+    pub fn yield_op(vals: &[Value]) -> Op {
+        Op::new("scf.yield").with_operands(vals.iter().copied())
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,57 @@
+//! The compiled-program format for the GPU: the host function (at the `gpu` level,
+//! interpreted by the runtime), the PTX of its kernels, and their parameter types.
+//! A bundle needs no MLIR to run: only the NVIDIA driver.
+
+use crate::ir::Module;
+use crate::types::ArgType;
+use serde::{Deserialize, Serialize};
+
+/// Format version; bumped on incompatible changes.
+pub const BUNDLE_VERSION: u32 = 1;
+
+/// One kernel of a bundle.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct KernelInfo {
+    /// Symbol name in the PTX.
+    pub name: String,
+    /// MLIR types of the `gpu.func` parameters (memrefs expand to descriptors).
+    pub params: Vec<String>,
+}
+
+/// A function compiled for the GPU, specialised for one signature.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Bundle {
+    /// [`BUNDLE_VERSION`].
+    pub version: u32,
+    /// Function name.
+    pub func: String,
+    /// Parameter names.
+    pub params: Vec<String>,
+    /// Argument types the function was specialised for.
+    pub args: Vec<ArgType>,
+    /// Result types.
+    pub results: Vec<ArgType>,
+    /// Threads per block.
+    pub mvl: i64,
+    /// The host module: one `func.func` whose body launches kernels (`gpu.launch_func`).
+    pub host: Module,
+    /// PTX text of the kernels (empty when there are none).
+    pub ptx: String,
+    /// The kernels.
+    pub kernels: Vec<KernelInfo>,
+}
+
+impl Bundle {
+    /// Serializes to JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("bundle serializes")
+    }
+    /// Deserializes from JSON, checking the version.
+    pub fn from_json(s: &str) -> Result<Bundle, String> {
+        let b: Bundle = serde_json::from_str(s).map_err(|e| format!("not a valid appy bundle: {e}"))?;
+        if b.version != BUNDLE_VERSION {
+            return Err(format!("bundle version {} is not supported (expected {BUNDLE_VERSION})", b.version));
+        }
+        Ok(b)
+    }
+}

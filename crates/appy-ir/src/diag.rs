@@ -1,0 +1,200 @@
+//! Source files, spans and located diagnostics (`FILE:LINE:COL: error: ...`).
+//!
+//! Every compiler error a user can see is a [`Diagnostic`]: a message, a primary
+//! [`Span`] into a [`SourceFile`], and optional notes. [`Diagnostic::render`]
+//! prints it with the offending source line and a caret, in the style of rustc
+//! and miette.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+
+/// A half-open byte range `[start, end)` into a [`SourceFile`]'s text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// A span from `start` to `end`.
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+/// A named source text (a `.py` or `.mlir` file, or a string given by an API user).
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    name: Arc<str>,
+    text: Arc<str>,
+    line_starts: Arc<[usize]>,
+}
+
+impl SourceFile {
+    /// Wraps `text` under the display name `name`.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let name: String = name.into();
+        let text: String = text.into();
+        let mut starts = vec![0];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                starts.push(i + 1);
+            }
+        }
+        SourceFile { name: name.into(), text: text.into(), line_starts: starts.into() }
+    }
+    /// Reads a file from disk.
+    pub fn read(path: &std::path::Path) -> std::io::Result<Self> {
+        Ok(Self::new(path.display().to_string(), std::fs::read_to_string(path)?))
+    }
+    /// The display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+    /// 1-based line and column (in characters) of byte offset `pos`.
+    pub fn line_col(&self, pos: usize) -> (usize, usize) {
+        let pos = pos.min(self.text.len());
+        let line = match self.line_starts.binary_search(&pos) {
+            Ok(l) => l,
+            Err(l) => l - 1,
+        };
+        let start = self.line_starts[line];
+        let col = self.text.get(start..pos).map(|s| s.chars().count()).unwrap_or(pos - start);
+        (line + 1, col + 1)
+    }
+    /// The text of 1-based line `line`, without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        if line == 0 || line > self.line_starts.len() {
+            return "";
+        }
+        let start = self.line_starts[line - 1];
+        let end = self.line_starts.get(line).copied().unwrap_or(self.text.len());
+        self.text[start..end].trim_end_matches(['\n', '\r'])
+    }
+    /// Byte offset of 1-based `line` and `col` (characters), clamped to the text.
+    pub fn offset(&self, line: usize, col: usize) -> usize {
+        if line == 0 || line > self.line_starts.len() {
+            return self.text.len();
+        }
+        let start = self.line_starts[line - 1];
+        let text = self.line_text(line);
+        let byte = text.char_indices().nth(col.saturating_sub(1)).map(|(b, _)| b).unwrap_or(text.len());
+        start + byte
+    }
+}
+
+/// Severity of a [`Diagnostic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// The program is rejected.
+    Error,
+    /// Informational, attached to an error.
+    Note,
+}
+
+/// A located compiler message.
+#[derive(Clone, Debug)]
+pub struct Diagnostic {
+    /// Error or note.
+    pub severity: Severity,
+    /// What went wrong, in words a user understands.
+    pub message: String,
+    /// Where; `None` for errors with no source location (e.g. a missing file).
+    pub span: Option<Span>,
+    /// The file the span points into.
+    pub file: Option<SourceFile>,
+    /// Further hints ("help: write ... instead").
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error at `span` in `file`.
+    pub fn error(file: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            span: Some(span),
+            file: Some(file.clone()),
+            notes: vec![],
+        }
+    }
+    /// An error with no location.
+    pub fn bare(message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Error, message: message.into(), span: None, file: None, notes: vec![] }
+    }
+    /// Adds a note or help line.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+    /// `FILE:LINE:COL` of the primary span, if any.
+    pub fn location(&self) -> Option<(String, usize, usize)> {
+        let (f, s) = (self.file.as_ref()?, self.span?);
+        let (l, c) = f.line_col(s.start);
+        Some((f.name().to_string(), l, c))
+    }
+    /// The full rendering: `FILE:LINE:COL: error: message`, the source line, a caret line, notes.
+    pub fn render(&self) -> String {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Note => "note",
+        };
+        let mut out = String::new();
+        match (&self.file, self.span) {
+            (Some(f), Some(s)) => {
+                let (l, c) = f.line_col(s.start);
+                out.push_str(&format!("{}:{}:{}: {}: {}\n", f.name(), l, c, sev, self.message));
+                let text = f.line_text(l);
+                let (el, ec) = f.line_col(s.end.max(s.start + 1) - 1);
+                let width = if el == l { (ec + 1).saturating_sub(c).max(1) } else { text.chars().count().saturating_sub(c - 1).max(1) };
+                out.push_str(&format!("{:>5} | {}\n", l, text));
+                out.push_str(&format!("      | {}{}\n", " ".repeat(c - 1), "^".repeat(width)));
+            }
+            (Some(f), None) => out.push_str(&format!("{}: {}: {}\n", f.name(), sev, self.message)),
+            _ => out.push_str(&format!("{}: {}\n", sev, self.message)),
+        }
+        for n in &self.notes {
+            out.push_str(&format!("      = {}\n", n));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.render().trim_end())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// Result type of everything that can reject a user's program.
+pub type DResult<T> = Result<T, Diagnostic>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_and_render() {
+        let f = SourceFile::new("k.py", "def f(a):\n    x = a +\n");
+        let pos = f.text().find('+').unwrap();
+        assert_eq!(f.line_col(pos), (2, 11));
+        let d = Diagnostic::error(&f, Span::new(pos, pos + 1), "expected an operand");
+        let r = d.render();
+        assert!(r.starts_with("k.py:2:11: error: expected an operand\n"), "{r}");
+        assert!(r.contains("          ^"), "{r}");
+        assert_eq!(f.offset(2, 11), pos);
+    }
+}

@@ -1,0 +1,240 @@
+//! The bridge to MLIR (feature `mlir`): context set-up, parsing and verifying text,
+//! importing an MLIR module into the owned mirror ([`crate::ir`]), running textual
+//! pass pipelines, and capturing MLIR's diagnostics as located errors.
+
+use crate::ir;
+use melior::{
+    Context,
+    dialect::DialectRegistry,
+    ir::{
+        BlockLike, Module, OperationRef, RegionLike, ValueLike,
+        operation::{OperationLike, OperationPrintingFlags},
+    },
+    pass::PassManager,
+    utility::{register_all_dialects, register_all_llvm_translations, register_all_passes},
+};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// An MLIR context with every upstream dialect, pass and LLVM translation registered,
+/// and a diagnostic handler that records MLIR's messages.
+pub struct Ctx {
+    /// The MLIR context.
+    pub context: Context,
+    diags: Rc<RefCell<Vec<String>>>,
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static PASSES: std::sync::Once = std::sync::Once::new();
+
+impl Ctx {
+    /// Creates a context (single-threaded: appy's modules are small, and the machines
+    /// that run CI have two cores).
+    pub fn new() -> Self {
+        PASSES.call_once(register_all_passes);
+        let registry = DialectRegistry::new();
+        register_all_dialects(&registry);
+        let context = Context::new_with_registry(&registry, false);
+        context.load_all_available_dialects();
+        register_all_llvm_translations(&context);
+        let diags: Rc<RefCell<Vec<String>>> = Rc::default();
+        let sink = diags.clone();
+        context.attach_diagnostic_handler(move |d| {
+            let mut msg = format!("{}: {}", d.location(), d);
+            for i in 0..d.note_count() {
+                if let Ok(n) = d.note(i) {
+                    msg.push_str(&format!("\n  note: {}: {}", n.location(), n));
+                }
+            }
+            sink.borrow_mut().push(msg);
+            true
+        });
+        Ctx { context, diags }
+    }
+
+    /// Takes the diagnostics MLIR reported since the last call.
+    pub fn take_diagnostics(&self) -> Vec<String> {
+        std::mem::take(&mut self.diags.borrow_mut())
+    }
+
+    fn failure(&self, what: &str) -> String {
+        let d = self.take_diagnostics();
+        if d.is_empty() { what.to_string() } else { format!("{what}:\n{}", d.join("\n")) }
+    }
+
+    /// Parses and verifies MLIR text (any syntax).
+    pub fn parse(&self, text: &str) -> Result<Module<'_>, String> {
+        self.take_diagnostics();
+        let m = Module::parse(&self.context, text).ok_or_else(|| self.failure("MLIR failed to parse the module"))?;
+        if !m.as_operation().verify() {
+            return Err(self.failure("the module failed MLIR verification"));
+        }
+        Ok(m)
+    }
+
+    /// Prints a mirror module generically, re-parses and verifies it with MLIR.
+    pub fn load(&self, m: &ir::Module) -> Result<Module<'_>, String> {
+        let text = m.to_generic();
+        self.parse(&text).map_err(|e| {
+            tracing::debug!(target: "appy::ir", "module that failed to verify:\n{text}");
+            e
+        })
+    }
+
+    /// Runs a textual pass pipeline (`builtin.module(...)`) over a module.
+    pub fn run_pipeline(&self, module: &mut Module<'_>, pipeline: &str) -> Result<(), String> {
+        self.take_diagnostics();
+        let pm = PassManager::new(&self.context);
+        pm.enable_verifier(true);
+        melior::utility::parse_pass_pipeline(pm.as_operation_pass_manager(), pipeline)
+            .map_err(|e| self.failure(&format!("invalid pass pipeline `{pipeline}` ({e})")))?;
+        pm.run(module).map_err(|_| self.failure(&format!("pass pipeline `{pipeline}` failed")))
+    }
+}
+
+/// MLIR's custom (pretty) syntax of a module, optionally with locations.
+pub fn pretty(module: &Module<'_>, locations: bool) -> String {
+    let flags = OperationPrintingFlags::new().enable_debug_info(locations, false);
+    module.as_operation().to_string_with_flags(flags).unwrap_or_else(|_| module.as_operation().to_string())
+}
+
+/// Copies an MLIR module into the owned mirror.
+pub fn import(module: &Module<'_>) -> ir::Module {
+    let mut imp = Importer { ids: HashMap::new(), types: vec![] };
+    let top = module.as_operation();
+    imp.number(&top);
+    let op = imp.op(&top);
+    ir::Module { op, types: imp.types }
+}
+
+struct Importer {
+    ids: HashMap<usize, ir::Value>,
+    types: Vec<String>,
+}
+
+impl Importer {
+    fn id(&mut self, raw: mlir_sys::MlirValue, ty: String) -> ir::Value {
+        let v = ir::Value(self.types.len() as u32);
+        self.types.push(ty);
+        self.ids.insert(raw.ptr as usize, v);
+        v
+    }
+    fn get(&self, raw: mlir_sys::MlirValue) -> ir::Value {
+        *self.ids.get(&(raw.ptr as usize)).expect("operand defined in the module")
+    }
+    /// Assigns ids to every result and block argument (uses may precede
+    /// definitions in text order across blocks).
+    fn number(&mut self, op: &OperationRef<'_, '_>) {
+        for r in op.results() {
+            self.id(ValueLike::to_raw(&r), r.r#type().to_string());
+        }
+        for region in op.regions() {
+            let mut b = region.first_block();
+            while let Some(block) = b {
+                for i in 0..block.argument_count() {
+                    let a = block.argument(i).expect("argument");
+                    self.id(ValueLike::to_raw(&a), ValueLike::r#type(&a).to_string());
+                }
+                let mut o = block.first_operation();
+                while let Some(op) = o {
+                    self.number(&op);
+                    o = op.next_in_block();
+                }
+                b = block.next_in_region();
+            }
+        }
+    }
+    fn op(&mut self, op: &OperationRef<'_, '_>) -> ir::Op {
+        let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+        let operands = op.operands().map(|v| self.get(ValueLike::to_raw(&v))).collect();
+        let results = op.results().map(|v| self.get(ValueLike::to_raw(&v))).collect();
+        let mut attrs = vec![];
+        for (k, v) in op.attributes() {
+            attrs.push((k.as_string_ref().as_str().unwrap_or("").to_string(), v.to_string()));
+        }
+        let loc = op.location().to_string();
+        let loc = loc.strip_prefix("loc(").and_then(|l| l.strip_suffix(')')).map(str::to_string);
+        let loc = loc.filter(|l| l != "unknown");
+        let mut regions = vec![];
+        let mut successors = vec![];
+        if op.successor_count() > 0 {
+            // Successor indices refer to the parent region's block list.
+            let parent = op.block().and_then(|b| b.parent_region());
+            let mut index = HashMap::new();
+            if let Some(r) = parent {
+                let mut b = r.first_block();
+                let mut i = 0;
+                while let Some(block) = b {
+                    index.insert(block.to_raw().ptr as usize, i);
+                    i += 1;
+                    b = block.next_in_region();
+                }
+            }
+            for s in op.successors() {
+                successors.push(*index.get(&(s.to_raw().ptr as usize)).unwrap_or(&0));
+            }
+        }
+        for region in op.regions() {
+            let mut blocks = vec![];
+            let mut b = region.first_block();
+            while let Some(block) = b {
+                let args = (0..block.argument_count())
+                    .map(|i| self.get(ValueLike::to_raw(&block.argument(i).expect("argument"))))
+                    .collect();
+                let mut ops = vec![];
+                let mut o = block.first_operation();
+                while let Some(inner) = o {
+                    ops.push(self.op(&inner));
+                    o = inner.next_in_block();
+                }
+                blocks.push(ir::Block { args, ops });
+                b = block.next_in_region();
+            }
+            regions.push(ir::Region { blocks });
+        }
+        ir::Op { name, operands, results, attrs, regions, successors, loc }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module using ops with properties, segment sizes, regions and successors
+    /// survives import → generic print → parse unchanged.
+    #[test]
+    fn import_roundtrip() {
+        let src = r#"
+func.func @f(%a: memref<?xf64>, %n: index, %s: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%s) -> f64 {
+    %x = memref.load %a[%i] : memref<?xf64>
+    %p = arith.cmpf ogt, %x, %s : f64
+    %y = arith.select %p, %x, %s : f64
+    scf.reduce(%y : f64) {
+    ^bb0(%l: f64, %r2: f64):
+      %m = arith.addf %l, %r2 : f64
+      scf.reduce.return %m : f64
+    }
+  } {appy.simd}
+  cf.br ^bb1(%r : f64)
+^bb1(%z: f64):
+  %q = memref.atomic_rmw addf %z, %a[%c0] : (f64, memref<?xf64>) -> f64
+  return %z : f64
+}
+"#;
+        let ctx = Ctx::new();
+        let m = ctx.parse(src).unwrap();
+        let mirror = import(&m);
+        let text = mirror.to_generic();
+        let again = ctx.parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(pretty(&m, false), pretty(&again, false));
+    }
+}

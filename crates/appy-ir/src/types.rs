@@ -1,0 +1,283 @@
+//! Element types and function signatures shared by the compiler and the runtime.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// An element type (NumPy dtype) supported by appy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum DType {
+    /// `bool` (scalars only).
+    Bool,
+    /// `np.int32`
+    I32,
+    /// `np.int64` (also Python `int`)
+    I64,
+    /// `np.float32`
+    F32,
+    /// `np.float64` (also Python `float`)
+    F64,
+}
+
+impl DType {
+    /// The MLIR type.
+    pub fn mlir(self) -> &'static str {
+        match self {
+            DType::Bool => "i1",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+    /// Whether this is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+    /// Whether this is an integer type (not bool).
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I32 | DType::I64)
+    }
+    /// Size in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            DType::Bool => 1,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+    /// Bit width.
+    pub fn bits(self) -> u32 {
+        match self {
+            DType::Bool => 1,
+            d => d.size() as u32 * 8,
+        }
+    }
+    /// NumPy's name (`float32`, ...).
+    pub fn numpy(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+    /// Parses a MLIR element type.
+    pub fn from_mlir(s: &str) -> Option<DType> {
+        Some(match s {
+            "i1" => DType::Bool,
+            "i32" => DType::I32,
+            "i64" => DType::I64,
+            "f32" => DType::F32,
+            "f64" => DType::F64,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.numpy())
+    }
+}
+
+/// The type of one argument (or result) of a jitted function; a function is
+/// specialised for each distinct list of argument types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArgType {
+    /// A NumPy array of the given element type and rank (C-contiguous).
+    Array {
+        /// Element type.
+        dtype: DType,
+        /// Number of dimensions.
+        rank: usize,
+    },
+    /// A scalar: Python `int`/`float`/`bool` (`weak`, NumPy's NEP 50 rules) or a
+    /// NumPy scalar (strong).
+    Scalar {
+        /// Its type.
+        dtype: DType,
+        /// Python scalar (weakly typed) rather than a NumPy scalar.
+        weak: bool,
+    },
+}
+
+impl ArgType {
+    /// The MLIR type of the argument as a function parameter.
+    pub fn mlir(&self) -> String {
+        match self {
+            ArgType::Array { dtype, rank } => memref_type(*dtype, *rank),
+            ArgType::Scalar { dtype, .. } => dtype.mlir().to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ArgType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgType::Array { dtype, rank } => write!(f, "{dtype}[{}]", vec![":"; *rank].join(",")),
+            ArgType::Scalar { dtype, weak: true } => {
+                write!(f, "{}", if dtype.is_float() { "float" } else if dtype.is_int() { "int" } else { "bool" })
+            }
+            ArgType::Scalar { dtype, .. } => write!(f, "{dtype}"),
+        }
+    }
+}
+
+/// `memref<?x?xf32>` for rank 2, `memref<f32>` for rank 0.
+pub fn memref_type(dtype: DType, rank: usize) -> String {
+    let mut s = String::from("memref<");
+    for _ in 0..rank {
+        s.push_str("?x");
+    }
+    s.push_str(dtype.mlir());
+    s.push('>');
+    s
+}
+
+/// Parses `memref<?x?xf32>` into element type and rank.
+pub fn parse_memref(ty: &str) -> Option<(DType, usize)> {
+    let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
+    let parts: Vec<&str> = inner.split('x').collect();
+    let dt = DType::from_mlir(parts.last()?)?;
+    Some((dt, parts.len() - 1))
+}
+
+// ----- scalar types with NumPy's promotion rules (NEP 50: Python scalars are "weak") -----
+
+/// A scalar type: a dtype, and whether it is a weakly-typed Python scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct STy {
+    /// The element type.
+    pub dt: DType,
+    /// Python `int`/`float` (weak) rather than a NumPy scalar.
+    pub weak: bool,
+}
+
+impl STy {
+    /// A strongly typed scalar.
+    pub const fn strong(dt: DType) -> Self {
+        STy { dt, weak: false }
+    }
+    /// Python `int`.
+    pub const INT: STy = STy { dt: DType::I64, weak: true };
+    /// Python `float`.
+    pub const FLOAT: STy = STy { dt: DType::F64, weak: true };
+    /// Python `bool`.
+    pub const BOOL: STy = STy { dt: DType::Bool, weak: true };
+    /// MLIR type.
+    pub fn mlir(self) -> &'static str {
+        self.dt.mlir()
+    }
+    /// Whether float.
+    pub fn is_float(self) -> bool {
+        self.dt.is_float()
+    }
+    /// The float type this becomes under true division or a math function.
+    pub fn to_float(self) -> STy {
+        if self.is_float() {
+            self
+        } else if self.weak || self.dt == DType::Bool {
+            STy::FLOAT
+        } else {
+            STy::strong(DType::F64)
+        }
+    }
+}
+
+fn kind(dt: DType) -> u8 {
+    match dt {
+        DType::Bool => 0,
+        DType::I32 | DType::I64 => 1,
+        DType::F32 | DType::F64 => 2,
+    }
+}
+
+/// The result type of a binary arithmetic operation on `a` and `b` (NumPy ≥ 2 rules).
+pub fn promote(a: STy, b: STy) -> STy {
+    if a.dt == b.dt {
+        return STy { dt: a.dt, weak: a.weak && b.weak };
+    }
+    let (ka, kb) = (kind(a.dt), kind(b.dt));
+    match (a.weak, b.weak) {
+        (true, true) => {
+            if ka >= kb {
+                a
+            } else {
+                b
+            }
+        }
+        (true, false) | (false, true) => {
+            let (w, s) = if a.weak { (a, b) } else { (b, a) };
+            if kind(w.dt) <= kind(s.dt) {
+                s
+            } else if kind(w.dt) == 2 {
+                // Python float with an integer or bool array element → float64.
+                STy::strong(DType::F64)
+            } else {
+                // Python int with a bool → int64.
+                STy::strong(DType::I64)
+            }
+        }
+        (false, false) => {
+            if ka == kb {
+                STy::strong(if a.dt.bits() >= b.dt.bits() { a.dt } else { b.dt })
+            } else if ka == 0 || kb == 0 {
+                if ka > kb { a } else { b }
+            } else {
+                // int and float: float64 unless an int32 meets... NumPy: int32+float32 → float64.
+                let (i, f) = if ka == 1 { (a, b) } else { (b, a) };
+                let _ = i;
+                if f.dt == DType::F64 { f } else { STy::strong(DType::F64) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod sty_tests {
+    use super::*;
+
+    #[test]
+    fn nep50() {
+        let f32 = STy::strong(DType::F32);
+        let i32 = STy::strong(DType::I32);
+        assert_eq!(promote(STy::FLOAT, f32), f32);
+        assert_eq!(promote(STy::INT, f32), f32);
+        assert_eq!(promote(STy::INT, i32), i32);
+        assert_eq!(promote(STy::FLOAT, i32), STy::strong(DType::F64));
+        assert_eq!(promote(i32, f32), STy::strong(DType::F64));
+        assert_eq!(promote(STy::INT, STy::FLOAT), STy::FLOAT);
+        assert_eq!(promote(STy::strong(DType::I64), i32), STy::strong(DType::I64));
+    }
+}
+
+impl ArgType {
+    /// Parses `f32[:,:]`, `float64[:]`, `int`, `float`, `bool`, `i32`, `np.float32`, ...
+    pub fn parse(s: &str) -> Result<ArgType, String> {
+        let s = s.trim();
+        let (base, rank) = match s.find('[') {
+            Some(i) => {
+                let inner = s[i..].trim_start_matches('[').trim_end_matches(']');
+                let rank = if inner.trim().is_empty() { 0 } else { inner.split(',').count() };
+                (&s[..i], Some(rank))
+            }
+            None => (s, None),
+        };
+        let base = base.trim().trim_start_matches("np.").trim_start_matches("numpy.");
+        let (dtype, weak) = match base {
+            "f32" | "float32" => (DType::F32, false),
+            "f64" | "float64" => (DType::F64, false),
+            "i32" | "int32" => (DType::I32, false),
+            "i64" | "int64" => (DType::I64, false),
+            "int" => (DType::I64, true),
+            "float" => (DType::F64, true),
+            "bool" => (DType::Bool, true),
+            _ => return Err(format!("unknown type `{s}` (expected e.g. f32[:,:], f64[:], int, float, i32)")),
+        };
+        Ok(match rank {
+            Some(rank) => ArgType::Array { dtype, rank },
+            None => ArgType::Scalar { dtype, weak },
+        })
+    }
+}

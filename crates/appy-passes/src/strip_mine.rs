@@ -1,0 +1,355 @@
+//! `appy-strip-mine`: the step from the `appy` level to the `loops` level
+//! ("assembly-level APPy", seed 001 §3.2 and §5.1).
+//!
+//! Every piece of vector work becomes explicit lanes of an MVL-wide vector:
+//!
+//! * a `simd` loop inside a worker becomes a sequential `scf.for` over chunks of MVL
+//!   iterations, each chunk an `scf.parallel {appy.lanes}` over `[0, MVL)` with a
+//!   bounds mask (`scf.if i < ub`); reductions are reduced across the lanes of a chunk
+//!   and carried across chunks;
+//! * a parallel loop with no vector work inside (and `parallel for simd`) is split into
+//!   workers of MVL iterations: `scf.parallel {appy.parallel}` over chunks around an
+//!   `scf.parallel {appy.lanes}`;
+//! * a `simd` loop outside any parallel loop runs as a single worker;
+//! * vector loops nested inside lanes run sequentially within the lane.
+//!
+//! Rectangular perfect nests of parallel loops (no reductions except on the innermost
+//! loop) stay nests: they become a multi-dimensional grid of workers.
+
+use crate::util::*;
+use crate::{Pass, PassError};
+use appy_ir::build::{Builder, IPred};
+use appy_ir::ir::{Module, Op, Value};
+use std::collections::HashMap;
+
+/// The pass; `mvl` is the number of lanes.
+pub struct StripMine {
+    /// Maximum vector length.
+    pub mvl: i64,
+}
+
+impl Pass for StripMine {
+    fn name(&self) -> &'static str {
+        "appy-strip-mine"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        let mut body = std::mem::take(m.body_mut());
+        for f in &mut body {
+            if f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty() {
+                let mut b = builder_for(m);
+                let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
+                let r = self.process(&mut b, ops, Ctx::Host);
+                finish(&mut b, m);
+                f.regions[0].blocks[0].ops = r?;
+            }
+        }
+        *m.body_mut() = body;
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ctx {
+    Host,
+    Worker,
+    Lanes,
+}
+
+/// The chain of a rectangular perfect nest of parallel loops starting at `op`:
+/// returns how many levels (≥ 1).
+pub fn nest_depth(op: &Op) -> usize {
+    let mut depth = 1;
+    let mut cur = op;
+    loop {
+        if !cur.results.is_empty() {
+            return depth;
+        }
+        let body = &cur.body(0).ops;
+        let inner: Vec<&Op> = body.iter().filter(|o| o.name == "scf.parallel" || !o.regions.is_empty()).collect();
+        let [inner] = inner.as_slice() else { return depth };
+        if !is_parallel(inner) || inner.has_attr("appy.simd") {
+            return depth;
+        }
+        // Other ops must be side-effect free, and the inner bounds must not be
+        // computed inside this body (rectangular nest).
+        if body.iter().any(|o| !std::ptr::eq(o, *inner) && o.name != "scf.reduce" && !is_pure(o)) {
+            return depth;
+        }
+        let defined: std::collections::HashSet<Value> = body.iter().flat_map(|o| o.results.iter().copied()).collect();
+        let d = inner.body(0).args.len();
+        if inner.operands[..3 * d].iter().any(|v| defined.contains(v)) {
+            return depth;
+        }
+        depth += 1;
+        cur = inner;
+    }
+}
+
+/// Ops without memory effects or regions.
+pub fn is_pure(o: &Op) -> bool {
+    o.regions.is_empty()
+        && (o.name.starts_with("arith.") || o.name.starts_with("math.") || o.name.starts_with("index.") || o.name == "memref.dim")
+}
+
+impl StripMine {
+    fn process(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx) -> Result<Vec<Op>, PassError> {
+        let mut out = vec![];
+        for mut op in ops {
+            let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
+            if is_loop && ctx == Ctx::Host {
+                if is_simd(&op) {
+                    op = wrap_single_worker(b, op, &mut out);
+                }
+                let depth = nest_depth(&op);
+                let mut pre = vec![];
+                let root = self.worker_root(b, op, depth, &mut pre)?;
+                out.extend(pre);
+                out.push(root);
+            } else if is_loop && ctx == Ctx::Worker {
+                self.strip_simd(b, op, &mut out)?;
+            } else if is_loop && ctx == Ctx::Lanes {
+                sequentialize(b, op, &mut out, self)?;
+            } else {
+                for r in &mut op.regions {
+                    for blk in &mut r.blocks {
+                        let inner = std::mem::take(&mut blk.ops);
+                        blk.ops = self.process(b, inner, ctx)?;
+                    }
+                }
+                out.push(op);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A top-level parallel nest: strip-mine its innermost level or the vector
+    /// loops inside it.
+    fn worker_root(&self, b: &mut Builder, mut op: Op, depth: usize, pre: &mut Vec<Op>) -> Result<Op, PassError> {
+        if depth > 1 {
+            let body = &mut op.regions[0].blocks[0].ops;
+            let idx = body.iter().position(|o| o.name == "scf.parallel").expect("inner loop");
+            let inner = body.remove(idx);
+            let new = self.worker_root(b, inner, depth - 1, pre)?;
+            op.regions[0].blocks[0].ops.insert(idx, new);
+            return Ok(op);
+        }
+        let has_vector_work = contains(&op, &|o| o.name == "scf.parallel");
+        if op.has_attr("appy.simd") || !has_vector_work {
+            // Thread-mapped: workers of MVL iterations.
+            // The worker-count computation only uses the loop's bounds, which a
+            // rectangular nest defines outside the whole nest: hoist it.
+            return self.strip_parallel(b, op, pre);
+        }
+        let body = std::mem::take(&mut op.regions[0].blocks[0].ops);
+        op.regions[0].blocks[0].ops = self.process(b, body, Ctx::Worker)?;
+        Ok(op)
+    }
+
+    /// `scf.parallel {appy.parallel}` (1-D) → workers × lanes.
+    fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, PassError> {
+        let attrs = op.attrs.clone();
+        let loc = op.loc.clone();
+        let results = op.results.clone();
+        let p = split_parallel(op);
+        if p.ivs.len() != 1 {
+            return Err(PassError::new("multi-dimensional scf.parallel is not supported by appy-strip-mine", loc));
+        }
+        b.loc = loc.clone();
+        let (lb, ub, st) = (p.lbs[0], p.ubs[0], p.steps[0]);
+        let mvl = b.index(self.mvl);
+        let chunk = b.bin("arith.muli", st, mvl);
+        let span = b.bin("arith.subi", ub, lb);
+        let nw = b.bin("arith.ceildivsi", span, chunk);
+        let c0 = b.index(0);
+        let c1 = b.index(1);
+        pre.extend(take(b));
+        // Worker body: the lanes loop.
+        let w = b.m.value("index");
+        let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
+        let mut ids = vec![];
+        for (r, t) in p.reduce.regions.iter().zip(&tys) {
+            ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
+        }
+        let wbase = b.bin("arith.muli", w, chunk);
+        let wpre = take(b);
+        let (lpre, lanes) = self.lanes_loop(b, LanesSpec { base: wbase, lb, ub, st, iv: p.ivs[0], body: p.body, reduce: &p.reduce, ids: &ids, tys: &tys, loc: loc.clone() })?;
+        let lane_results = lanes.results.clone();
+        let mut wbody = wpre;
+        wbody.extend(lpre);
+        wbody.push(lanes);
+        let mut red = Op::new("scf.reduce").with_operands(lane_results).with_loc(loc.clone());
+        red.regions = p.reduce.regions.clone();
+        let parts = ParallelParts { lbs: vec![c0], ubs: vec![nw], steps: vec![c1], inits: p.inits, ivs: vec![w], body: wbody, reduce: red };
+        let mut out = make_parallel(parts, results, &attrs);
+        out.loc = loc;
+        out.remove_attr("appy.simd");
+        Ok(out)
+    }
+
+    /// A simd loop inside a worker → `scf.for` over chunks of lanes.
+    fn strip_simd(&self, b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Result<(), PassError> {
+        let loc = op.loc.clone();
+        let results = op.results.clone();
+        let p = split_parallel(op);
+        if p.ivs.len() != 1 {
+            return Err(PassError::new("multi-dimensional simd loops are not supported", loc));
+        }
+        b.loc = loc.clone();
+        let (lb, ub, st) = (p.lbs[0], p.ubs[0], p.steps[0]);
+        let mvl = b.index(self.mvl);
+        let chunk = b.bin("arith.muli", st, mvl);
+        let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
+        let mut ids = vec![];
+        for (r, t) in p.reduce.regions.iter().zip(&tys) {
+            ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
+        }
+        out.extend(take(b));
+        let base = b.m.value("index");
+        let accs: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
+        let reduce = p.reduce.clone();
+        let (lpre, lanes) = self.lanes_loop(b, LanesSpec { base, lb: c_zero_marker(), ub, st, iv: p.ivs[0], body: p.body, reduce: &p.reduce, ids: &ids, tys: &tys, loc: loc.clone() })?;
+        let lres = lanes.results.clone();
+        let mut fbody = lpre;
+        fbody.push(lanes);
+        let mut next = vec![];
+        for ((acc, r), region) in accs.iter().zip(&lres).zip(&reduce.regions) {
+            next.push(emit_combine(b, region, *acc, *r));
+        }
+        fbody.extend(take(b));
+        fbody.push(Builder::yield_op(&next).with_loc(loc.clone()));
+        let fop = Op::new("scf.for")
+            .with_operands([lb, ub, chunk].into_iter().chain(p.inits))
+            .with_results(results)
+            .with_region(Builder::region(std::iter::once(base).chain(accs).collect(), fbody))
+            .with_attr("appy.chunks", "unit")
+            .with_loc(loc);
+        out.push(fop);
+        Ok(())
+    }
+
+    /// `scf.parallel {appy.lanes} (%l) = 0 to MVL`: lane `l` runs iteration
+    /// `i = lb + base + l*st` (or `base + l*st` for chunk loops) when `i < ub`.
+    fn lanes_loop(&self, b: &mut Builder, s: LanesSpec<'_>) -> Result<(Vec<Op>, Op), PassError> {
+        let l = b.m.value("index");
+        b.loc = s.loc.clone();
+        let off = b.bin("arith.muli", l, s.st);
+        let rel = b.bin("arith.addi", s.base, off);
+        let i = if s.lb == c_zero_marker() { rel } else { b.bin("arith.addi", s.lb, rel) };
+        let inb = b.cmpi(IPred::Slt, i, s.ub);
+        let mut pre = take(b);
+        let mut map = HashMap::new();
+        map.insert(s.iv, i);
+        let mut body = s.body;
+        for o in &mut body {
+            o.remap_uses(&map);
+        }
+        let body = self.process(b, body, Ctx::Lanes)?;
+        let mut then = body;
+        let partials = s.reduce.operands.clone();
+        let part_res: Vec<Value> = s.tys.iter().map(|t| b.m.value(t.clone())).collect();
+        then.push(Builder::yield_op(&partials).with_loc(s.loc.clone()));
+        let mut ifop = Op::new("scf.if")
+            .with_operands([inb])
+            .with_results(part_res.clone())
+            .with_region(Builder::region(vec![], then))
+            .with_loc(s.loc.clone());
+        if s.tys.is_empty() {
+            ifop.regions.push(appy_ir::ir::Region::default());
+        } else {
+            ifop.regions.push(Builder::region(vec![], vec![Builder::yield_op(s.ids).with_loc(s.loc.clone())]));
+        }
+        pre.push(ifop);
+        let mut red = Op::new("scf.reduce").with_operands(part_res).with_loc(s.loc.clone());
+        red.regions = s.reduce.regions.clone();
+        pre.push(red);
+        let c0 = b.index(0);
+        let c1 = b.index(1);
+        let mvl = b.index(self.mvl);
+        // Constants must precede the loop: the caller collects them with `take`.
+        let results: Vec<Value> = s.tys.iter().map(|t| b.m.value(t.clone())).collect();
+        let parts = ParallelParts { lbs: vec![c0], ubs: vec![mvl], steps: vec![c1], inits: s.ids.to_vec(), ivs: vec![l], body: pre, reduce: Op::new("scf.yield") };
+        // make_parallel appends `reduce`; we already have the real terminator in `body`.
+        let mut op = make_parallel(parts, results, &[("appy.lanes".into(), "unit".into())]);
+        op.regions[0].blocks[0].ops.pop();
+        op.loc = s.loc;
+        Ok((take(b), op))
+    }
+}
+
+struct LanesSpec<'a> {
+    base: Value,
+    lb: Value,
+    ub: Value,
+    st: Value,
+    iv: Value,
+    body: Vec<Op>,
+    reduce: &'a Op,
+    ids: &'a [Value],
+    tys: &'a [String],
+    loc: Option<String>,
+}
+
+/// A marker meaning "no lower bound to add" (chunk loops already start at `lb`).
+fn c_zero_marker() -> Value {
+    Value(u32::MAX)
+}
+
+/// A simd loop outside any parallel loop: one worker runs it.
+fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
+    let loc = op.loc.clone();
+    b.loc = loc.clone();
+    let c0 = b.index(0);
+    let c1 = b.index(1);
+    let tys: Vec<String> = op.results.iter().map(|r| b.m.ty(*r).to_string()).collect();
+    let d = op.body(0).args.len();
+    let k = op.operands.len() - 3 * d;
+    let inits = op.operands[3 * d..].to_vec();
+    let mut ids = vec![];
+    for (r, t) in op.body(0).ops.last().expect("terminator").regions.iter().zip(&tys) {
+        ids.push(emit_identity(b, r, t).unwrap_or(inits[0]));
+    }
+    out.extend(take(b));
+    let mut inner = op;
+    let outer_results = std::mem::take(&mut inner.results);
+    let inner_results: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
+    inner.results = inner_results.clone();
+    inner.operands.truncate(3 * d);
+    inner.operands.extend(ids);
+    let _ = k;
+    let combiners = inner.body(0).ops.last().expect("terminator").regions.clone();
+    let mut red = Op::new("scf.reduce").with_operands(inner_results).with_loc(loc.clone());
+    red.regions = combiners;
+    let w = b.m.value("index");
+    let parts = ParallelParts { lbs: vec![c0], ubs: vec![c1], steps: vec![c1], inits, ivs: vec![w], body: vec![inner], reduce: red };
+    let mut p = make_parallel(parts, outer_results, &[("appy.parallel".into(), "unit".into())]);
+    p.loc = loc;
+    p
+}
+
+/// A vector loop inside lanes runs sequentially: `scf.for` with the reductions as
+/// iteration arguments.
+fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> Result<(), PassError> {
+    let loc = op.loc.clone();
+    let results = op.results.clone();
+    let p = split_parallel(op);
+    if p.ivs.len() != 1 {
+        return Err(PassError::new("multi-dimensional loops are not supported here", loc));
+    }
+    b.loc = loc.clone();
+    let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
+    let accs: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
+    let mut body = sm.process(b, p.body, Ctx::Lanes)?;
+    let mut next = vec![];
+    for ((acc, part), region) in accs.iter().zip(&p.reduce.operands).zip(&p.reduce.regions) {
+        next.push(emit_combine(b, region, *acc, *part));
+    }
+    body.extend(take(b));
+    body.push(Builder::yield_op(&next).with_loc(loc.clone()));
+    let fop = Op::new("scf.for")
+        .with_operands([p.lbs[0], p.ubs[0], p.steps[0]].into_iter().chain(p.inits))
+        .with_results(results)
+        .with_region(Builder::region(std::iter::once(p.ivs[0]).chain(accs).collect(), body))
+        .with_loc(loc);
+    out.push(fop);
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! Helpers shared by the Rust passes: recognising appy's loop kinds, reductions
+//! (`scf.reduce` combiners and their identities), and splicing regions.
+
+use appy_ir::build::Builder;
+use appy_ir::ir::{Module, Op, Region, Value};
+use appy_ir::types::{DType, STy};
+use std::collections::HashMap;
+
+/// `scf.parallel` marked `appy.parallel` (a parallel loop: workers).
+pub fn is_parallel(op: &Op) -> bool {
+    op.name == "scf.parallel" && op.has_attr("appy.parallel")
+}
+/// `scf.parallel` marked `appy.simd` only (a vector loop inside a worker).
+pub fn is_simd(op: &Op) -> bool {
+    op.name == "scf.parallel" && op.has_attr("appy.simd") && !op.has_attr("appy.parallel")
+}
+/// `scf.parallel` marked `appy.lanes` (the lanes of one MVL-wide vector).
+pub fn is_lanes(op: &Op) -> bool {
+    op.name == "scf.parallel" && op.has_attr("appy.lanes")
+}
+
+/// Whether any op nested inside `op` (not `op` itself) satisfies `pred`.
+pub fn contains(op: &Op, pred: &dyn Fn(&Op) -> bool) -> bool {
+    let mut found = false;
+    for r in &op.regions {
+        for b in &r.blocks {
+            for o in &b.ops {
+                o.walk(&mut |x| found |= pred(x));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `op` or anything inside writes memory.
+pub fn writes_memory(op: &Op) -> bool {
+    let mut w = false;
+    op.walk(&mut |o| {
+        w |= matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "gpu.all_reduce" | "func.call")
+    });
+    w
+}
+
+/// Whether `op` or anything inside reads or writes memory.
+pub fn touches_memory(op: &Op) -> bool {
+    let mut w = false;
+    op.walk(&mut |o| w |= matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "memref.load"));
+    w
+}
+
+/// The parts of an `scf.parallel`: bounds, inits, induction variable, body ops
+/// without the terminator, and the terminator (`scf.reduce`).
+pub struct ParallelParts {
+    /// Lower bounds (one per dimension).
+    pub lbs: Vec<Value>,
+    /// Upper bounds.
+    pub ubs: Vec<Value>,
+    /// Steps.
+    pub steps: Vec<Value>,
+    /// Initial values of the reductions.
+    pub inits: Vec<Value>,
+    /// Induction variables.
+    pub ivs: Vec<Value>,
+    /// Body without terminator.
+    pub body: Vec<Op>,
+    /// The `scf.reduce` terminator (operands: partial values; regions: combiners).
+    pub reduce: Op,
+}
+
+/// Splits an `scf.parallel` into its parts.
+pub fn split_parallel(op: Op) -> ParallelParts {
+    let d = op.body(0).args.len();
+    let mut ops = op.operands.clone();
+    let inits = ops.split_off(3 * d);
+    let steps = ops.split_off(2 * d);
+    let ubs = ops.split_off(d);
+    let lbs = ops;
+    let mut op = op;
+    let block = std::mem::take(&mut op.regions[0].blocks[0]);
+    let mut body = block.ops;
+    let reduce = body.pop().expect("scf.parallel has a terminator");
+    ParallelParts { lbs, ubs, steps, inits, ivs: block.args, body, reduce }
+}
+
+/// Builds an `scf.parallel` from parts (the results are given by the caller).
+pub fn make_parallel(p: ParallelParts, results: Vec<Value>, attrs: &[(String, String)]) -> Op {
+    let d = p.ivs.len();
+    let k = p.inits.len();
+    let mut body = p.body;
+    body.push(p.reduce);
+    let mut op = Op::new("scf.parallel")
+        .with_operands(p.lbs.into_iter().chain(p.ubs).chain(p.steps).chain(p.inits))
+        .with_results(results)
+        .with_region(Builder::region(p.ivs, body));
+    for (k, v) in attrs {
+        if k != "operandSegmentSizes" {
+            op.set_attr(k.clone(), v.clone());
+        }
+    }
+    op.set_attr("operandSegmentSizes", format!("array<i32: {d}, {d}, {d}, {k}>"));
+    op
+}
+
+/// The combining op of a reduction region (`arith.addf`, ...).
+pub fn combiner_kind(r: &Region) -> Option<&str> {
+    r.blocks.first()?.ops.first().map(|o| o.name.as_str())
+}
+
+/// Emits `combine(a, b)` by cloning a reduction region's ops; returns the result.
+pub fn emit_combine(b: &mut Builder, r: &Region, x: Value, y: Value) -> Value {
+    let blk = &r.blocks[0];
+    let mut map: HashMap<Value, Value> = HashMap::new();
+    map.insert(blk.args[0], x);
+    map.insert(blk.args[1], y);
+    let mut result = x;
+    for o in &blk.ops {
+        if o.name == "scf.reduce.return" {
+            result = *map.get(&o.operands[0]).unwrap_or(&o.operands[0]);
+            break;
+        }
+        let c = b.m.clone_op(o, &mut map);
+        b.push(c);
+    }
+    result
+}
+
+/// Emits the identity element of a reduction region for type `ty`.
+pub fn emit_identity(b: &mut Builder, r: &Region, ty: &str) -> Result<Value, String> {
+    let dt = DType::from_mlir(ty).ok_or_else(|| format!("unsupported reduction type {ty}"))?;
+    let t = STy::strong(dt);
+    let kind = combiner_kind(r).unwrap_or("");
+    Ok(match kind {
+        "arith.addf" | "arith.addi" | "arith.ori" | "arith.xori" => b.scalar(0.0, t),
+        "arith.mulf" | "arith.muli" => b.scalar(1.0, t),
+        "arith.andi" => b.int(-1, ty),
+        "arith.maximumf" | "arith.maxnumf" => b.float(f64::NEG_INFINITY, ty),
+        "arith.minimumf" | "arith.minnumf" => b.float(f64::INFINITY, ty),
+        "arith.maxsi" => b.int(if dt == DType::I32 { i32::MIN as i64 } else { i64::MIN }, ty),
+        "arith.minsi" => b.int(if dt == DType::I32 { i32::MAX as i64 } else { i64::MAX }, ty),
+        other => return Err(format!("unsupported reduction operator `{other}`")),
+    })
+}
+
+/// A builder that appends into a fresh op list over `m`'s value table; the caller
+/// takes the ops with [`take`] and the module back with [`finish`].
+pub fn builder_for(m: &mut Module) -> Builder {
+    let mut b = Builder::new();
+    std::mem::swap(&mut b.m, m);
+    b
+}
+
+/// Returns the module held by a builder made with [`builder_for`].
+pub fn finish(b: &mut Builder, m: &mut Module) {
+    std::mem::swap(&mut b.m, m);
+}
+
+/// Takes the ops appended so far to the builder's outermost list.
+pub fn take(b: &mut Builder) -> Vec<Op> {
+    let ops = b.end();
+    b.begin();
+    ops
+}

@@ -1,0 +1,291 @@
+//! `appy`: compile and run an APPy function.
+//!
+//! ```text
+//! appy run kernel.py --func vector_add --arg A=@a.npy --arg B=@b.npy --arg C=@c.npy --arg N=1000 --out out/
+//! appy compile kernel.py --func vector_add --arg A=@a.npy ... -o vector_add.bundle.json   # for the GPU
+//! appy exec vector_add.bundle.json --arg A=@a.npy ... --out out/                          # needs only the driver
+//! ```
+
+use appy_ir::diag::Diagnostic;
+use appy_runtime::{Device, HostArray, HostValue};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "appy", version, about = "Compile and run annotated Python (APPy) functions on the GPU or the CPU")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Compile a jitted function for its arguments' types and run it.
+    Run {
+        /// The Python source file.
+        file: PathBuf,
+        /// The @appy.jit function to run.
+        #[arg(long)]
+        func: String,
+        /// `NAME=@file.npy` for arrays, `NAME=3.5` for scalars (one per parameter).
+        #[arg(long = "arg")]
+        args: Vec<String>,
+        /// auto (GPU if present, else CPU), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Where to write each array argument's final value and the return value(s).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Maximum vector length (threads per block on the GPU).
+        #[arg(long, default_value_t = 256)]
+        mvl: i64,
+        /// Run this many times and report the times (first run included separately).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+    },
+    /// Compile a jitted function for the GPU into a bundle (host program + PTX).
+    #[cfg(feature = "jit")]
+    Compile {
+        /// The Python source file.
+        file: PathBuf,
+        /// The @appy.jit function.
+        #[arg(long)]
+        func: String,
+        /// Arguments as for `run` (only their types matter), or use --signature.
+        #[arg(long = "arg")]
+        args: Vec<String>,
+        /// Argument types instead of values: `f32[:],f32[:],int`.
+        #[arg(long)]
+        signature: Option<String>,
+        /// Maximum vector length.
+        #[arg(long, default_value_t = 256)]
+        mvl: i64,
+        /// Output bundle file.
+        #[arg(short = 'o')]
+        output: PathBuf,
+    },
+    /// Run a compiled bundle on the GPU (no compiler needed).
+    Exec {
+        /// The bundle (from `appy compile`).
+        bundle: PathBuf,
+        /// Arguments as for `run`.
+        #[arg(long = "arg")]
+        args: Vec<String>,
+        /// Output directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run this many times and report the times.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG")).with_writer(std::io::stderr).init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(d) => {
+            eprint!("{}", d.render());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Parses `--arg NAME=VALUE` list into values in parameter order.
+fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
+    let mut vals: Vec<Option<HostValue>> = vec![None; params.len()];
+    for a in raw {
+        let (name, v) = a.split_once('=').ok_or_else(|| Diagnostic::bare(format!("--arg `{a}`: expected NAME=@file.npy or NAME=value")))?;
+        let Some(i) = params.iter().position(|p| p == name) else {
+            return Err(Diagnostic::bare(format!("--arg {name}: the function has no parameter `{name}` (parameters: {})", params.join(", "))));
+        };
+        if vals[i].is_some() {
+            return Err(Diagnostic::bare(format!("--arg {name} given twice")));
+        }
+        let hv = if let Some(path) = v.strip_prefix('@') {
+            HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(Diagnostic::bare)?)
+        } else {
+            HostValue::parse_scalar(v).map_err(|e| Diagnostic::bare(format!("--arg {name}: {e}")))?
+        };
+        vals[i] = Some(hv);
+    }
+    let missing: Vec<&str> = params.iter().zip(&vals).filter(|(_, v)| v.is_none()).map(|(p, _)| p.as_str()).collect();
+    if !missing.is_empty() {
+        return Err(Diagnostic::bare(format!("missing --arg for parameter(s): {}", missing.join(", "))));
+    }
+    Ok(vals.into_iter().map(|v| v.expect("checked")).collect())
+}
+
+fn write_outputs(out: &Option<PathBuf>, params: &[String], args: &[HostValue], results: &[HostValue]) -> Result<(), Diagnostic> {
+    let Some(dir) = out else { return Ok(()) };
+    std::fs::create_dir_all(dir).map_err(|e| Diagnostic::bare(format!("cannot create {}: {e}", dir.display())))?;
+    for (p, a) in params.iter().zip(args) {
+        if let HostValue::Array(arr) = a {
+            arr.write_npy(&dir.join(format!("{p}.npy"))).map_err(Diagnostic::bare)?;
+        }
+    }
+    if results.len() == 1 {
+        results[0].to_array().write_npy(&dir.join("return.npy")).map_err(Diagnostic::bare)?;
+    } else {
+        for (k, r) in results.iter().enumerate() {
+            r.to_array().write_npy(&dir.join(format!("return_{k}.npy"))).map_err(Diagnostic::bare)?;
+        }
+    }
+    Ok(())
+}
+
+fn report(times: &[f64]) {
+    if times.len() > 1 {
+        let mut rest: Vec<f64> = times[1..].to_vec();
+        rest.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        eprintln!(
+            "appy: {} runs: first {:.3} ms, then min {:.3} ms, median {:.3} ms",
+            times.len(),
+            times[0] * 1e3,
+            rest[0] * 1e3,
+            rest[rest.len() / 2] * 1e3
+        );
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Diagnostic> {
+    match cli.cmd {
+        Cmd::Run { file, func, args, device, out, mvl, repeat } => {
+            let device: Device = device.parse().map_err(Diagnostic::bare)?;
+            run_source(&file, &func, &args, device, &out, mvl, repeat)
+        }
+        #[cfg(feature = "jit")]
+        Cmd::Compile { file, func, args, signature, mvl, output } => {
+            let src = appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+            let compiler = appy_gpu::Compiler::new();
+            let program = compiler.parse(&src, &func)?;
+            let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+            let sig = match signature {
+                Some(s) => {
+                    let mut v = vec![];
+                    for part in split_sig(&s) {
+                        v.push(appy_ir::types::ArgType::parse(&part).map_err(Diagnostic::bare)?);
+                    }
+                    v
+                }
+                None => bind_args(&params, &args)?.iter().map(|a| a.arg_type()).collect(),
+            };
+            let t0 = std::time::Instant::now();
+            let bundle = compiler.compile_gpu(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() })?;
+            eprintln!("appy: compiled {func} ({} kernel(s)) in {:.1} ms", bundle.kernels.len(), t0.elapsed().as_secs_f64() * 1e3);
+            std::fs::write(&output, bundle.to_json()).map_err(|e| Diagnostic::bare(format!("cannot write {}: {e}", output.display())))?;
+            Ok(())
+        }
+        Cmd::Exec { bundle, args, out, repeat } => exec_bundle(&bundle, &args, &out, repeat),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize) -> Result<(), Diagnostic> {
+    let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
+    let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
+    let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
+    let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
+    let orig = bind_args(&b.params, raw)?;
+    let mut times = vec![];
+    let mut last = (orig.clone(), vec![]);
+    for _ in 0..repeat.max(1) {
+        let mut args = orig.clone();
+        let t0 = std::time::Instant::now();
+        let (res, _t) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
+        times.push(t0.elapsed().as_secs_f64());
+        last = (args, res);
+    }
+    report(&times);
+    write_outputs(out, &b.params, &last.0, &last.1)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize) -> Result<(), Diagnostic> {
+    Err(Diagnostic::bare("this appy was built without the GPU runner (feature `cuda`)"))
+}
+
+#[cfg(feature = "jit")]
+fn run_source(file: &Path, func: &str, raw: &[String], device: Device, out: &Option<PathBuf>, mvl: i64, repeat: usize) -> Result<(), Diagnostic> {
+    let src = appy_ir::diag::SourceFile::read(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+    let compiler = appy_gpu::Compiler::new();
+    let program = compiler.parse(&src, func)?;
+    let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+    let orig = bind_args(&params, raw)?;
+    let opts = appy_gpu::Options { mvl, ..Default::default() };
+    #[cfg(feature = "cuda")]
+    let gpu = match device {
+        Device::Cpu => None,
+        Device::Gpu => Some(appy_runtime::gpu::Gpu::open().map_err(|e| Diagnostic::bare(format!("--device gpu: {e}")))?),
+        Device::Auto => match appy_runtime::gpu::Gpu::open() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                tracing::info!("no GPU ({e}); running on the CPU");
+                None
+            }
+        },
+    };
+    #[cfg(not(feature = "cuda"))]
+    if device == Device::Gpu {
+        return Err(Diagnostic::bare("--device gpu: this appy was built without the GPU runner"));
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(gpu) = gpu {
+        let sig: Vec<_> = orig.iter().map(|a| a.arg_type()).collect();
+        let b = compiler.compile_gpu(&src, func, &sig, &opts)?;
+        let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
+        let mut times = vec![];
+        let mut last = (orig.clone(), vec![]);
+        for _ in 0..repeat.max(1) {
+            let mut args = orig.clone();
+            let t0 = std::time::Instant::now();
+            let (res, _) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
+            times.push(t0.elapsed().as_secs_f64());
+            last = (args, res);
+        }
+        report(&times);
+        return write_outputs(out, &params, &last.0, &last.1);
+    }
+    let mut times = vec![];
+    let mut last = (orig.clone(), vec![]);
+    for _ in 0..repeat.max(1) {
+        let mut args = orig.clone();
+        let t0 = std::time::Instant::now();
+        let res = appy_runtime::cpu::run(&compiler, &src, func, &mut args, &opts)?;
+        times.push(t0.elapsed().as_secs_f64());
+        last = (args, res);
+    }
+    report(&times);
+    write_outputs(out, &params, &last.0, &last.1)
+}
+
+#[cfg(not(feature = "jit"))]
+fn run_source(_: &Path, _: &str, _: &[String], _: Device, _: &Option<PathBuf>, _: i64, _: usize) -> Result<(), Diagnostic> {
+    Err(Diagnostic::bare("this appy was built without the compiler (feature `jit`); compile elsewhere with `appy compile` and use `appy exec`"))
+}
+
+#[cfg(feature = "jit")]
+fn split_sig(s: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            out.push(cur.trim().to_string());
+            cur.clear();
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}

@@ -1,0 +1,651 @@
+//! The GPU runner: executes a [`Bundle`] with the CUDA driver (through cudarc).
+//!
+//! The bundle's host function (at the `gpu` level) is interpreted: scalar code, host
+//! loops and conditionals, allocations (device memory), and `gpu.launch_func`, which
+//! launches the bundle's PTX kernels. Array arguments are copied to the device before
+//! the call and back after it (whole arrays, for now).
+
+use crate::array::{HostArray, HostValue};
+use appy_ir::bundle::Bundle;
+use appy_ir::ir::{Module, Op, Value};
+use appy_ir::types::{ArgType, DType, parse_memref};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, result, sys};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A device, with the modules loaded on it.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+}
+
+/// Timing of one call.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Seconds spent in kernels (launch to completion, synchronised per launch when
+    /// `sync_each_launch` is set; otherwise the whole call).
+    pub kernel_s: f64,
+    /// Number of launches.
+    pub launches: usize,
+}
+
+impl Gpu {
+    /// Opens device 0. Fails cleanly (no abort) when no driver or device is present.
+    pub fn open() -> Result<Gpu, String> {
+        if !unsafe { sys::is_culib_present() } {
+            return Err("no CUDA driver found (libcuda.so could not be loaded)".to_string());
+        }
+        let ctx = CudaContext::new(0).map_err(|e| format!("no usable CUDA device: {e:?}"))?;
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream })
+    }
+
+    /// Whether a GPU can be used.
+    pub fn available() -> bool {
+        Self::open().is_ok()
+    }
+
+    /// Loads a bundle's PTX.
+    pub fn load(&self, b: &Bundle) -> Result<Loaded, String> {
+        let mut funcs = HashMap::new();
+        let module = if b.ptx.is_empty() {
+            None
+        } else {
+            let m = self
+                .ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(b.ptx.clone()))
+                .map_err(|e| format!("the CUDA driver rejected the PTX: {e:?}"))?;
+            for k in &b.kernels {
+                let f = m.load_function(&k.name).map_err(|e| format!("kernel {} not found in the PTX: {e:?}", k.name))?;
+                funcs.insert(k.name.clone(), (f, k.params.clone()));
+            }
+            Some(m)
+        };
+        Ok(Loaded { _module: module, funcs })
+    }
+
+    /// Runs a bundle: copies arrays in, interprets the host function, copies arrays
+    /// back (in place into `args`), returns the results.
+    pub fn run(&self, b: &Bundle, loaded: &Loaded, args: &mut [HostValue]) -> Result<(Vec<HostValue>, Timing), String> {
+        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
+        if sig != b.args {
+            return Err(format!(
+                "arguments ({}) do not match the bundle's signature ({})",
+                sig.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "),
+                b.args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        let mut it = Interp { gpu: self, loaded, m: &b.host, env: HashMap::new(), mems: vec![], timing: Timing::default(), mvl: b.mvl };
+        let func = b.host.body().iter().find(|o| o.name == "func.func").ok_or("bundle has no host function")?;
+        let mut arg_mems = vec![];
+        for (v, a) in func.body(0).args.iter().zip(args.iter()) {
+            let hv = match a {
+                HostValue::Array(arr) => {
+                    let id = it.upload(arr)?;
+                    arg_mems.push(id);
+                    HV::Mem(id)
+                }
+                HostValue::Int(i, _, _) => HV::I(*i),
+                HostValue::Float(f, _, _) => HV::F(*f),
+                HostValue::Bool(x) => HV::I(*x as i64),
+            };
+            it.env.insert(*v, hv);
+        }
+        let t0 = Instant::now();
+        let ret = it.block(&func.body(0).ops)?;
+        self.stream.synchronize().map_err(|e| format!("kernel execution failed: {e:?}"))?;
+        if it.timing.kernel_s == 0.0 {
+            it.timing.kernel_s = t0.elapsed().as_secs_f64();
+        }
+        let mut k = 0;
+        for a in args.iter_mut() {
+            if let HostValue::Array(arr) = a {
+                it.download(arg_mems[k], &mut arr.data)?;
+                k += 1;
+            }
+        }
+        let mut results = vec![];
+        for (v, t) in ret.unwrap_or_default().iter().zip(&b.results) {
+            results.push(match (v, t) {
+                (HV::Mem(id), ArgType::Array { dtype, .. }) => {
+                    let shape = it.mems[*id].shape.clone();
+                    let mut arr = HostArray::zeros(*dtype, shape);
+                    it.download(*id, &mut arr.data)?;
+                    HostValue::Array(arr)
+                }
+                (HV::I(i), ArgType::Scalar { dtype, weak }) => {
+                    if *dtype == DType::Bool {
+                        HostValue::Bool(*i != 0)
+                    } else {
+                        HostValue::Int(*i, *dtype, *weak)
+                    }
+                }
+                (HV::F(f), ArgType::Scalar { dtype, weak }) => HostValue::Float(*f, *dtype, *weak),
+                _ => return Err("result kind mismatch".into()),
+            });
+        }
+        it.free_all();
+        Ok((results, it.timing))
+    }
+}
+
+/// A bundle's kernels loaded on a device.
+pub struct Loaded {
+    _module: Option<Arc<CudaModule>>,
+    funcs: HashMap<String, (CudaFunction, Vec<String>)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum HV {
+    I(i64),
+    F(f64),
+    Mem(usize),
+}
+
+struct Mem {
+    ptr: sys::CUdeviceptr,
+    host: Option<Vec<u64>>,
+    dtype: DType,
+    shape: Vec<usize>,
+    freed: bool,
+}
+
+struct Interp<'a> {
+    gpu: &'a Gpu,
+    loaded: &'a Loaded,
+    m: &'a Module,
+    env: HashMap<Value, HV>,
+    mems: Vec<Mem>,
+    timing: Timing,
+    mvl: i64,
+}
+
+fn bits_of(ty: &str) -> u32 {
+    match ty {
+        "i1" => 1,
+        "i32" | "f32" => 32,
+        _ => 64,
+    }
+}
+
+fn wrap(v: i64, bits: u32) -> i64 {
+    match bits {
+        1 => v & 1,
+        32 => v as i32 as i64,
+        _ => v,
+    }
+}
+
+impl Interp<'_> {
+    fn upload(&mut self, arr: &HostArray) -> Result<usize, String> {
+        let bytes = arr.data.len().max(1);
+        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
+        if !arr.data.is_empty() {
+            unsafe { result::memcpy_htod_sync(ptr, &arr.data) }.map_err(|e| format!("copy to device failed: {e:?}"))?;
+        }
+        self.mems.push(Mem { ptr, host: None, dtype: arr.dtype, shape: arr.shape.clone(), freed: false });
+        Ok(self.mems.len() - 1)
+    }
+    fn download(&mut self, id: usize, out: &mut [u8]) -> Result<(), String> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        unsafe { result::memcpy_dtoh_sync(out, self.mems[id].ptr) }.map_err(|e| format!("copy from device failed: {e:?}"))
+    }
+    fn free_all(&mut self) {
+        for m in &mut self.mems {
+            if m.host.is_none() && !m.freed {
+                unsafe {
+                    let _ = result::free_sync(m.ptr);
+                }
+                m.freed = true;
+            }
+        }
+    }
+    fn get(&self, v: Value) -> Result<HV, String> {
+        self.env.get(&v).copied().ok_or_else(|| format!("host interpreter: value %v{} undefined", v.0))
+    }
+    fn int(&self, v: Value) -> Result<i64, String> {
+        match self.get(v)? {
+            HV::I(i) => Ok(i),
+            HV::F(f) => Ok(f as i64),
+            HV::Mem(_) => Err("expected an integer".into()),
+        }
+    }
+    fn float(&self, v: Value) -> Result<f64, String> {
+        match self.get(v)? {
+            HV::F(f) => Ok(f),
+            HV::I(i) => Ok(i as f64),
+            HV::Mem(_) => Err("expected a float".into()),
+        }
+    }
+    fn mem(&self, v: Value) -> Result<usize, String> {
+        match self.get(v)? {
+            HV::Mem(m) => Ok(m),
+            _ => Err("expected a memref".into()),
+        }
+    }
+    fn ty(&self, v: Value) -> &str {
+        self.m.ty(v)
+    }
+
+    /// Runs ops; returns `Some(values)` at a terminator that yields/returns.
+    fn block(&mut self, ops: &[Op]) -> Result<Option<Vec<HV>>, String> {
+        for op in ops {
+            match op.name.as_str() {
+                "func.return" | "scf.yield" => {
+                    let vals = op.operands.iter().map(|v| self.get(*v)).collect::<Result<Vec<_>, _>>()?;
+                    return Ok(Some(vals));
+                }
+                _ => self.op(op)?,
+            }
+        }
+        Ok(None)
+    }
+
+    fn set(&mut self, op: &Op, v: HV) {
+        self.env.insert(op.results[0], v);
+    }
+
+    fn op(&mut self, op: &Op) -> Result<(), String> {
+        let n = op.name.as_str();
+        let o = &op.operands;
+        match n {
+            "arith.constant" => {
+                let text = op.attr("value").ok_or("constant without value")?;
+                let (val, ty) = text.rsplit_once(" : ").unwrap_or((text, self.ty(op.results[0])));
+                let ty = ty.trim();
+                let v = if ty.starts_with('f') {
+                    let f = if let Some(h) = val.strip_prefix("0x") {
+                        let bits = u64::from_str_radix(h, 16).map_err(|_| format!("bad float constant {val}"))?;
+                        if ty == "f32" { f32::from_bits(bits as u32) as f64 } else { f64::from_bits(bits) }
+                    } else {
+                        val.trim().parse::<f64>().map_err(|_| format!("bad float constant {val}"))?
+                    };
+                    HV::F(f)
+                } else {
+                    match val.trim() {
+                        "true" => HV::I(1),
+                        "false" => HV::I(0),
+                        s => HV::I(s.parse::<i64>().map_err(|_| format!("bad integer constant {s}"))?),
+                    }
+                };
+                self.set(op, v);
+            }
+            "arith.addi" | "arith.subi" | "arith.muli" | "arith.divsi" | "arith.remsi" | "arith.ceildivsi" | "arith.floordivsi"
+            | "arith.maxsi" | "arith.minsi" | "arith.andi" | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.divui"
+            | "arith.remui" | "arith.shrui" | "arith.maxui" | "arith.minui" | "arith.ceildivui" | "math.ipowi" => {
+                let (a, b) = (self.int(o[0])?, self.int(o[1])?);
+                let bits = bits_of(self.ty(op.results[0]));
+                let zero_div = matches!(n, "arith.divsi" | "arith.remsi" | "arith.ceildivsi" | "arith.floordivsi" | "arith.divui" | "arith.remui" | "arith.ceildivui") && b == 0;
+                if zero_div {
+                    return Err("integer division by zero".into());
+                }
+                let r = match n {
+                    "arith.addi" => a.wrapping_add(b),
+                    "arith.subi" => a.wrapping_sub(b),
+                    "arith.muli" => a.wrapping_mul(b),
+                    "arith.divsi" | "arith.divui" => a.wrapping_div(b),
+                    "arith.remsi" | "arith.remui" => a.wrapping_rem(b),
+                    "arith.ceildivsi" | "arith.ceildivui" => {
+                        let q = a.wrapping_div(b);
+                        if (a % b != 0) && ((a < 0) == (b < 0)) { q + 1 } else { q }
+                    }
+                    "arith.floordivsi" => a.div_euclid(b) - if b < 0 && a.rem_euclid(b) != 0 { 1 } else { 0 },
+                    "arith.maxsi" | "arith.maxui" => a.max(b),
+                    "arith.minsi" | "arith.minui" => a.min(b),
+                    "arith.andi" => a & b,
+                    "arith.ori" => a | b,
+                    "arith.xori" => a ^ b,
+                    "arith.shli" => a.wrapping_shl(b as u32),
+                    "arith.shrsi" => a.wrapping_shr(b as u32),
+                    "arith.shrui" => ((a as u64) >> (b as u32)) as i64,
+                    _ => {
+                        if b < 0 {
+                            0
+                        } else {
+                            a.wrapping_pow(b as u32)
+                        }
+                    }
+                };
+                self.set(op, HV::I(wrap(r, bits)));
+            }
+            "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.maximumf" | "arith.minimumf" | "arith.maxnumf"
+            | "arith.minnumf" | "math.powf" | "math.atan2" => {
+                let (a, b) = (self.float(o[0])?, self.float(o[1])?);
+                let r = match n {
+                    "arith.addf" => a + b,
+                    "arith.subf" => a - b,
+                    "arith.mulf" => a * b,
+                    "arith.divf" => a / b,
+                    "arith.remf" => a % b,
+                    "arith.maximumf" => if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
+                    "arith.minimumf" => if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+                    "arith.maxnumf" => a.max(b),
+                    "arith.minnumf" => a.min(b),
+                    "math.powf" => a.powf(b),
+                    _ => a.atan2(b),
+                };
+                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
+                self.set(op, HV::F(r));
+            }
+            "math.fpowi" => {
+                let (a, b) = (self.float(o[0])?, self.int(o[1])?);
+                self.set(op, HV::F(a.powi(b as i32)));
+            }
+            "arith.negf" | "math.exp" | "math.log" | "math.sqrt" | "math.tanh" | "math.sin" | "math.cos" | "math.tan" | "math.absf"
+            | "math.floor" | "math.ceil" | "math.log2" | "math.log10" | "math.exp2" | "math.atan" | "math.erf" => {
+                let a = self.float(o[0])?;
+                let r = match n {
+                    "arith.negf" => -a,
+                    "math.exp" => a.exp(),
+                    "math.log" => a.ln(),
+                    "math.sqrt" => a.sqrt(),
+                    "math.tanh" => a.tanh(),
+                    "math.sin" => a.sin(),
+                    "math.cos" => a.cos(),
+                    "math.tan" => a.tan(),
+                    "math.absf" => a.abs(),
+                    "math.floor" => a.floor(),
+                    "math.ceil" => a.ceil(),
+                    "math.log2" => a.log2(),
+                    "math.log10" => a.log10(),
+                    "math.exp2" => a.exp2(),
+                    "math.atan" => a.atan(),
+                    _ => return Err("math.erf is not supported in host code".into()),
+                };
+                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
+                self.set(op, HV::F(r));
+            }
+            "math.absi" => {
+                let a = self.int(o[0])?;
+                self.set(op, HV::I(a.wrapping_abs()));
+            }
+            "arith.cmpi" => {
+                let (a, b) = (self.int(o[0])?, self.int(o[1])?);
+                let p: i64 = op.attr("predicate").and_then(|s| s.split(' ').next()?.parse().ok()).ok_or("bad cmpi")?;
+                let r = match p {
+                    0 => a == b,
+                    1 => a != b,
+                    2 => a < b,
+                    3 => a <= b,
+                    4 => a > b,
+                    5 => a >= b,
+                    6 => (a as u64) < (b as u64),
+                    7 => (a as u64) <= (b as u64),
+                    8 => (a as u64) > (b as u64),
+                    _ => (a as u64) >= (b as u64),
+                };
+                self.set(op, HV::I(r as i64));
+            }
+            "arith.cmpf" => {
+                let (a, b) = (self.float(o[0])?, self.float(o[1])?);
+                let p: i64 = op.attr("predicate").and_then(|s| s.split(' ').next()?.parse().ok()).ok_or("bad cmpf")?;
+                let uno = a.is_nan() || b.is_nan();
+                let r = match p {
+                    0 => false,
+                    1 => !uno && a == b,
+                    2 => !uno && a > b,
+                    3 => !uno && a >= b,
+                    4 => !uno && a < b,
+                    5 => !uno && a <= b,
+                    6 => !uno && a != b,
+                    7 => !uno,
+                    8 => uno || a == b,
+                    9 => uno || a > b,
+                    10 => uno || a >= b,
+                    11 => uno || a < b,
+                    12 => uno || a <= b,
+                    13 => uno || a != b,
+                    14 => uno,
+                    _ => true,
+                };
+                self.set(op, HV::I(r as i64));
+            }
+            "arith.select" => {
+                let c = self.int(o[0])?;
+                let v = if c & 1 != 0 { self.get(o[1])? } else { self.get(o[2])? };
+                self.set(op, v);
+            }
+            "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" | "arith.trunci" => {
+                let a = self.int(o[0])?;
+                let from = bits_of(self.ty(o[0]));
+                let to = bits_of(self.ty(op.results[0]));
+                let v = if n == "arith.extui" && from == 1 { a & 1 } else if n == "arith.extui" && from == 32 { a as u32 as i64 } else { wrap(a, to) };
+                self.set(op, HV::I(v));
+            }
+            "arith.sitofp" | "arith.uitofp" => {
+                let a = self.int(o[0])?;
+                let a = if n == "arith.uitofp" && bits_of(self.ty(o[0])) == 1 { (a & 1) as f64 } else { a as f64 };
+                let r = if self.ty(op.results[0]) == "f32" { a as f32 as f64 } else { a };
+                self.set(op, HV::F(r));
+            }
+            "arith.fptosi" => {
+                let a = self.float(o[0])?;
+                self.set(op, HV::I(wrap(a as i64, bits_of(self.ty(op.results[0])))));
+            }
+            "arith.extf" => {
+                let a = self.float(o[0])?;
+                self.set(op, HV::F(a));
+            }
+            "arith.truncf" => {
+                let a = self.float(o[0])?;
+                self.set(op, HV::F(a as f32 as f64));
+            }
+            "scf.if" => {
+                let c = self.int(o[0])? & 1 != 0;
+                let region = if c { &op.regions[0] } else { &op.regions[1] };
+                let vals = match region.blocks.first() {
+                    Some(b) => self.block(&b.ops)?.unwrap_or_default(),
+                    None => vec![],
+                };
+                for (r, v) in op.results.iter().zip(vals) {
+                    self.env.insert(*r, v);
+                }
+            }
+            "scf.for" => {
+                let (lb, ub, st) = (self.int(o[0])?, self.int(o[1])?, self.int(o[2])?);
+                let mut carried: Vec<HV> = o[3..].iter().map(|v| self.get(*v)).collect::<Result<_, _>>()?;
+                let blk = op.body(0);
+                let mut i = lb;
+                while i < ub {
+                    self.env.insert(blk.args[0], HV::I(i));
+                    for (a, v) in blk.args[1..].iter().zip(&carried) {
+                        self.env.insert(*a, *v);
+                    }
+                    carried = self.block(&blk.ops)?.unwrap_or_default();
+                    i += st;
+                }
+                for (r, v) in op.results.iter().zip(carried) {
+                    self.env.insert(*r, v);
+                }
+            }
+            "memref.alloc" | "memref.alloca" => {
+                let ty = self.ty(op.results[0]).to_string();
+                let (dtype, rank) = parse_memref(&ty).ok_or_else(|| format!("unsupported memref type {ty}"))?;
+                let inner = ty.trim_start_matches("memref<").trim_end_matches('>');
+                let parts: Vec<&str> = inner.split('x').collect();
+                let mut dyn_i = 0;
+                let mut shape = vec![];
+                for p in &parts[..rank] {
+                    if *p == "?" {
+                        shape.push(self.int(o[dyn_i])?.max(0) as usize);
+                        dyn_i += 1;
+                    } else {
+                        shape.push(p.parse::<usize>().map_err(|_| format!("bad memref type {ty}"))?);
+                    }
+                }
+                let elems: usize = shape.iter().product();
+                if n == "memref.alloca" {
+                    self.mems.push(Mem { ptr: 0, host: Some(vec![0; elems.max(1)]), dtype, shape, freed: false });
+                } else {
+                    let bytes = (elems * dtype.size()).max(1);
+                    let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
+                    self.mems.push(Mem { ptr, host: None, dtype, shape, freed: false });
+                }
+                let id = self.mems.len() - 1;
+                self.set(op, HV::Mem(id));
+            }
+            "memref.dealloc" => {
+                let id = self.mem(o[0])?;
+                let m = &mut self.mems[id];
+                if m.host.is_none() && !m.freed {
+                    unsafe { result::free_sync(m.ptr) }.map_err(|e| format!("{e:?}"))?;
+                    m.freed = true;
+                }
+            }
+            "memref.dim" => {
+                let id = self.mem(o[0])?;
+                let d = self.int(o[1])? as usize;
+                self.set(op, HV::I(self.mems[id].shape.get(d).copied().unwrap_or(0) as i64));
+            }
+            "memref.load" | "memref.store" | "memref.atomic_rmw" => {
+                let (mi, idx_from) = if n == "memref.load" { (0, 1) } else { (1, 2) };
+                let id = self.mem(o[mi])?;
+                let mut flat = 0usize;
+                for (k, v) in o[idx_from..].iter().enumerate() {
+                    flat = flat * self.mems[id].shape[k] + self.int(*v)? as usize;
+                }
+                let cur = self.read_elem(id, flat)?;
+                match n {
+                    "memref.load" => self.set(op, cur),
+                    "memref.store" => {
+                        let v = self.get(o[0])?;
+                        self.write_elem(id, flat, v)?;
+                    }
+                    _ => {
+                        let v = self.get(o[0])?;
+                        let kind: i64 = op.attr("kind").and_then(|s| s.split(' ').next()?.parse().ok()).unwrap_or(0);
+                        let new = match (kind, cur, v) {
+                            (0, HV::F(a), HV::F(b)) => HV::F(a + b),
+                            (1, HV::I(a), HV::I(b)) => HV::I(a + b),
+                            (4, HV::F(a), HV::F(b)) => HV::F(a.max(b)),
+                            (6, HV::I(a), HV::I(b)) => HV::I(a.max(b)),
+                            (8, HV::F(a), HV::F(b)) => HV::F(a.min(b)),
+                            (10, HV::I(a), HV::I(b)) => HV::I(a.min(b)),
+                            (12, HV::F(a), HV::F(b)) => HV::F(a * b),
+                            (13, HV::I(a), HV::I(b)) => HV::I(a * b),
+                            _ => return Err(format!("unsupported host atomic kind {kind}")),
+                        };
+                        self.write_elem(id, flat, new)?;
+                        self.set(op, cur);
+                    }
+                }
+            }
+            "gpu.launch_func" => self.launch(op)?,
+            other => return Err(format!("the GPU runner cannot execute `{other}` in host code")),
+        }
+        Ok(())
+    }
+
+    fn read_elem(&mut self, id: usize, flat: usize) -> Result<HV, String> {
+        let m = &self.mems[id];
+        let dt = m.dtype;
+        let raw: u64 = if let Some(h) = &m.host {
+            h[flat]
+        } else {
+            let mut b = vec![0u8; dt.size()];
+            self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
+            unsafe { result::memcpy_dtoh_sync(&mut b, m.ptr + (flat * dt.size()) as u64) }.map_err(|e| format!("{e:?}"))?;
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(&b);
+            u64::from_le_bytes(w)
+        };
+        Ok(match dt {
+            DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
+            DType::F64 => HV::F(f64::from_bits(raw)),
+            DType::I32 => HV::I(raw as u32 as i32 as i64),
+            DType::I64 => HV::I(raw as i64),
+            DType::Bool => HV::I((raw & 1) as i64),
+        })
+    }
+
+    fn write_elem(&mut self, id: usize, flat: usize, v: HV) -> Result<(), String> {
+        let dt = self.mems[id].dtype;
+        let raw: u64 = match (dt, v) {
+            (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
+            (DType::F64, HV::F(f)) => f.to_bits(),
+            (DType::I32, HV::I(i)) => i as i32 as u32 as u64,
+            (DType::I64, HV::I(i)) => i as u64,
+            (DType::Bool, HV::I(i)) => (i & 1) as u64,
+            _ => return Err("store of a mismatched value".into()),
+        };
+        let m = &mut self.mems[id];
+        if let Some(h) = &mut m.host {
+            h[flat] = raw;
+        } else {
+            let b = &raw.to_le_bytes()[..dt.size()];
+            self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
+            unsafe { result::memcpy_htod_sync(m.ptr + (flat * dt.size()) as u64, b) }.map_err(|e| format!("{e:?}"))?;
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self, op: &Op) -> Result<(), String> {
+        let kernel = op.attr("kernel").ok_or("launch without kernel")?;
+        let kname = kernel.rsplit("::@").next().unwrap_or(kernel).trim_start_matches('@').to_string();
+        let (func, params) = self.loaded.funcs.get(&kname).ok_or_else(|| format!("kernel {kname} not loaded"))?;
+        let o = &op.operands;
+        let grid = (self.int(o[0])?, self.int(o[1])?, self.int(o[2])?);
+        let block = (self.int(o[3])?, self.int(o[4])?, self.int(o[5])?);
+        let _ = self.mvl;
+        let args = &o[6..];
+        if args.len() != params.len() {
+            return Err(format!("kernel {kname}: {} arguments for {} parameters", args.len(), params.len()));
+        }
+        // Marshal: every parameter is stored in an 8-byte cell.
+        let mut cells: Vec<u64> = vec![];
+        for (v, ty) in args.iter().zip(params) {
+            if let Some((_, rank)) = parse_memref(ty) {
+                let id = self.mem(*v)?;
+                let m = &self.mems[id];
+                if m.host.is_some() {
+                    return Err("a host scalar slot cannot be passed to a kernel".into());
+                }
+                cells.push(m.ptr);
+                cells.push(m.ptr);
+                cells.push(0);
+                for d in 0..rank {
+                    cells.push(*m.shape.get(d).unwrap_or(&1) as u64);
+                }
+                let mut stride = 1u64;
+                let mut strides = vec![0u64; rank];
+                for d in (0..rank).rev() {
+                    strides[d] = stride;
+                    stride *= *m.shape.get(d).unwrap_or(&1) as u64;
+                }
+                cells.extend(strides);
+            } else {
+                let raw = match (ty.as_str(), self.get(*v)?) {
+                    ("f32", HV::F(f)) => (f as f32).to_bits() as u64,
+                    ("f64", HV::F(f)) => f.to_bits(),
+                    ("i32", HV::I(i)) => i as i32 as u32 as u64,
+                    (_, HV::I(i)) => i as u64,
+                    (t, _) => return Err(format!("cannot pass a value as kernel parameter of type {t}")),
+                };
+                cells.push(raw);
+            }
+        }
+        let mut ptrs: Vec<*mut std::ffi::c_void> = cells.iter_mut().map(|c| c as *mut u64 as *mut std::ffi::c_void).collect();
+        let t0 = Instant::now();
+        unsafe {
+            result::launch_kernel(
+                func.cu_function(),
+                (grid.0 as u32, grid.1 as u32, grid.2 as u32),
+                (block.0 as u32, block.1 as u32, block.2 as u32),
+                0,
+                self.gpu.stream.cu_stream(),
+                &mut ptrs,
+            )
+        }
+        .map_err(|e| format!("kernel {kname} failed to launch: {e:?}"))?;
+        if std::env::var_os("APPY_SYNC_LAUNCHES").is_some() {
+            self.gpu.stream.synchronize().map_err(|e| format!("kernel {kname} failed: {e:?}"))?;
+            self.timing.kernel_s += t0.elapsed().as_secs_f64();
+        }
+        self.timing.launches += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,35 @@
+//! appy's runtime: host arrays and `.npy` files ([`array`]), the CPU executor
+//! ([`cpu`], feature `jit`), and the GPU runner ([`gpu`], feature `cuda`), which runs a
+//! compiled [`appy_ir::bundle::Bundle`] with only the NVIDIA driver present.
+#![warn(missing_docs)]
+
+pub mod array;
+#[cfg(feature = "jit")]
+pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod gpu;
+
+pub use array::{HostArray, HostValue};
+
+/// Where to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// The GPU when a driver and a device are present, else the CPU.
+    Auto,
+    /// The CPU back end.
+    Cpu,
+    /// The GPU (an error when none is usable).
+    Gpu,
+}
+
+impl std::str::FromStr for Device {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Device::Auto),
+            "cpu" => Ok(Device::Cpu),
+            "gpu" => Ok(Device::Gpu),
+            _ => Err(format!("unknown device `{s}`: expected auto, cpu or gpu")),
+        }
+    }
+}
