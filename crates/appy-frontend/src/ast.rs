@@ -4,8 +4,8 @@
 //! `ast` module, restricted to what APPy programs use. Pragmas (`#pragma ...` comment
 //! lines) are attached to the statement that follows them.
 
-pub use appy_ir::diag::Span;
 use appy_ir::diag::SourceFile;
+pub use appy_ir::diag::Span;
 
 /// An identifier with its location.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,8 +21,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod ast;
-pub mod lower;
 mod lines;
+pub mod lower;
 mod parser;
 mod pragma;
 mod print;
@@ -51,14 +51,20 @@ impl<'f> Module<'f> {
             .filter(|l| {
                 let src = &text[l.start..l.end];
                 ["import", "from"].iter().any(|kw| {
-                    src.strip_prefix(kw).is_some_and(|rest| rest.starts_with([' ', '\t', '\\', '.', '(']))
+                    src.strip_prefix(kw)
+                        .is_some_and(|rest| rest.starts_with([' ', '\t', '\\', '.', '(']))
                 })
             })
             .filter_map(|l| parser::parse_import(file, l.span()))
             .flatten()
             .collect();
         let functions = lines::module_functions(text, &lines);
-        Module { file, lines, imports, functions }
+        Module {
+            file,
+            lines,
+            imports,
+            functions,
+        }
     }
 
     /// Names bound to the `appy` module and to `appy.jit`.
@@ -68,7 +74,12 @@ impl<'f> Module<'f> {
             match imp {
                 Import::Module { module, alias, .. } if module == "appy" => modules.push(alias),
                 Import::From { module, names, .. } if module == "appy" => {
-                    jits.extend(names.iter().filter(|(n, _)| n == "jit").map(|(_, a)| a.as_str()));
+                    jits.extend(
+                        names
+                            .iter()
+                            .filter(|(n, _)| n == "jit")
+                            .map(|(_, a)| a.as_str()),
+                    );
                 }
                 _ => {}
             }
@@ -82,7 +93,8 @@ impl<'f> Module<'f> {
         let is_jit_ref = |e: &Expr| match &e.kind {
             ExprKind::Name(n) => jits.contains(&n.as_str()),
             ExprKind::Attribute { value, attr } => {
-                attr.name == "jit" && matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str()))
+                attr.name == "jit"
+                    && matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str()))
             }
             _ => false,
         };
@@ -114,7 +126,12 @@ pub fn jit_functions(file: &SourceFile) -> Vec<(String, Span)> {
 /// are byte offsets into the whole file.
 pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     let m = Module::scan(file);
-    let found = m.functions.iter().filter(|f| f.name == name).filter_map(|f| Some((f, m.jit_decorator(f)?))).last();
+    let found = m
+        .functions
+        .iter()
+        .rev()
+        .filter(|f| f.name == name)
+        .find_map(|f| Some((f, m.jit_decorator(f)?)));
     let Some((f, decorator)) = found else {
         return Err(missing_function(&m, name));
     };
@@ -124,18 +141,28 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     let def = parser::parse_def(file, def_line.span())?;
     let nodes = lines::build_blocks(file, &m.lines[f.def + 1..range.end], def_line.indent)?;
     let body = match (def.inline, nodes.first()) {
-        (Some(_), Some(n)) => return Err(Diagnostic::error(file, n.first_line, "unexpected indent")),
+        (Some(_), Some(n)) => {
+            return Err(Diagnostic::error(file, n.first_line, "unexpected indent"));
+        }
         (Some(stmts), None) => stmts,
         (None, None) => {
-            return Err(Diagnostic::error(file, def_line.span(), "expected an indented block after function definition"));
+            return Err(Diagnostic::error(
+                file,
+                def_line.span(),
+                "expected an indented block after function definition",
+            ));
         }
         (None, Some(_)) => parser::parse_block(file, &nodes)?,
     };
     let options = match decorator.kind {
         ExprKind::Call { args, kwargs, .. } => {
             if let Some(a) = args.first() {
-                return Err(Diagnostic::error(file, a.span, "`@appy.jit` options must be keyword arguments")
-                    .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
+                return Err(Diagnostic::error(
+                    file,
+                    a.span,
+                    "`@appy.jit` options must be keyword arguments",
+                )
+                .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
             }
             kwargs
         }
@@ -143,29 +170,51 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     };
     let last = &m.lines[range.end - 1];
     let span = Span::new(def_line.start, last.end.max(def_line.end));
-    tracing::debug!(function = name, statements = body.len(), "parsed APPy function");
-    let function = Function { name: def.name, params: def.params, options, body, span };
-    Ok(Program { imports: m.imports, function, source: Source(file.clone()) })
+    tracing::debug!(
+        function = name,
+        statements = body.len(),
+        "parsed APPy function"
+    );
+    let function = Function {
+        name: def.name,
+        params: def.params,
+        options,
+        body,
+        span,
+    };
+    Ok(Program {
+        imports: m.imports,
+        function,
+        source: Source(file.clone()),
+    })
 }
 
 /// The error for a `name` that is not a jitted function of the file.
 fn missing_function(m: &Module<'_>, name: &str) -> Diagnostic {
-    let jitted: Vec<&str> =
-        m.functions.iter().filter(|f| m.jit_decorator(f).is_some()).map(|f| f.name.as_str()).collect();
-    let note = if jitted.is_empty() {
-        "this file has no `@appy.jit` functions".to_string()
+    let jitted: Vec<&str> = m
+        .functions
+        .iter()
+        .filter(|f| m.jit_decorator(f).is_some())
+        .map(|f| f.name.as_str())
+        .collect();
+    let available = if jitted.is_empty() {
+        "the file has no `@appy.jit` functions".to_string()
     } else {
-        format!("jitted functions in this file: {}", jitted.join(", "))
+        format!("jitted functions: {}", jitted.join(", "))
     };
     if let Some(f) = m.functions.iter().rev().find(|f| f.name == name) {
-        return Diagnostic::error(m.file, f.name_span, format!("function `{name}` is not decorated with `@appy.jit`"))
-            .with_note(note);
+        return Diagnostic::error(
+            m.file,
+            f.name_span,
+            format!("function `{name}` is not decorated with `@appy.jit` ({available})"),
+        )
+        .with_note("help: add `@appy.jit` above its `def` line");
     }
     Diagnostic {
         severity: Severity::Error,
-        message: format!("no function named `{name}` decorated with `@appy.jit`"),
+        message: format!("no function named `{name}` decorated with `@appy.jit`; {available}"),
         span: None,
         file: Some(m.file.clone()),
-        notes: vec![note],
+        notes: vec![],
     }
 }

@@ -92,7 +92,9 @@ impl RawLine {
 
     /// The span of the first physical line of this logical line (for error carets).
     fn first_physical(&self, text: &str) -> Span {
-        let end = text[self.start..self.end].find('\n').map_or(self.end, |i| self.start + i);
+        let end = text[self.start..self.end]
+            .find('\n')
+            .map_or(self.end, |i| self.start + i);
         Span::new(self.start, end.max(self.start))
     }
 }
@@ -114,7 +116,13 @@ pub(crate) fn logical_lines(text: &str) -> Vec<RawLine> {
             pos += 1;
         }
         let start = pos;
-        let mut line = RawLine { line_start, start, end: start, kind: LineKind::Blank, indent };
+        let mut line = RawLine {
+            line_start,
+            start,
+            end: start,
+            kind: LineKind::Blank,
+            indent,
+        };
         if pos >= n || b[pos] == b'\n' {
             out.push(line);
             pos += 1;
@@ -233,7 +241,12 @@ pub(crate) fn module_functions(text: &str, lines: &[RawLine]) -> Vec<FuncDef> {
             decorators.push(i);
         } else if let Some((name, off)) = def_name(src) {
             let name_span = Span::new(l.start + off, l.start + off + name.len());
-            out.push(FuncDef { decorators: std::mem::take(&mut decorators), def: i, name, name_span });
+            out.push(FuncDef {
+                decorators: std::mem::take(&mut decorators),
+                def: i,
+                name,
+                name_span,
+            });
         } else {
             decorators.clear();
         }
@@ -248,7 +261,10 @@ fn def_name(src: &str) -> Option<(String, usize)> {
     if after.len() == rest.len() {
         return None;
     }
-    let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let name: String = after
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     (!name.is_empty()).then(|| (name, src.len() - after.len()))
 }
 
@@ -259,7 +275,8 @@ fn def_name(src: &str) -> Option<(String, usize)> {
 pub(crate) fn function_lines(text: &str, lines: &[RawLine], f: &FuncDef) -> std::ops::Range<usize> {
     let first = f.decorators.first().copied().unwrap_or(f.def);
     let mut end = f.def + 1;
-    while end < lines.len() && !(lines[end].kind == LineKind::Code && lines[end].at_module_level()) {
+    while end < lines.len() && !(lines[end].kind == LineKind::Code && lines[end].at_module_level())
+    {
         end += 1;
     }
     while end > f.def + 1 {
@@ -288,7 +305,11 @@ pub(crate) struct Node {
 
 /// Builds the block tree of a function body. `lines` are the logical lines after the
 /// `def` line; `base` is the indentation of the `def`.
-pub(crate) fn build_blocks(file: &SourceFile, lines: &[RawLine], base: Indent) -> DResult<Vec<Node>> {
+pub(crate) fn build_blocks(
+    file: &SourceFile,
+    lines: &[RawLine],
+    base: Indent,
+) -> DResult<Vec<Node>> {
     let text = file.text();
     let mut items: Vec<(RawLine, Option<RawLine>)> = Vec::new();
     let mut pending: Option<RawLine> = None;
@@ -300,8 +321,12 @@ pub(crate) fn build_blocks(file: &SourceFile, lines: &[RawLine], base: Indent) -
                     continue;
                 }
                 if pending.is_some() {
-                    return Err(Diagnostic::error(file, l.span(), "a statement can have only one pragma")
-                        .with_note("help: merge the clauses into a single `#pragma` line"));
+                    return Err(Diagnostic::error(
+                        file,
+                        l.span(),
+                        "a statement can have only one pragma",
+                    )
+                    .with_note("help: merge the clauses into a single `#pragma` line"));
                 }
                 pending = Some(*l);
             }
@@ -325,7 +350,13 @@ pub(crate) fn build_blocks(file: &SourceFile, lines: &[RawLine], base: Indent) -
     match first.indent.compare(base) {
         Some(Ordering::Greater) => {}
         None => return Err(inconsistent_tabs(file, first)),
-        Some(_) => return Err(Diagnostic::error(file, first.first_physical(text), "expected an indented block")),
+        Some(_) => {
+            return Err(Diagnostic::error(
+                file,
+                first.first_physical(text),
+                "expected an indented block",
+            ));
+        }
     }
     let mut pos = 0;
     let nodes = block(file, &items, &mut pos, first.indent, 1)?;
@@ -350,7 +381,11 @@ fn block(
             None => return Err(inconsistent_tabs(file, line)),
             Some(Ordering::Less) => break,
             Some(Ordering::Greater) => {
-                return Err(Diagnostic::error(file, line.first_physical(text), "unexpected indent"));
+                return Err(Diagnostic::error(
+                    file,
+                    line.first_physical(text),
+                    "unexpected indent",
+                ));
             }
             Some(Ordering::Equal) => {}
         }
@@ -389,12 +424,17 @@ fn block(
 }
 
 fn dangling_pragma(file: &SourceFile, p: &RawLine) -> Diagnostic {
-    Diagnostic::error(file, p.span(), "pragma is not followed by a statement")
-        .with_note("help: a `#pragma` line applies to the statement right below it, in the same block")
+    Diagnostic::error(file, p.span(), "pragma is not followed by a statement").with_note(
+        "help: a `#pragma` line applies to the statement right below it, in the same block",
+    )
 }
 
 fn inconsistent_tabs(file: &SourceFile, l: &RawLine) -> Diagnostic {
-    Diagnostic::error(file, l.first_physical(file.text()), "inconsistent use of tabs and spaces in indentation")
+    Diagnostic::error(
+        file,
+        l.first_physical(file.text()),
+        "inconsistent use of tabs and spaces in indentation",
+    )
 }
 
 fn unindent_mismatch(file: &SourceFile, l: &RawLine) -> Diagnostic {
@@ -410,12 +450,16 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<(LineKind, &str)> {
-        logical_lines(text).iter().map(|l| (l.kind, &text[l.start..l.end])).collect()
+        logical_lines(text)
+            .iter()
+            .map(|l| (l.kind, &text[l.start..l.end]))
+            .collect()
     }
 
     #[test]
     fn joins_brackets_backslashes_and_triple_quotes() {
-        let text = "x = (1,\n  2)  # c\ny = 1 + \\\n  2\n\n# note\ns = '''a\n(b\n'''\nt = 'it''s' # )\n";
+        let text =
+            "x = (1,\n  2)  # c\ny = 1 + \\\n  2\n\n# note\ns = '''a\n(b\n'''\nt = 'it''s' # )\n";
         assert_eq!(
             kinds(text),
             vec![
@@ -431,11 +475,26 @@ mod tests {
 
     #[test]
     fn unterminated_things_do_not_panic() {
-        for text in ["x = '''abc", "x = 'abc\ny = 1", "x = (((", "x = )))\ny", "\\", "'", "\u{feff}x\r\n"] {
+        for text in [
+            "x = '''abc",
+            "x = 'abc\ny = 1",
+            "x = (((",
+            "x = )))\ny",
+            "\\",
+            "'",
+            "\u{feff}x\r\n",
+        ] {
             let _ = logical_lines(text);
         }
         assert_eq!(kinds("x = 'abc\ny = 1").len(), 2);
-        assert_eq!(kinds("a\r\n\r\nb\r\n"), vec![(LineKind::Code, "a"), (LineKind::Blank, ""), (LineKind::Code, "b")]);
+        assert_eq!(
+            kinds("a\r\n\r\nb\r\n"),
+            vec![
+                (LineKind::Code, "a"),
+                (LineKind::Blank, ""),
+                (LineKind::Code, "b")
+            ]
+        );
     }
 
     #[test]
@@ -452,9 +511,15 @@ mod tests {
         let text = "@a\n# c\n@b\ndef f(x):\n    return x\n\n    # trailing\n\nclass C:\n    def g(self): pass\ndef h(): pass\n";
         let lines = logical_lines(text);
         let fs = module_functions(text, &lines);
-        let names: Vec<_> = fs.iter().map(|f| (f.name.as_str(), f.decorators.len())).collect();
+        let names: Vec<_> = fs
+            .iter()
+            .map(|f| (f.name.as_str(), f.decorators.len()))
+            .collect();
         assert_eq!(names, vec![("f", 2), ("h", 0)]);
         let r = function_lines(text, &lines, &fs[0]);
-        assert_eq!(&text[lines[r.start].start..lines[r.end - 1].end], "@a\n# c\n@b\ndef f(x):\n    return x");
+        assert_eq!(
+            &text[lines[r.start].start..lines[r.end - 1].end],
+            "@a\n# c\n@b\ndef f(x):\n    return x"
+        );
     }
 }

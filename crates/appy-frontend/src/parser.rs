@@ -24,11 +24,15 @@ pub(crate) const MAX_NESTING: usize = 100;
 fn parse_rule(file: &SourceFile, span: Span, rule: Rule) -> DResult<Pair<'_, Rule>> {
     let text = &file.text()[span.start..span.end];
     if nesting_risk(text) > MAX_NESTING {
-        return Err(Diagnostic::error(file, span, "expression is nested too deeply")
-            .with_note("help: split it into several statements"));
+        return Err(
+            Diagnostic::error(file, span, "expression is nested too deeply")
+                .with_note("help: split it into several statements"),
+        );
     }
     match LineParser::parse(rule, text) {
-        Ok(mut pairs) => pairs.next().ok_or_else(|| Diagnostic::error(file, span, "invalid syntax")),
+        Ok(mut pairs) => pairs
+            .next()
+            .ok_or_else(|| Diagnostic::error(file, span, "invalid syntax")),
         Err(e) => Err(syntax_error(file, span.start, text, &e)),
     }
 }
@@ -70,11 +74,15 @@ fn nesting_risk(text: &str) -> usize {
             }
             c if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80)
+                {
                     i += 1;
                 }
                 let word = &text[start..i];
-                let kw = matches!(word, "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is");
+                let kw = matches!(
+                    word,
+                    "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is"
+                );
                 if matches!(word, "not" | "else") {
                     recursive += 1;
                 }
@@ -92,7 +100,10 @@ fn nesting_risk(text: &str) -> usize {
 /// Parses one expression written at `span` (used for tensor-pragma slice bounds).
 pub(crate) fn parse_expr(file: &SourceFile, span: Span) -> DResult<Expr> {
     let line = parse_rule(file, span, Rule::expr_line)?;
-    let cx = Ctx { file, offset: span.start };
+    let cx = Ctx {
+        file,
+        offset: span.start,
+    };
     cx.expr(first_inner(line, file, span)?)
 }
 
@@ -106,7 +117,12 @@ fn first_inner<'i>(p: Pair<'i, Rule>, file: &SourceFile, span: Span) -> DResult<
 pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>> {
     let line = parse_rule(file, span, Rule::import_line).ok()?;
     let stmt = line.into_inner().next()?;
-    let dotted = |p: Pair<'_, Rule>| p.into_inner().map(|n| n.as_str()).collect::<Vec<_>>().join(".");
+    let dotted = |p: Pair<'_, Rule>| {
+        p.into_inner()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(".")
+    };
     match stmt.as_rule() {
         Rule::import_name => Some(
             stmt.into_inner()
@@ -117,8 +133,14 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     let alias = it
                         .find(|q| q.as_rule() == Rule::name)
                         .map(|q| q.as_str().to_string())
-                        .unwrap_or_else(|| module.split('.').next().unwrap_or_default().to_string());
-                    Import::Module { module, alias, span }
+                        .unwrap_or_else(|| {
+                            module.split('.').next().unwrap_or_default().to_string()
+                        });
+                    Import::Module {
+                        module,
+                        alias,
+                        span,
+                    }
                 })
                 .collect(),
         ),
@@ -137,7 +159,11 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     }
                     Rule::import_as_list => {
                         for q in p.into_inner() {
-                            let ns: Vec<String> = q.into_inner().filter(|n| n.as_rule() == Rule::name).map(|n| n.as_str().to_string()).collect();
+                            let ns: Vec<String> = q
+                                .into_inner()
+                                .filter(|n| n.as_rule() == Rule::name)
+                                .map(|n| n.as_str().to_string())
+                                .collect();
                             let alias = ns.get(1).unwrap_or(&ns[0]).clone();
                             names.push((ns[0].clone(), alias));
                         }
@@ -146,7 +172,11 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     _ => {}
                 }
             }
-            Some(vec![Import::From { module, names, span }])
+            Some(vec![Import::From {
+                module,
+                names,
+                span,
+            }])
         }
         _ => None,
     }
@@ -155,7 +185,10 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
 /// Parses a decorator line (`@expr`) into its expression.
 pub(crate) fn parse_decorator(file: &SourceFile, span: Span) -> DResult<Expr> {
     let line = parse_rule(file, span, Rule::decorator_line)?;
-    let cx = Ctx { file, offset: span.start };
+    let cx = Ctx {
+        file,
+        offset: span.start,
+    };
     cx.expr(first_inner(line, file, span)?)
 }
 
@@ -170,7 +203,10 @@ pub(crate) struct DefLine {
 /// Parses `def name(params):` (with an optional inline body).
 pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
     let line = parse_rule(file, span, Rule::def_line)?;
-    let cx = Ctx { file, offset: span.start };
+    let cx = Ctx {
+        file,
+        offset: span.start,
+    };
     let mut name = None;
     let mut params = Vec::new();
     let mut inline = None;
@@ -179,19 +215,30 @@ pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
             Rule::name => name = Some(cx.ident(&p)),
             Rule::param => params.push(cx.param(p)?),
             Rule::ret_annot => {
-                return Err(cx.err(&p, "return type annotations are not supported").with_note("help: remove the `-> ...` annotation"));
+                return Err(cx
+                    .err(&p, "return type annotations are not supported")
+                    .with_note("help: remove the `-> ...` annotation"));
             }
             Rule::simple_stmts => inline = Some(cx.simple_stmts(p)?),
             _ => {}
         }
     }
     let name = name.ok_or_else(|| Diagnostic::error(file, span, "expected a function name"))?;
-    Ok(DefLine { name, params, inline })
+    Ok(DefLine {
+        name,
+        params,
+        inline,
+    })
 }
 
 /// Parses the body blocks of a function into statements.
 pub(crate) fn parse_block(file: &SourceFile, nodes: &[Node]) -> DResult<Vec<Stmt>> {
-    Block { file, nodes, cache: vec![None; nodes.len()] }.parse()
+    Block {
+        file,
+        nodes,
+        cache: vec![None; nodes.len()],
+    }
+    .parse()
 }
 
 /// A parsed statement line.
@@ -200,7 +247,11 @@ enum Line {
     /// One or more simple statements.
     Simple(Vec<Stmt>),
     /// A compound-statement header, with the statements after its colon if any.
-    Header { header: Header, span: Span, inline: Option<Vec<Stmt>> },
+    Header {
+        header: Header,
+        span: Span,
+        inline: Option<Vec<Stmt>>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -238,20 +289,35 @@ impl Block<'_> {
     }
 
     fn pragma(&self, node: &Node) -> DResult<Option<Pragma>> {
-        node.pragma.map(|s| pragma::parse_pragma(self.file, s)).transpose()
+        node.pragma
+            .map(|s| pragma::parse_pragma(self.file, s))
+            .transpose()
     }
 
     /// The body of the compound statement at node `i`.
-    fn body(&self, i: usize, header: &Header, span: Span, inline: Option<Vec<Stmt>>) -> DResult<Vec<Stmt>> {
+    fn body(
+        &self,
+        i: usize,
+        header: &Header,
+        span: Span,
+        inline: Option<Vec<Stmt>>,
+    ) -> DResult<Vec<Stmt>> {
         let node = &self.nodes[i];
         match (inline, node.children.first()) {
-            (Some(_), Some(child)) => Err(Diagnostic::error(self.file, child.first_line, "unexpected indent")),
+            (Some(_), Some(child)) => Err(Diagnostic::error(
+                self.file,
+                child.first_line,
+                "unexpected indent",
+            )),
             (Some(stmts), None) => Ok(stmts),
             (None, Some(_)) => parse_block(self.file, &node.children),
             (None, None) => Err(Diagnostic::error(
                 self.file,
                 span,
-                format!("expected an indented block after `{}` statement", header.keyword()),
+                format!(
+                    "expected an indented block after `{}` statement",
+                    header.keyword()
+                ),
             )),
         }
     }
@@ -266,7 +332,11 @@ impl Block<'_> {
             match self.line(i)? {
                 Line::Simple(stmts) => {
                     if let Some(child) = node.children.first() {
-                        return Err(Diagnostic::error(self.file, child.first_line, "unexpected indent"));
+                        return Err(Diagnostic::error(
+                            self.file,
+                            child.first_line,
+                            "unexpected indent",
+                        ));
                     }
                     let start = out.len();
                     out.extend(stmts);
@@ -275,17 +345,33 @@ impl Block<'_> {
                     }
                     i += 1;
                 }
-                Line::Header { header, span, inline } => {
+                Line::Header {
+                    header,
+                    span,
+                    inline,
+                } => {
                     let body = self.body(i, &header, span, inline)?;
                     i += 1;
                     match header {
                         Header::For { var, iter } => {
-                            out.push(Stmt { kind: StmtKind::For { var, iter, body }, span, pragma });
+                            out.push(Stmt {
+                                kind: StmtKind::For { var, iter, body },
+                                span,
+                                pragma,
+                            });
                             if i < self.nodes.len()
-                                && let Line::Header { header: Header::Else, span: else_span, .. } = self.peek(i)?
+                                && let Line::Header {
+                                    header: Header::Else,
+                                    span: else_span,
+                                    ..
+                                } = self.peek(i)?
                             {
-                                return Err(Diagnostic::error(self.file, else_span, "`for ... else` is not supported in APPy functions")
-                                    .with_note("help: move the `else` body after the loop"));
+                                return Err(Diagnostic::error(
+                                    self.file,
+                                    else_span,
+                                    "`for ... else` is not supported in APPy functions",
+                                )
+                                .with_note("help: move the `else` body after the loop"));
                             }
                         }
                         Header::If(cond) => {
@@ -294,13 +380,24 @@ impl Block<'_> {
                             let mut orelse = Vec::new();
                             while i < self.nodes.len() {
                                 let (h, s, inl) = match self.peek(i)? {
-                                    Line::Header { header: h @ (Header::Elif(_) | Header::Else), span: s, inline: inl } => (h, s, inl),
+                                    Line::Header {
+                                        header: h @ (Header::Elif(_) | Header::Else),
+                                        span: s,
+                                        inline: inl,
+                                    } => (h, s, inl),
                                     _ => break,
                                 };
                                 self.cache[i] = None;
                                 if let Some(p) = self.nodes[i].pragma {
-                                    return Err(Diagnostic::error(self.file, p, "pragma is not followed by a statement")
-                                        .with_note(format!("help: an `{}` clause cannot carry a pragma", h.keyword())));
+                                    return Err(Diagnostic::error(
+                                        self.file,
+                                        p,
+                                        "pragma is not followed by a statement",
+                                    )
+                                    .with_note(format!(
+                                        "help: an `{}` clause cannot carry a pragma",
+                                        h.keyword()
+                                    )));
                                 }
                                 let b = self.body(i, &h, s, inl)?;
                                 i += 1;
@@ -320,7 +417,11 @@ impl Block<'_> {
                         }
                         Header::Elif(_) | Header::Else => {
                             let kw = header.keyword();
-                            return Err(Diagnostic::error(self.file, span, format!("`{kw}` without a matching `if`")));
+                            return Err(Diagnostic::error(
+                                self.file,
+                                span,
+                                format!("`{kw}` without a matching `if`"),
+                            ));
                         }
                     }
                 }
@@ -340,20 +441,32 @@ impl Block<'_> {
 /// Parses one statement line of a block.
 fn parse_line(file: &SourceFile, node: &Node) -> DResult<Line> {
     let line = parse_rule(file, node.span, Rule::stmt_line)?;
-    let cx = Ctx { file, offset: node.span.start };
+    let cx = Ctx {
+        file,
+        offset: node.span.start,
+    };
     let p = first_inner(line, file, node.span)?;
     match p.as_rule() {
         Rule::simple_stmts => Ok(Line::Simple(cx.simple_stmts(p)?)),
         _ => {
             let mut it = p.into_inner();
-            let hdr = it.next().ok_or_else(|| Diagnostic::error(file, node.span, "invalid syntax"))?;
+            let hdr = it
+                .next()
+                .ok_or_else(|| Diagnostic::error(file, node.span, "invalid syntax"))?;
             let span = cx.span(&hdr);
             let inline = it.next().map(|s| cx.simple_stmts(s)).transpose()?;
             let header = cx.header(hdr)?;
-            Ok(Line::Header { header, span, inline })
+            Ok(Line::Header {
+                header,
+                span,
+                inline,
+            })
         }
     }
 }
+
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Expr>, Vec<(Ident, Expr)>);
 
 /// Converts pest pairs of one logical line (at byte `offset` in the file) to AST nodes.
 struct Ctx<'f> {
@@ -373,7 +486,10 @@ impl Ctx<'_> {
     }
 
     fn ident(&self, p: &Pair<'_, Rule>) -> Ident {
-        Ident { name: p.as_str().to_string(), span: self.span(p) }
+        Ident {
+            name: p.as_str().to_string(),
+            span: self.span(p),
+        }
     }
 
     fn param(&self, p: Pair<'_, Rule>) -> DResult<Ident> {
@@ -382,14 +498,29 @@ impl Ctx<'_> {
             match q.as_rule() {
                 Rule::name => name = Some(self.ident(&q)),
                 Rule::star_param => {
-                    return Err(self.err(&q, format!("`{}` parameters are not supported in APPy functions", q.as_str()))
-                        .with_note("help: APPy functions take a fixed list of positional parameters"));
+                    return Err(self
+                        .err(
+                            &q,
+                            format!(
+                                "`{}` parameters are not supported in APPy functions",
+                                q.as_str()
+                            ),
+                        )
+                        .with_note(
+                            "help: APPy functions take a fixed list of positional parameters",
+                        ));
                 }
                 Rule::param_annot => {
-                    return Err(self.err(&q, "parameter annotations are not supported").with_note("help: remove the annotation"));
+                    return Err(self
+                        .err(&q, "parameter annotations are not supported")
+                        .with_note("help: remove the annotation"));
                 }
                 Rule::param_default => {
-                    return Err(self.err(&q, "default parameter values are not supported in APPy functions")
+                    return Err(self
+                        .err(
+                            &q,
+                            "default parameter values are not supported in APPy functions",
+                        )
                         .with_note("help: pass every argument explicitly"));
                 }
                 _ => {}
@@ -401,13 +532,19 @@ impl Ctx<'_> {
     fn header(&self, p: Pair<'_, Rule>) -> DResult<Header> {
         let rule = p.as_rule();
         let mut it = p.into_inner().skip(1); // the keyword
-        let mut next = |what: &str| it.next().ok_or_else(|| Diagnostic::bare(format!("malformed `{what}` header")));
+        let mut next = |what: &str| {
+            it.next()
+                .ok_or_else(|| Diagnostic::bare(format!("malformed `{what}` header")))
+        };
         Ok(match rule {
             Rule::for_hdr => {
                 let target = next("for")?;
                 let _in = next("for")?;
                 let iter = self.testlist(next("for")?)?;
-                Header::For { var: self.loop_var(target)?, iter }
+                Header::For {
+                    var: self.loop_var(target)?,
+                    iter,
+                }
             }
             Rule::if_hdr => Header::If(self.expr(next("if")?)?),
             Rule::elif_hdr => Header::Elif(self.expr(next("elif")?)?),
@@ -419,8 +556,14 @@ impl Ctx<'_> {
         let e = self.testlist(target.clone())?;
         match e.kind {
             ExprKind::Name(name) => Ok(Ident { name, span: e.span }),
-            ExprKind::Tuple(_) => Err(self.err(&target, "only a single loop variable is supported in APPy `for` loops")
-                .with_note("help: loop over an index, e.g. `for i in range(n):`, and index the arrays")),
+            ExprKind::Tuple(_) => Err(self
+                .err(
+                    &target,
+                    "only a single loop variable is supported in APPy `for` loops",
+                )
+                .with_note(
+                    "help: loop over an index, e.g. `for i in range(n):`, and index the arrays",
+                )),
             _ => Err(self.err(&target, "the loop variable must be a plain name")),
         }
     }
@@ -433,25 +576,44 @@ impl Ctx<'_> {
         let span = self.span(&p);
         let kind = match p.as_rule() {
             Rule::pass_stmt => StmtKind::Pass,
-            Rule::return_stmt => StmtKind::Return(p.into_inner().nth(1).map(|v| self.testlist(v)).transpose()?),
+            Rule::return_stmt => StmtKind::Return(
+                p.into_inner()
+                    .nth(1)
+                    .map(|v| self.testlist(v))
+                    .transpose()?,
+            ),
             _ => {
                 let mut it = p.into_inner();
-                let first = it.next().ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
+                let first = it
+                    .next()
+                    .ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
                 let lhs = self.testlist(first)?;
                 match it.next() {
                     None => StmtKind::Expr(lhs),
                     Some(tail) => match tail.as_rule() {
                         Rule::augment => {
                             let mut t = tail.into_inner();
-                            let op_pair = t.next().ok_or_else(|| Diagnostic::bare("malformed augmented assignment"))?;
+                            let op_pair = t.next().ok_or_else(|| {
+                                Diagnostic::bare("malformed augmented assignment")
+                            })?;
                             let op = binop(op_pair.as_str().trim_end_matches('='))
                                 .ok_or_else(|| self.err(&op_pair, "unknown operator"))?;
-                            let value = self.testlist(t.next().ok_or_else(|| Diagnostic::bare("malformed augmented assignment"))?)?;
+                            let value = self.testlist(t.next().ok_or_else(|| {
+                                Diagnostic::bare("malformed augmented assignment")
+                            })?)?;
                             self.check_target(&lhs, true)?;
-                            StmtKind::AugAssign { target: lhs, op, value }
+                            StmtKind::AugAssign {
+                                target: lhs,
+                                op,
+                                value,
+                            }
                         }
                         Rule::annotation => {
-                            return Err(self.err(&tail, "annotated assignments are not supported in APPy functions")
+                            return Err(self
+                                .err(
+                                    &tail,
+                                    "annotated assignments are not supported in APPy functions",
+                                )
                                 .with_note("help: write `x = value` without the type annotation"));
                         }
                         _ => {
@@ -459,29 +621,44 @@ impl Ctx<'_> {
                             for q in tail.into_inner().filter(|q| q.as_rule() != Rule::eq) {
                                 exprs.push(self.testlist(q)?);
                             }
-                            let value = exprs.pop().ok_or_else(|| Diagnostic::bare("malformed assignment"))?;
+                            let value = exprs
+                                .pop()
+                                .ok_or_else(|| Diagnostic::bare("malformed assignment"))?;
                             for t in &exprs {
                                 self.check_target(t, false)?;
                             }
-                            StmtKind::Assign { targets: exprs, value }
+                            StmtKind::Assign {
+                                targets: exprs,
+                                value,
+                            }
                         }
                     },
                 }
             }
         };
-        Ok(Stmt { kind, span, pragma: None })
+        Ok(Stmt {
+            kind,
+            span,
+            pragma: None,
+        })
     }
 
     /// Checks that `e` can be assigned to.
     fn check_target(&self, e: &Expr, augmented: bool) -> DResult<()> {
         let what = match &e.kind {
-            ExprKind::Name(_) | ExprKind::Subscript { .. } | ExprKind::Attribute { .. } => return Ok(()),
+            ExprKind::Name(_) | ExprKind::Subscript { .. } | ExprKind::Attribute { .. } => {
+                return Ok(());
+            }
             ExprKind::Tuple(items) if !augmented => {
                 return items.iter().try_for_each(|i| self.check_target(i, false));
             }
             ExprKind::Tuple(_) => "a tuple",
             ExprKind::Call { .. } => "a function call",
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Str(_) => "a literal",
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::None
+            | ExprKind::Str(_) => "a literal",
             _ => "an expression",
         };
         let msg = if augmented {
@@ -512,7 +689,10 @@ impl Ctx<'_> {
         if items.len() == 1 && !comma {
             return Ok(items.remove(0));
         }
-        Ok(Expr { kind: ExprKind::Tuple(items), span })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span,
+        })
     }
 
     fn expr(&self, mut p: Pair<'_, Rule>) -> DResult<Expr> {
@@ -550,21 +730,29 @@ impl Ctx<'_> {
             Rule::or_test | Rule::and_test => self.bool_op(p, span),
             Rule::not_test | Rule::factor => self.unary(p, span),
             Rule::comparison => self.comparison(p, span),
-            Rule::bitor | Rule::bitxor | Rule::bitand | Rule::shift | Rule::arith | Rule::term | Rule::power => {
-                self.binary(p, span)
-            }
+            Rule::bitor
+            | Rule::bitxor
+            | Rule::bitand
+            | Rule::shift
+            | Rule::arith
+            | Rule::term
+            | Rule::power => self.binary(p, span),
             Rule::primary => self.primary(p, span),
             Rule::paren => self.paren(p, span),
             Rule::list_display => Err(self.list_display(p, span)),
-            Rule::set_display => Err(self.err_at(span).with_message("dict and set literals are not supported in APPy functions")),
-            Rule::ellipsis => Err(self.err_at(span).with_message("`...` (Ellipsis) is not supported in APPy functions")),
+            Rule::set_display => Err(self
+                .err_at(span)
+                .with_message("dict and set literals are not supported in APPy functions")),
+            Rule::ellipsis => Err(self
+                .err_at(span)
+                .with_message("`...` (Ellipsis) is not supported in APPy functions")),
             Rule::walrus => Err(self
                 .err_at(span)
                 .with_message("assignment expressions (`:=`) are not supported in APPy functions")
                 .with_note("help: assign the value in a separate statement")),
-            Rule::star_expr => {
-                Err(self.err_at(span).with_message("starred expressions (`*x`) are not supported in APPy functions"))
-            }
+            Rule::star_expr => Err(self
+                .err_at(span)
+                .with_message("starred expressions (`*x`) are not supported in APPy functions")),
             Rule::kw_none => mk(ExprKind::None),
             Rule::kw_true => mk(ExprKind::Bool(true)),
             Rule::kw_false => mk(ExprKind::Bool(false)),
@@ -593,52 +781,81 @@ impl Ctx<'_> {
 
     /// `a or b or c`, `a and b`.
     fn bool_op(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
-        let op = if p.as_rule() == Rule::or_test { BoolOpKind::Or } else { BoolOpKind::And };
+        let op = if p.as_rule() == Rule::or_test {
+            BoolOpKind::Or
+        } else {
+            BoolOpKind::And
+        };
         let values = p
             .into_inner()
             .filter(|q| !matches!(q.as_rule(), Rule::kw_or | Rule::kw_and))
             .map(|q| self.expr(q))
             .collect::<DResult<Vec<_>>>()?;
-        Ok(Expr { kind: ExprKind::BoolOp { op, values }, span })
+        Ok(Expr {
+            kind: ExprKind::BoolOp { op, values },
+            span,
+        })
     }
 
     /// `not x`, `-x`, `+x`, `~x`.
     fn unary(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
         let mut it = p.into_inner();
-        let (Some(op), Some(operand)) = (it.next(), it.next()) else { return Err(self.err_at(span)) };
+        let (Some(op), Some(operand)) = (it.next(), it.next()) else {
+            return Err(self.err_at(span));
+        };
         let op = match op.as_str() {
             "-" => UnaryOp::Neg,
             "+" => UnaryOp::Pos,
             "~" => UnaryOp::Invert,
             _ => UnaryOp::Not,
         };
-        Ok(Expr { kind: ExprKind::Unary { op, operand: Box::new(self.expr(operand)?) }, span })
+        Ok(Expr {
+            kind: ExprKind::Unary {
+                op,
+                operand: Box::new(self.expr(operand)?),
+            },
+            span,
+        })
     }
 
     /// `a < b <= c`.
     fn comparison(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
         let mut it = p.into_inner();
-        let Some(first) = it.next() else { return Err(self.err_at(span)) };
+        let Some(first) = it.next() else {
+            return Err(self.err_at(span));
+        };
         let first = Box::new(self.expr(first)?);
         let mut rest = Vec::new();
         while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
             rest.push((self.cmp_op(op)?, self.expr(rhs)?));
         }
-        Ok(Expr { kind: ExprKind::Compare { first, rest }, span })
+        Ok(Expr {
+            kind: ExprKind::Compare { first, rest },
+            span,
+        })
     }
 
     /// A left-associative chain of binary operators (or `a ** b`, whose right operand is
     /// a `factor`, which makes it right-associative).
     fn binary(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
         let mut it = p.into_inner();
-        let Some(first) = it.next() else { return Err(self.err_at(span)) };
+        let Some(first) = it.next() else {
+            return Err(self.err_at(span));
+        };
         let start = self.span(&first).start;
         let mut acc = self.expr(first)?;
         while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
             let end = self.span(&rhs).end;
             let op = binop(op.as_str()).ok_or_else(|| self.err(&op, "unknown operator"))?;
             let rhs = self.expr(rhs)?;
-            acc = Expr { kind: ExprKind::Binary { op, lhs: Box::new(acc), rhs: Box::new(rhs) }, span: Span::new(start, end) };
+            acc = Expr {
+                kind: ExprKind::Binary {
+                    op,
+                    lhs: Box::new(acc),
+                    rhs: Box::new(rhs),
+                },
+                span: Span::new(start, end),
+            };
         }
         Ok(acc)
     }
@@ -646,7 +863,9 @@ impl Ctx<'_> {
     /// An atom followed by calls, subscripts and attribute accesses.
     fn primary(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
         let mut it = p.into_inner();
-        let Some(atom) = it.next() else { return Err(self.err_at(span)) };
+        let Some(atom) = it.next() else {
+            return Err(self.err_at(span));
+        };
         let start = self.span(&atom).start;
         let mut acc = self.expr(atom)?;
         for t in it {
@@ -654,11 +873,18 @@ impl Ctx<'_> {
             let kind = match t.as_rule() {
                 Rule::attr => {
                     let name = t.into_inner().next().ok_or_else(|| self.err_at(span))?;
-                    ExprKind::Attribute { value: Box::new(acc), attr: self.ident(&name) }
+                    ExprKind::Attribute {
+                        value: Box::new(acc),
+                        attr: self.ident(&name),
+                    }
                 }
                 Rule::call => {
                     let (args, kwargs) = self.call_args(t)?;
-                    ExprKind::Call { func: Box::new(acc), args, kwargs }
+                    ExprKind::Call {
+                        func: Box::new(acc),
+                        args,
+                        kwargs,
+                    }
                 }
                 _ => {
                     let indices = t
@@ -666,7 +892,10 @@ impl Ctx<'_> {
                         .filter(|q| q.as_rule() == Rule::subscript)
                         .map(|q| self.subscript(q))
                         .collect::<DResult<Vec<_>>>()?;
-                    ExprKind::Subscript { value: Box::new(acc), indices }
+                    ExprKind::Subscript {
+                        value: Box::new(acc),
+                        indices,
+                    }
                 }
             };
             acc = Expr { kind, span };
@@ -685,7 +914,9 @@ impl Ctx<'_> {
                     return Err(self
                         .err_at(span)
                         .with_message("generator expressions are not supported in APPy functions")
-                        .with_note("help: write a `for` loop, or use a slice expression like `sum(a[:N])`"));
+                        .with_note(
+                            "help: write a `for` loop, or use a slice expression like `sum(a[:N])`",
+                        ));
                 }
                 _ => items.push(self.expr(q)?),
             }
@@ -695,7 +926,10 @@ impl Ctx<'_> {
             e.span = span;
             return Ok(e);
         }
-        Ok(Expr { kind: ExprKind::Tuple(items), span })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span,
+        })
     }
 
     /// The error for a list display or comprehension.
@@ -717,7 +951,10 @@ impl Ctx<'_> {
         for q in p.into_inner() {
             s.push_str(&self.string(q)?);
         }
-        Ok(Expr { kind: ExprKind::Str(s), span })
+        Ok(Expr {
+            kind: ExprKind::Str(s),
+            span,
+        })
     }
 
     fn err_at(&self, span: Span) -> Diagnostic {
@@ -725,7 +962,10 @@ impl Ctx<'_> {
     }
 
     fn cmp_op(&self, p: Pair<'_, Rule>) -> DResult<CmpOp> {
-        let inner = p.into_inner().next().ok_or_else(|| Diagnostic::bare("malformed comparison"))?;
+        let inner = p
+            .into_inner()
+            .next()
+            .ok_or_else(|| Diagnostic::bare("malformed comparison"))?;
         let op = match (inner.as_rule(), inner.as_str()) {
             (Rule::op_cmp, "<") => CmpOp::Lt,
             (Rule::op_cmp, "<=") => CmpOp::Le,
@@ -740,14 +980,18 @@ impl Ctx<'_> {
                     Rule::kw_in => "in",
                     _ => "is",
                 };
-                return Err(self.err(&inner, format!("the `{name}` operator is not supported in APPy functions"))
+                return Err(self
+                    .err(
+                        &inner,
+                        format!("the `{name}` operator is not supported in APPy functions"),
+                    )
                     .with_note("help: compare values with `==`, `!=`, `<`, `<=`, `>`, `>=`"));
             }
         };
         Ok(op)
     }
 
-    fn call_args(&self, p: Pair<'_, Rule>) -> DResult<(Vec<Expr>, Vec<(Ident, Expr)>)> {
+    fn call_args(&self, p: Pair<'_, Rule>) -> DResult<CallArgs> {
         let (mut args, mut kwargs) = (Vec::new(), Vec::new());
         for a in p.into_inner().filter(|q| q.as_rule() == Rule::argument) {
             let mut it = a.clone().into_inner();
@@ -755,7 +999,8 @@ impl Ctx<'_> {
             match first.as_rule() {
                 Rule::kwarg => {
                     let mut k = first.into_inner();
-                    let (Some(name), Some(_eq), Some(value)) = (k.next(), k.next(), k.next()) else {
+                    let (Some(name), Some(_eq), Some(value)) = (k.next(), k.next(), k.next())
+                    else {
                         return Err(self.err(&a, "invalid syntax"));
                     };
                     kwargs.push((self.ident(&name), self.expr(value)?));
@@ -801,11 +1046,20 @@ impl Ctx<'_> {
         };
         let (mut upper, mut step) = (None, None);
         for q in rest.into_inner() {
-            let slot = if q.as_rule() == Rule::slice_hi { &mut upper } else { &mut step };
+            let slot = if q.as_rule() == Rule::slice_hi {
+                &mut upper
+            } else {
+                &mut step
+            };
             let inner = q.into_inner().next().ok_or_else(|| self.err_at(span))?;
             *slot = Some(Box::new(self.expr(inner)?));
         }
-        Ok(Index::Slice { lower: lower.map(Box::new), upper, step, span })
+        Ok(Index::Slice {
+            lower: lower.map(Box::new),
+            upper,
+            step,
+            span,
+        })
     }
 
     fn number(&self, p: Pair<'_, Rule>) -> DResult<Expr> {
@@ -813,12 +1067,23 @@ impl Ctx<'_> {
         let mut it = p.into_inner();
         let lit = it.next().ok_or_else(|| self.err_at(span))?;
         if it.next().is_some() {
-            return Err(self.err_at(span).with_message("complex literals are not supported in APPy functions"));
+            return Err(self
+                .err_at(span)
+                .with_message("complex literals are not supported in APPy functions"));
         }
         let digits = lit.as_str().replace('_', "");
-        let too_big = || self.err_at(span).with_message(format!("integer literal `{}` does not fit in 64 bits", lit.as_str()));
+        let too_big = || {
+            self.err_at(span).with_message(format!(
+                "integer literal `{}` does not fit in 64 bits",
+                lit.as_str()
+            ))
+        };
         let kind = match lit.as_rule() {
-            Rule::float_lit => ExprKind::Float(digits.parse().map_err(|_| self.err_at(span).with_message("invalid float literal"))?),
+            Rule::float_lit => ExprKind::Float(
+                digits
+                    .parse()
+                    .map_err(|_| self.err_at(span).with_message("invalid float literal"))?,
+            ),
             Rule::hex_lit | Rule::oct_lit | Rule::bin_lit => {
                 let radix = match lit.as_rule() {
                     Rule::hex_lit => 16,
@@ -828,8 +1093,11 @@ impl Ctx<'_> {
                 ExprKind::Int(i64::from_str_radix(&digits[2..], radix).map_err(|_| too_big())?)
             }
             _ => {
-                if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0') {
-                    return Err(self.err_at(span).with_message("leading zeros in decimal integer literals are not permitted")
+                if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0')
+                {
+                    return Err(self
+                        .err_at(span)
+                        .with_message("leading zeros in decimal integer literals are not permitted")
                         .with_note("help: use an `0o` prefix for octal integers"));
                 }
                 ExprKind::Int(digits.parse().map_err(|_| too_big())?)
@@ -850,14 +1118,28 @@ impl Ctx<'_> {
         }
         let lower = prefix.to_ascii_lowercase();
         if lower.contains('f') {
-            return Err(self.err_at(span).with_message("f-strings are not supported in APPy functions"));
+            return Err(self
+                .err_at(span)
+                .with_message("f-strings are not supported in APPy functions"));
         }
         if lower.contains('b') {
-            return Err(self.err_at(span).with_message("bytes literals are not supported in APPy functions"));
+            return Err(self
+                .err_at(span)
+                .with_message("bytes literals are not supported in APPy functions"));
         }
-        let q = if body.starts_with("'''") || body.starts_with("\"\"\"") { 3 } else { 1 };
-        let inner = body.get(q..body.len().saturating_sub(q)).unwrap_or_default();
-        Ok(if lower.contains('r') { inner.to_string() } else { unescape(inner) })
+        let q = if body.starts_with("'''") || body.starts_with("\"\"\"") {
+            3
+        } else {
+            1
+        };
+        let inner = body
+            .get(q..body.len().saturating_sub(q))
+            .unwrap_or_default();
+        Ok(if lower.contains('r') {
+            inner.to_string()
+        } else {
+            unescape(inner)
+        })
     }
 }
 
@@ -886,7 +1168,9 @@ fn content_len(text: &str) -> usize {
                     while i < b.len() {
                         if b[i] == b'\\' {
                             i += 2;
-                        } else if b[i] == q && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q))) {
+                        } else if b[i] == q
+                            && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q)))
+                        {
                             i += close;
                             break;
                         } else {
@@ -1001,21 +1285,39 @@ fn unclosed_bracket(text: &str) -> Option<usize> {
 /// Statement keywords APPy rejects, with a message and a hint.
 fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>)> {
     Some(match word {
-        "while" => ("`while` loops are not supported in APPy functions", Some("help: use a `for` loop over `range(...)`")),
-        "with" => ("`with` statements are not supported in APPy functions", None),
-        "try" | "except" | "finally" => ("exception handling (`try`/`except`) is not supported in APPy functions", None),
-        "raise" => ("`raise` is not supported in APPy functions", Some("help: check the inputs in the calling Python code")),
+        "while" => (
+            "`while` loops are not supported in APPy functions",
+            Some("help: use a `for` loop over `range(...)`"),
+        ),
+        "with" => (
+            "`with` statements are not supported in APPy functions",
+            None,
+        ),
+        "try" | "except" | "finally" => (
+            "exception handling (`try`/`except`) is not supported in APPy functions",
+            None,
+        ),
+        "raise" => (
+            "`raise` is not supported in APPy functions",
+            Some("help: check the inputs in the calling Python code"),
+        ),
         "def" => (
             "nested function definitions are not supported in APPy functions",
             Some("help: inline the helper's code into the jitted function"),
         ),
-        "class" => ("class definitions are not supported in APPy functions", None),
+        "class" => (
+            "class definitions are not supported in APPy functions",
+            None,
+        ),
         "global" | "nonlocal" => (
             "`global`/`nonlocal` declarations are not supported in APPy functions",
             Some("help: pass the value as a parameter (use a 1-element array for outputs)"),
         ),
         "del" => ("`del` is not supported in APPy functions", None),
-        "import" | "from" => ("imports inside APPy functions are not supported", Some("help: move the import to module level")),
+        "import" | "from" => (
+            "imports inside APPy functions are not supported",
+            Some("help: move the import to module level"),
+        ),
         "break" => (
             "`break` is not supported in APPy functions",
             Some("help: APPy loops always run their full range; guard the body with `if` instead"),
@@ -1024,23 +1326,38 @@ fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>
             "`continue` is not supported in APPy functions",
             Some("help: guard the rest of the loop body with `if` instead"),
         ),
-        "yield" => ("generators (`yield`) are not supported in APPy functions", None),
+        "yield" => (
+            "generators (`yield`) are not supported in APPy functions",
+            None,
+        ),
         "async" | "await" => ("`async`/`await` is not supported in APPy functions", None),
-        "assert" => ("`assert` is not supported in APPy functions", Some("help: check the condition in the calling Python code")),
-        "lambda" => ("`lambda` expressions are not supported in APPy functions", None),
+        "assert" => (
+            "`assert` is not supported in APPy functions",
+            Some("help: check the condition in the calling Python code"),
+        ),
+        "lambda" => (
+            "`lambda` expressions are not supported in APPy functions",
+            None,
+        ),
         _ => return None,
     })
 }
 
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
-    "pass", "raise", "return", "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// Turns a pest error on `text` (at byte `offset` of the file) into a diagnostic,
 /// recognising the common unsupported constructs at the failure position.
-fn syntax_error(file: &SourceFile, offset: usize, text: &str, e: &pest::error::Error<Rule>) -> Diagnostic {
+fn syntax_error(
+    file: &SourceFile,
+    offset: usize,
+    text: &str,
+    e: &pest::error::Error<Rule>,
+) -> Diagnostic {
     let pos = match e.location {
         pest::error::InputLocation::Pos(p) => p,
         pest::error::InputLocation::Span((s, _)) => s,
@@ -1050,14 +1367,25 @@ fn syntax_error(file: &SourceFile, offset: usize, text: &str, e: &pest::error::E
     // string prefix such as the `r` of `raise`); report the whole word instead.
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     let pos = if text[pos..].starts_with(is_word) {
-        text[..pos].char_indices().rev().take_while(|&(_, c)| is_word(c)).last().map_or(pos, |(i, _)| i)
+        text[..pos]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_word(c))
+            .last()
+            .map_or(pos, |(i, _)| i)
     } else {
         pos
     };
     let rest = &text[pos..];
-    let word_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    let word_len = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
     let word = &rest[..word_len];
-    let tok_len = if word_len > 0 { word_len } else { rest.chars().next().map_or(0, char::len_utf8) };
+    let tok_len = if word_len > 0 {
+        word_len
+    } else {
+        rest.chars().next().map_or(0, char::len_utf8)
+    };
     let span = Span::new(offset + pos, offset + pos + tok_len);
     let before = text[..pos].trim_end();
     let at_stmt_start = before.is_empty() || before.ends_with(':') || before.ends_with(';');
@@ -1071,9 +1399,18 @@ fn syntax_error(file: &SourceFile, offset: usize, text: &str, e: &pest::error::E
     if KEYWORDS.contains(&word) {
         let name_position = before.ends_with(['.', '(', ',', '='])
             || before.ends_with("def")
-            || (rest[word_len..].trim_start().starts_with('=') && !rest[word_len..].trim_start().starts_with("=="));
-        if name_position && !matches!(word, "lambda" | "yield" | "await" | "not" | "None" | "True" | "False") {
-            return err(&format!("`{word}` is a keyword and cannot be used as a name"), None);
+            || (rest[word_len..].trim_start().starts_with('=')
+                && !rest[word_len..].trim_start().starts_with("=="));
+        if name_position
+            && !matches!(
+                word,
+                "lambda" | "yield" | "await" | "not" | "None" | "True" | "False"
+            )
+        {
+            return err(
+                &format!("`{word}` is a keyword and cannot be used as a name"),
+                None,
+            );
         }
         if let Some((msg, note)) = unsupported_keyword(word)
             && (at_stmt_start || matches!(word, "lambda" | "yield" | "await"))
@@ -1097,42 +1434,92 @@ fn syntax_error(file: &SourceFile, offset: usize, text: &str, e: &pest::error::E
         return err("`...` (Ellipsis) is not supported in APPy functions", None);
     }
     if rest.starts_with('*') && (before.ends_with(['(', ',']) || before.is_empty()) {
-        return err("`*`/`**` unpacking is not supported in APPy functions", None);
+        return err(
+            "`*`/`**` unpacking is not supported in APPy functions",
+            None,
+        );
     }
     if let pest::error::ErrorVariant::CustomError { message } = &e.variant {
         // pest's own guards ("stack limit reached", "call limit reached").
-        let d = Diagnostic::error(file, Span::new(offset, offset + text.len()), "expression is nested too deeply");
-        return d.with_note(format!("help: split it into several statements ({message})"));
+        let d = Diagnostic::error(
+            file,
+            Span::new(offset, offset + text.len()),
+            "expression is nested too deeply",
+        );
+        return d.with_note(format!(
+            "help: split it into several statements ({message})"
+        ));
     }
     if content_len(rest) == 0 {
         if let Some(open) = unclosed_bracket(text) {
             let span = Span::new(offset + open, offset + open + 1);
-            return Diagnostic::error(file, span, format!("`{}` was never closed", &text[open..open + 1]));
+            return Diagnostic::error(
+                file,
+                span,
+                format!("`{}` was never closed", &text[open..open + 1]),
+            );
         }
         let end = offset + content_len(text);
-        return Diagnostic::error(file, Span::new(end, end), "invalid syntax: unexpected end of line")
-            .with_notes(expected_note(e));
+        return Diagnostic::error(
+            file,
+            Span::new(end, end),
+            "invalid syntax: unexpected end of line",
+        )
+        .with_notes(expected_note(e));
     }
     let tok = &rest[..tok_len];
-    err(&format!("invalid syntax: unexpected `{tok}`"), expected_note(e).as_deref())
+    err(
+        &format!("invalid syntax: unexpected `{tok}`"),
+        expected_note(e).as_deref(),
+    )
 }
 
 /// "expected ..." from the rules pest tried at the failure position.
 fn expected_note(e: &pest::error::Error<Rule>) -> Option<String> {
-    let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant else { return None };
+    let pest::error::ErrorVariant::ParsingError { positives, .. } = &e.variant else {
+        return None;
+    };
     let mut names: Vec<&str> = Vec::new();
     for r in positives {
         let n = match r {
-            Rule::name | Rule::number | Rule::strings | Rule::string | Rule::paren | Rule::test | Rule::primary
-            | Rule::factor | Rule::power | Rule::arith | Rule::term | Rule::comparison | Rule::not_test
-            | Rule::kw_none | Rule::kw_true | Rule::kw_false | Rule::op_unary | Rule::kw_not | Rule::star_expr
-            | Rule::walrus | Rule::slice_lo | Rule::argument | Rule::subscript | Rule::testlist | Rule::testlist_star => {
-                "an expression"
-            }
-            Rule::op_bitor | Rule::op_bitxor | Rule::op_bitand | Rule::op_shift | Rule::op_arith | Rule::op_term
-            | Rule::op_pow | Rule::comp_op | Rule::op_cmp | Rule::kw_and | Rule::kw_or | Rule::kw_if | Rule::kw_is => {
-                "an operator"
-            }
+            Rule::name
+            | Rule::number
+            | Rule::strings
+            | Rule::string
+            | Rule::paren
+            | Rule::test
+            | Rule::primary
+            | Rule::factor
+            | Rule::power
+            | Rule::arith
+            | Rule::term
+            | Rule::comparison
+            | Rule::not_test
+            | Rule::kw_none
+            | Rule::kw_true
+            | Rule::kw_false
+            | Rule::op_unary
+            | Rule::kw_not
+            | Rule::star_expr
+            | Rule::walrus
+            | Rule::slice_lo
+            | Rule::argument
+            | Rule::subscript
+            | Rule::testlist
+            | Rule::testlist_star => "an expression",
+            Rule::op_bitor
+            | Rule::op_bitxor
+            | Rule::op_bitand
+            | Rule::op_shift
+            | Rule::op_arith
+            | Rule::op_term
+            | Rule::op_pow
+            | Rule::comp_op
+            | Rule::op_cmp
+            | Rule::kw_and
+            | Rule::kw_or
+            | Rule::kw_if
+            | Rule::kw_is => "an operator",
             Rule::call | Rule::index | Rule::attr => "`(`, `[` or `.`",
             Rule::eq | Rule::aug_op | Rule::augment | Rule::assign_tail | Rule::annotation => "`=`",
             Rule::trailing_comma => "`,`",

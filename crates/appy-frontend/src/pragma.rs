@@ -17,7 +17,11 @@ use crate::parser;
 pub(crate) fn pragma_body(comment: &str) -> Option<usize> {
     let rest = comment.strip_prefix('#')?.trim_start_matches([' ', '\t']);
     let after = rest.strip_prefix("pragma")?;
-    if after.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+    if after
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    {
         return None;
     }
     Some(comment.len() - after.len())
@@ -31,9 +35,18 @@ pub(crate) fn parse_pragma(file: &SourceFile, span: Span) -> DResult<Pragma> {
     let lead = raw.len() - raw.trim_start().len();
     let text = raw.trim();
     let base = span.start + body + lead;
-    let p = PragmaParser { file, text, base, whole: span };
+    let p = PragmaParser {
+        file,
+        text,
+        base,
+        whole: span,
+    };
     let kind = p.parse()?;
-    Ok(Pragma { kind, text: text.to_string(), span })
+    Ok(Pragma {
+        kind,
+        text: text.to_string(),
+        span,
+    })
 }
 
 /// A word or punctuation character of a keyword pragma, with its absolute span.
@@ -66,7 +79,11 @@ impl<'a> PragmaParser<'a> {
     }
 
     fn unknown(&self) -> Diagnostic {
-        let what = if self.text.is_empty() { "empty pragma".to_string() } else { format!("unknown pragma `{}`", self.text) };
+        let what = if self.text.is_empty() {
+            "empty pragma".to_string()
+        } else {
+            format!("unknown pragma `{}`", self.text)
+        };
         self.err(self.whole, format!("{what}; {EXPECTED}"))
     }
 
@@ -87,7 +104,10 @@ impl<'a> PragmaParser<'a> {
                     it.next();
                 }
             }
-            out.push(Tok { text: &self.text[i..end], span: self.abs(i, end) });
+            out.push(Tok {
+                text: &self.text[i..end],
+                span: self.abs(i, end),
+            });
         }
         out
     }
@@ -107,7 +127,11 @@ impl<'a> PragmaParser<'a> {
         };
         if let Some(extra) = toks.get(used) {
             let name = words[..used].join(" ");
-            return Err(self.err(extra.span, format!("unexpected `{}` after `#pragma {name}`", extra.text))
+            return Err(self
+                .err(
+                    extra.span,
+                    format!("unexpected `{}` after `#pragma {name}`", extra.text),
+                )
                 .with_note(format!("`#pragma {name}` takes no clauses")));
         }
         Ok(kind)
@@ -122,17 +146,27 @@ impl<'a> PragmaParser<'a> {
                 "simd" => simd = true,
                 "shared" => {
                     if toks.get(i).map(|t| t.text) != Some("(") {
-                        return Err(self.err(t.span, "expected `(` after `shared`")
+                        return Err(self
+                            .err(t.span, "expected `(` after `shared`")
                             .with_note("write `shared(a, b)`"));
                     }
                     i += 1;
                     loop {
                         match toks.get(i) {
                             Some(v) if is_ident(v.text) => {
-                                shared.push(Ident { name: v.text.to_string(), span: v.span });
+                                shared.push(Ident {
+                                    name: v.text.to_string(),
+                                    span: v.span,
+                                });
                             }
                             Some(v) => {
-                                return Err(self.err(v.span, format!("expected a variable name in `shared(...)`, found `{}`", v.text)));
+                                return Err(self.err(
+                                    v.span,
+                                    format!(
+                                        "expected a variable name in `shared(...)`, found `{}`",
+                                        v.text
+                                    ),
+                                ));
                             }
                             None => return Err(self.err(t.span, "unterminated `shared(` clause")),
                         }
@@ -143,12 +177,20 @@ impl<'a> PragmaParser<'a> {
                                 i += 1;
                                 break;
                             }
-                            _ => return Err(self.err(t.span, "unterminated `shared(` clause").with_note("write `shared(a, b)`")),
+                            _ => {
+                                return Err(self
+                                    .err(t.span, "unterminated `shared(` clause")
+                                    .with_note("write `shared(a, b)`"));
+                            }
                         }
                     }
                 }
                 other => {
-                    return Err(self.err(t.span, format!("unknown clause `{other}` in `#pragma parallel for`"))
+                    return Err(self
+                        .err(
+                            t.span,
+                            format!("unknown clause `{other}` in `#pragma parallel for`"),
+                        )
                         .with_note("supported clauses: `simd`, `shared(var, ...)`"));
                 }
             }
@@ -170,7 +212,11 @@ impl<'a> PragmaParser<'a> {
                 break;
             }
             let Some(arrow) = t[pos..].find("=>").map(|i| pos + i) else {
-                return Err(self.err(self.abs(pos, t.len()), format!("expected `=>` in tensor pragma entry `{}`", &t[pos..]))
+                return Err(self
+                    .err(
+                        self.abs(pos, t.len()),
+                        format!("expected `=>` in tensor pragma entry `{}`", &t[pos..]),
+                    )
                     .with_note("a tensor pragma entry looks like `1:N-1=>parallel`"));
             };
             let (lower, upper) = self.slice(pos, arrow)?;
@@ -195,15 +241,28 @@ impl<'a> PragmaParser<'a> {
                     p += 1;
                 }
             }
-            let text: String = t[pos..arrow].chars().filter(|c| !c.is_whitespace()).collect();
-            dims.push(TensorDim { lower, upper, text, props, span: self.abs(pos, p) });
+            let text: String = t[pos..arrow]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            dims.push(TensorDim {
+                lower,
+                upper,
+                text,
+                props,
+                span: self.abs(pos, p),
+            });
             pos = p;
         }
         Ok(dims)
     }
 
     /// The slice `text[start..end]` (before `=>`): `lo:hi` with optional sides.
-    fn slice(&self, start: usize, end: usize) -> DResult<(Option<crate::ast::Expr>, Option<crate::ast::Expr>)> {
+    fn slice(
+        &self,
+        start: usize,
+        end: usize,
+    ) -> DResult<(Option<crate::ast::Expr>, Option<crate::ast::Expr>)> {
         let s = &self.text[start..end];
         let mut depth = 0i32;
         let mut colons = Vec::new();
@@ -234,11 +293,14 @@ impl<'a> PragmaParser<'a> {
     /// One property starting at `pos`; returns it and the position after it.
     fn prop(&self, pos: usize) -> DResult<(TensorProp, usize)> {
         let t = self.text;
-        let word_end = t[pos..].find(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(t.len(), |i| pos + i);
+        let word_end = t[pos..]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map_or(t.len(), |i| pos + i);
         let word = &t[pos..word_end];
         let word_span = self.abs(pos, word_end.max(pos + 1).min(t.len().max(pos)));
         if word.is_empty() {
-            return Err(self.err(word_span, "expected a property after `=>`")
+            return Err(self
+                .err(word_span, "expected a property after `=>`")
                 .with_note("properties: parallel, simd, reduce(op:var), le(N)"));
         }
         let args = if t[word_end..].starts_with('(') {
@@ -265,21 +327,40 @@ impl<'a> PragmaParser<'a> {
                 };
                 let inner = &t[a..b];
                 let Some((op, var)) = inner.split_once(':') else {
-                    return Err(self.err(self.abs(a, b), format!("expected `op:var` in `{word}(...)`, found `{inner}`")));
+                    return Err(self.err(
+                        self.abs(a, b),
+                        format!("expected `op:var` in `{word}(...)`, found `{inner}`"),
+                    ));
                 };
                 let op = op.trim();
                 if !matches!(op, "sum" | "max" | "min" | "+" | "*") {
-                    return Err(self.err(self.abs(a, a + inner.find(':').unwrap_or(0)), format!("unknown reduction operator `{op}`"))
+                    return Err(self
+                        .err(
+                            self.abs(a, a + inner.find(':').unwrap_or(0)),
+                            format!("unknown reduction operator `{op}`"),
+                        )
                         .with_note("supported: sum, max, min, +, *"));
                 }
                 let var_start = a + inner.find(':').unwrap_or(0) + 1;
                 let lead = t[var_start..b].len() - t[var_start..b].trim_start().len();
                 let name = var.trim();
                 if !is_ident(name) {
-                    return Err(self.err(self.abs(var_start, b), format!("expected a variable name, found `{name}`")));
+                    return Err(self.err(
+                        self.abs(var_start, b),
+                        format!("expected a variable name, found `{name}`"),
+                    ));
                 }
                 let span = self.abs(var_start + lead, var_start + lead + name.len());
-                Ok((TensorProp::Reduce { op: op.to_string(), var: Ident { name: name.to_string(), span } }, next))
+                Ok((
+                    TensorProp::Reduce {
+                        op: op.to_string(),
+                        var: Ident {
+                            name: name.to_string(),
+                            span,
+                        },
+                    },
+                    next,
+                ))
             }
             "le" => {
                 let Some((a, b)) = args else {
@@ -288,10 +369,17 @@ impl<'a> PragmaParser<'a> {
                 let n = t[a..b].trim().replace('_', "");
                 match n.parse::<i64>() {
                     Ok(v) => Ok((TensorProp::Le(v), next)),
-                    Err(_) => Err(self.err(self.abs(a, b), format!("expected an integer in `le(...)`, found `{}`", t[a..b].trim()))),
+                    Err(_) => Err(self.err(
+                        self.abs(a, b),
+                        format!(
+                            "expected an integer in `le(...)`, found `{}`",
+                            t[a..b].trim()
+                        ),
+                    )),
                 }
             }
-            other => Err(self.err(word_span, format!("unknown tensor property `{other}`"))
+            other => Err(self
+                .err(word_span, format!("unknown tensor property `{other}`"))
                 .with_note("properties: parallel, simd, reduce(op:var), le(N)")),
         }
     }
@@ -299,5 +387,43 @@ impl<'a> PragmaParser<'a> {
 
 fn is_ident(s: &str) -> bool {
     let mut cs = s.chars();
-    cs.next().is_some_and(|c| c.is_alphabetic() || c == '_') && cs.all(|c| c.is_alphanumeric() || c == '_')
+    cs.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && cs.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_pragma_comments() {
+        assert_eq!(pragma_body("#pragma simd"), Some(7));
+        assert_eq!(pragma_body("# pragma simd"), Some(8));
+        assert_eq!(pragma_body("#\tpragma"), Some(8));
+        assert_eq!(pragma_body("#pragmatic"), None);
+        assert_eq!(pragma_body("# a pragma"), None);
+        assert_eq!(pragma_body("pragma"), None);
+    }
+
+    #[test]
+    fn parses_pragma_text_with_offsets() {
+        let file = SourceFile::new("p.py", "    #  pragma   parallel for shared(x)  ");
+        let start = file.text().find('#').unwrap_or_default();
+        let p = parse_pragma(&file, Span::new(start, file.text().trim_end().len())).unwrap();
+        assert_eq!(p.text, "parallel for shared(x)");
+        let PragmaKind::ParallelFor {
+            shared,
+            simd: false,
+        } = p.kind
+        else {
+            panic!("{:?}", p.kind)
+        };
+        assert_eq!(file.line_col(shared[0].span.start), (1, 37));
+    }
+
+    #[test]
+    fn is_ident_accepts_python_names() {
+        assert!(is_ident("a_1") && is_ident("_") && is_ident("αβ"));
+        assert!(!is_ident("1a") && !is_ident("") && !is_ident("a-b"));
+    }
 }

@@ -53,13 +53,20 @@ fn parse(file: &SourceFile, name: &str) -> Program {
 fn paper_kernels() {
     let file = SourceFile::new("paper.py", PAPER);
     let names: Vec<String> = jit_functions(&file).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["spmv", "softmax", "vector_sum", "jacobi_2d_one_iteration"]);
+    assert_eq!(
+        names,
+        ["spmv", "softmax", "vector_sum", "jacobi_2d_one_iteration"]
+    );
 
     let p = parse(&file, "spmv");
     assert_eq!(p.imports.len(), 2);
     assert_eq!(
         p.imports[0],
-        Import::Module { module: "numpy".into(), alias: "np".into(), span: Span::new(0, 18) }
+        Import::Module {
+            module: "numpy".into(),
+            alias: "np".into(),
+            span: Span::new(0, 18)
+        }
     );
     assert!(p.function.options.is_empty());
     assert_eq!(p.function.params.len(), 6);
@@ -73,7 +80,10 @@ fn paper_kernels() {
 "
     );
     assert_eq!(file.line_col(p.function.body[0].span.start), (7, 5));
-    assert_eq!(file.line_col(p.function.body[0].pragma.as_ref().unwrap().span.start), (6, 5));
+    assert_eq!(
+        file.line_col(p.function.body[0].pragma.as_ref().unwrap().span.start),
+        (6, 5)
+    );
 
     let p = parse(&file, "softmax");
     assert_eq!(p.function.options.len(), 1);
@@ -90,18 +100,41 @@ fn paper_kernels() {
     let p = parse(&file, "vector_sum");
     assert_eq!(
         p.function.body[0].pragma.as_ref().unwrap().kind,
-        PragmaKind::ParallelFor { simd: true, shared: vec![] }
+        PragmaKind::ParallelFor {
+            simd: true,
+            shared: vec![]
+        }
     );
-    let StmtKind::For { body, .. } = &p.function.body[0].kind else { panic!() };
+    let StmtKind::For { body, .. } = &p.function.body[0].kind else {
+        panic!()
+    };
     assert_eq!(body[0].pragma.as_ref().unwrap().kind, PragmaKind::Atomic);
 
     let p = parse(&file, "jacobi_2d_one_iteration");
     assert_eq!(p.function.body.len(), 2);
-    let PragmaKind::Tensor(dims) = &p.function.body[0].pragma.as_ref().unwrap().kind else { panic!() };
-    assert_eq!(dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>(), ["1:M-1", "1:N-1"]);
-    let PragmaKind::Tensor(dims) = &p.function.body[1].pragma.as_ref().unwrap().kind else { panic!() };
-    assert_eq!(dims[1].props, [TensorProp::Reduce { op: "sum".into(), var: Ident { name: "y".into(), span: dims_var_span(&file) } }]);
-    let StmtKind::Assign { value, .. } = &p.function.body[0].kind else { panic!() };
+    let PragmaKind::Tensor(dims) = &p.function.body[0].pragma.as_ref().unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(
+        dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>(),
+        ["1:M-1", "1:N-1"]
+    );
+    let PragmaKind::Tensor(dims) = &p.function.body[1].pragma.as_ref().unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(
+        dims[1].props,
+        [TensorProp::Reduce {
+            op: "sum".into(),
+            var: Ident {
+                name: "y".into(),
+                span: dims_var_span(&file)
+            }
+        }]
+    );
+    let StmtKind::Assign { value, .. } = &p.function.body[0].kind else {
+        panic!()
+    };
     assert_eq!(file.line_col(value.span.end), (33, 57));
 }
 
@@ -226,11 +259,17 @@ def fake(a):
 #[test]
 fn realistic_file_with_other_python_code() {
     let file = SourceFile::new("bench.py", REALISTIC);
-    let jitted: Vec<(String, (usize, usize))> =
-        jit_functions(&file).into_iter().map(|(n, s)| (n, file.line_col(s.start))).collect();
+    let jitted: Vec<(String, (usize, usize))> = jit_functions(&file)
+        .into_iter()
+        .map(|(n, s)| (n, file.line_col(s.start)))
+        .collect();
     assert_eq!(
         jitted,
-        [("gemv".to_string(), (51, 5)), ("scale".to_string(), (66, 5)), ("clamp".to_string(), (78, 5))]
+        [
+            ("gemv".to_string(), (51, 5)),
+            ("scale".to_string(), (66, 5)),
+            ("clamp".to_string(), (78, 5))
+        ]
     );
 
     let p = parse(&file, "gemv");
@@ -289,7 +328,10 @@ for i in (call prange M) #parallel for
     );
 
     let p = parse(&file, "scale");
-    assert_eq!(stmts_sx(&p.function.body), "for i in (call range N) #parallel for\n  x[i] *= alpha\n");
+    assert_eq!(
+        stmts_sx(&p.function.body),
+        "for i in (call range N) #parallel for\n  x[i] *= alpha\n"
+    );
 
     let p = parse(&file, "clamp");
     assert_eq!(
@@ -297,7 +339,14 @@ for i in (call prange M) #parallel for
         "for i in (call range N)\n  if (cmp x[i] < lo)\n    x[i] = lo\n  else\n    if (cmp x[i] > hi)\n      x[i] = hi\n    else\n      pass\n"
     );
 
-    for name in ["numba_version", "other", "undecorated_jit_lookalike", "inner", "fake", "not_module_level"] {
+    for name in [
+        "numba_version",
+        "other",
+        "undecorated_jit_lookalike",
+        "inner",
+        "fake",
+        "not_module_level",
+    ] {
         assert!(parse_function(&file, name).is_err(), "{name}");
     }
 }
@@ -316,7 +365,10 @@ fn decorator_forms_and_aliases() {
 
 #[test]
 fn the_last_definition_wins() {
-    let file = SourceFile::new("d.py", "@appy.jit\ndef f(x):\n    return 1\n\n@appy.jit\ndef f(x):\n    return 2\n");
+    let file = SourceFile::new(
+        "d.py",
+        "@appy.jit\ndef f(x):\n    return 1\n\n@appy.jit\ndef f(x):\n    return 2\n",
+    );
     let p = parse(&file, "f");
     assert_eq!(stmts_sx(&p.function.body), "return 2\n");
 }

@@ -28,11 +28,76 @@ def f(A, B, s, M, N):
 "#;
 
 const TOKENS: &[&str] = &[
-    "for", "i", "in", "range", "(", ")", ":", "\n", "    ", "\t", "#pragma ", "# c", "parallel for", "simd", "=>",
-    "'", "\"", "\"\"\"", "'''", "\\", "\\\n", "[", "]", ",", "=", "+", "+=", "**", "-", "*", "@", "@appy.jit\n",
-    "def f(a):\n", "def", "if", "else", "elif", "return", "1", "0x", "_", ".", "None", "é", "\r\n", ";", "{", "}",
-    "lambda", ":=", "not", "and", "<", "<=", "1.5e", "j", "f'", "\u{feff}", " ", "\x0c", "shared(", "reduce(sum:",
-    "while", "class", "yield", "...", "*", "le(", "0", "9999999999999999999999",
+    "for",
+    "i",
+    "in",
+    "range",
+    "(",
+    ")",
+    ":",
+    "\n",
+    "    ",
+    "\t",
+    "#pragma ",
+    "# c",
+    "parallel for",
+    "simd",
+    "=>",
+    "'",
+    "\"",
+    "\"\"\"",
+    "'''",
+    "\\",
+    "\\\n",
+    "[",
+    "]",
+    ",",
+    "=",
+    "+",
+    "+=",
+    "**",
+    "-",
+    "*",
+    "@",
+    "@appy.jit\n",
+    "def f(a):\n",
+    "def",
+    "if",
+    "else",
+    "elif",
+    "return",
+    "1",
+    "0x",
+    "_",
+    ".",
+    "None",
+    "é",
+    "\r\n",
+    ";",
+    "{",
+    "}",
+    "lambda",
+    ":=",
+    "not",
+    "and",
+    "<",
+    "<=",
+    "1.5e",
+    "j",
+    "f'",
+    "\u{feff}",
+    " ",
+    "\x0c",
+    "shared(",
+    "reduce(sum:",
+    "while",
+    "class",
+    "yield",
+    "...",
+    "*",
+    "le(",
+    "0",
+    "9999999999999999999999",
 ];
 
 fn exercise(text: &str) {
@@ -53,11 +118,19 @@ fn exercise(text: &str) {
 }
 
 fn token_soup() -> impl Strategy<Value = String> {
-    (any::<bool>(), prop::collection::vec(prop::sample::select(TOKENS), 0..60)).prop_map(|(header, toks)| {
-        let mut s = if header { "@appy.jit\ndef f(a, N):\n    ".to_string() } else { String::new() };
-        s.extend(toks.iter().copied());
-        s
-    })
+    (
+        any::<bool>(),
+        prop::collection::vec(prop::sample::select(TOKENS), 0..60),
+    )
+        .prop_map(|(header, toks)| {
+            let mut s = if header {
+                "@appy.jit\ndef f(a, N):\n    ".to_string()
+            } else {
+                String::new()
+            };
+            s.extend(toks.iter().copied());
+            s
+        })
 }
 
 #[derive(Clone, Debug)]

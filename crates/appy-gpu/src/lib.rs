@@ -9,6 +9,7 @@
 //! output is verified by MLIR.
 #![warn(missing_docs)]
 
+pub mod opt;
 pub mod outline;
 pub mod ptx;
 

@@ -68,6 +68,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &Lowe
         imports: Imports::new(&program.imports),
         opts: opts.clone(),
         results: None,
+        counter: 0,
     };
     l.function(f, args)?;
     let results = l.results.clone().unwrap_or_default();
@@ -177,6 +178,7 @@ struct Lower<'a> {
     imports: Imports,
     opts: LowerOptions,
     results: Option<Vec<ArgType>>,
+    counter: usize,
 }
 
 fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
@@ -629,14 +631,20 @@ impl<'a> Lower<'a> {
     }
 
     fn atomic_call(&mut self, op: &str, args: &[Expr], span: Span) -> DResult<()> {
-        let [t, v] = args else { return Err(self.err(span, format!("`appy.atomic_{op}` takes an array element and a value: appy.atomic_{op}(a[i], v)"))) };
+        let usage = format!("`appy.atomic_{op}(a, index, value)` updates `a[index]` atomically (index: an integer or a tuple)");
+        let [arr, idx, v] = args else { return Err(self.err(span, usage)) };
         let rop = match op {
             "add" => RedOp::Add,
             "max" => RedOp::Max,
             "min" => RedOp::Min,
             _ => return Err(self.err(span, format!("unknown atomic operation `appy.atomic_{op}`; use atomic_add, atomic_max or atomic_min"))),
         };
-        self.atomic_update(t, rop, v, false)
+        let indices = match &idx.kind {
+            ExprKind::Tuple(es) => es.iter().cloned().map(Index::Expr).collect(),
+            _ => vec![Index::Expr(idx.clone())],
+        };
+        let target = Expr { kind: ExprKind::Subscript { value: Box::new(arr.clone()), indices }, span: arr.span.to(idx.span) };
+        self.atomic_update(&target, rop, v, false)
     }
 
     fn atomic_update(&mut self, target: &Expr, op: RedOp, value: &Expr, neg: bool) -> DResult<()> {
@@ -878,10 +886,28 @@ impl<'a> Lower<'a> {
         if parallel && self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd) {
             return Err(self.err(s.span, "a parallel loop cannot be nested inside a simd loop"));
         }
-        if simd && !parallel && !self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel) {
-            // A `simd` loop outside any parallel loop is a single worker's vector loop;
-            // run it as a parallel loop over lanes.
-        }
+        // Array-element reductions in a simd loop (`y[i] += a[j] * x[j]` with `i` not
+        // depending on the loop): accumulate in a scalar, update the element once after.
+        let mut element_reds: Vec<(Expr, BinOp, String)> = vec![];
+        let rewritten;
+        let body: &[Stmt] = if simd && !parallel {
+            let (b2, reds) = self.element_reductions(var, body)?;
+            for (target, op, name) in &reds {
+                let ExprKind::Subscript { value, .. } = &target.kind else { unreachable!("subscript") };
+                let V::Arr(_, dt, _) = self.expr(value)? else { unreachable!("array") };
+                let t = STy::strong(dt);
+                let slot = self.new_slot(t);
+                let rop = if matches!(op, BinOp::Mul) { RedOp::Mul } else { RedOp::Add };
+                let id = identity(&mut self.b, rop, t);
+                self.b.store(id, slot, &[]);
+                self.bind(name, Binding::Slot(slot, t));
+            }
+            element_reds = reds;
+            rewritten = b2;
+            &rewritten
+        } else {
+            body
+        };
         // Data sharing (seed 001 §3.3): scalars assigned in the body are private unless
         // they are reductions.
         let mut assigned = vec![];
@@ -1012,6 +1038,12 @@ impl<'a> Lower<'a> {
             let t = red_tys[reductions.iter().position(|(m, _)| m == n).expect("present")];
             self.assign_scalar(n, r, t, s.span)?;
         }
+        for (target, op, name) in &element_reds {
+            let op = if matches!(op, BinOp::Sub) { BinOp::Add } else { *op };
+            let value = Expr { kind: ExprKind::Name(name.clone()), span: target.span };
+            let stmt = Stmt { kind: StmtKind::AugAssign { target: target.clone(), op, value: value.clone() }, span: target.span, pragma: None };
+            self.aug_assign(target, op, &value, &stmt)?;
+        }
         // Privates are not visible after the loop.
         for n in assigned_set {
             if !reductions.iter().any(|(m, _)| *m == n) && self.lookup(&n).is_none() {
@@ -1022,6 +1054,105 @@ impl<'a> Lower<'a> {
             self.bind(&var.name, Binding::Private(s.span));
         }
         Ok(())
+    }
+
+    /// Finds `X[idx] op= e` updates in a simd loop body whose indices do not depend on
+    /// the loop (reductions into one element, seed 000's array rule), and rewrites them to
+    /// updates of fresh scalars `_appy_redN`.
+    fn element_reductions(&mut self, var: &Ident, body: &[Stmt]) -> DResult<(Vec<Stmt>, Vec<(Expr, BinOp, String)>)> {
+        let mut assigned = vec![];
+        ast_names_assigned(body, &mut assigned);
+        let varying: HashSet<String> = assigned.iter().map(|(n, _)| n.clone()).chain(std::iter::once(var.name.clone())).collect();
+        let mut found: Vec<(Expr, BinOp, String)> = vec![];
+        let text = self.file.text();
+        fn key(text: &str, e: &Expr) -> String {
+            text.get(e.span.start..e.span.end).unwrap_or("").split_whitespace().collect()
+        }
+        // Candidates.
+        fn scan(stmts: &[Stmt], varying: &HashSet<String>, text: &str, out: &mut Vec<(Expr, BinOp)>) {
+            for s in stmts {
+                match &s.kind {
+                    StmtKind::AugAssign { target, op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), .. } if s.pragma.is_none() => {
+                        if let ExprKind::Subscript { value, indices } = &target.kind {
+                            if matches!(value.kind, ExprKind::Name(_)) {
+                                let mut names = vec![];
+                                for i in indices {
+                                    if let Index::Expr(x) = i {
+                                        expr_names(x, &mut names);
+                                    }
+                                }
+                                if names.iter().all(|(n, _)| !varying.contains(n)) && indices.iter().all(|i| matches!(i, Index::Expr(_))) {
+                                    out.push((target.clone(), *op));
+                                }
+                            }
+                        }
+                    }
+                    StmtKind::If { then, orelse, .. } => {
+                        scan(then, varying, text, out);
+                        scan(orelse, varying, text, out);
+                    }
+                    StmtKind::For { body, .. } => scan(body, varying, text, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut cands = vec![];
+        scan(body, &varying, text, &mut cands);
+        let mut names_used = vec![];
+        ast_names_read(body, &mut names_used);
+        for (t, op) in cands {
+            let ExprKind::Subscript { value, .. } = &t.kind else { continue };
+            let ExprKind::Name(arr) = &value.kind else { continue };
+            let k = key(text, &t);
+            if found.iter().any(|(f, _, _)| key(text, f) == k) {
+                continue;
+            }
+            // The array must not be accessed otherwise in the loop.
+            let uses = names_used.iter().filter(|(n, _)| n == arr).count();
+            let same = count_target_updates(body, &k, text);
+            if uses != same {
+                continue;
+            }
+            let name = format!("_appy_red{}", self.fresh());
+            found.push((t, if op == BinOp::Mul { BinOp::Mul } else { BinOp::Add }, name));
+        }
+        if found.is_empty() {
+            return Ok((body.to_vec(), found));
+        }
+        fn rewrite(stmts: &[Stmt], found: &[(Expr, BinOp, String)], text: &str) -> Vec<Stmt> {
+            stmts
+                .iter()
+                .map(|s| {
+                    let mut s = s.clone();
+                    match &mut s.kind {
+                        StmtKind::AugAssign { target, op, value } => {
+                            let k = key(text, target);
+                            if let Some((_, _, n)) = found.iter().find(|(f, _, _)| key(text, f) == k) {
+                                let sp = target.span;
+                                *target = Expr { kind: ExprKind::Name(n.clone()), span: sp };
+                                if *op == BinOp::Sub {
+                                    *op = BinOp::Add;
+                                    *value = Expr { kind: ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(value.clone()) }, span: value.span };
+                                }
+                            }
+                        }
+                        StmtKind::If { then, orelse, .. } => {
+                            *then = rewrite(then, found, text);
+                            *orelse = rewrite(orelse, found, text);
+                        }
+                        StmtKind::For { body, .. } => *body = rewrite(body, found, text),
+                        _ => {}
+                    }
+                    s
+                })
+                .collect()
+        }
+        Ok((rewrite(body, &found, text), found))
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.counter += 1;
+        self.counter
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1915,6 +2046,22 @@ fn count_aug(name: &str, stmts: &[Stmt]) -> usize {
             StmtKind::AugAssign { target, .. } if is_name(target, name) => 1,
             StmtKind::For { body, .. } => count_aug(name, body),
             StmtKind::If { then, orelse, .. } => count_aug(name, then) + count_aug(name, orelse),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// How many `target op= ...` updates (by source text of the target) `stmts` contain.
+fn count_target_updates(stmts: &[Stmt], key: &str, text: &str) -> usize {
+    stmts
+        .iter()
+        .map(|s| match &s.kind {
+            StmtKind::AugAssign { target, .. } => {
+                let k: String = text.get(target.span.start..target.span.end).unwrap_or("").split_whitespace().collect();
+                usize::from(k == key)
+            }
+            StmtKind::If { then, orelse, .. } => count_target_updates(then, key, text) + count_target_updates(orelse, key, text),
+            StmtKind::For { body, .. } => count_target_updates(body, key, text),
             _ => 0,
         })
         .sum()

@@ -1,251 +1,26 @@
-//! `appy-opt`: appy's pass-debugging driver, in the style of `mlir-opt`.
-//!
-//! ```text
-//! appy-opt kernel.py --func f --signature 'f32[:],f32[:],int' --emit=loops
-//! appy-opt kernel.py --pass-pipeline='appy-strip-mine{mvl=128},canonicalize' --print-ir-after-all
-//! appy-opt level.mlir --pass-pipeline='appy-gpu-outline' -o out.mlir
-//! appy-opt --list-passes
-//! ```
+//! `appy-opt`: print and transform appy's IR levels (see `appy_gpu::opt`).
 
-use appy_frontend::ast::{ExprKind, Index, Program, Stmt, StmtKind};
-use appy_gpu::{Compiler, Level, Options, mlir_error};
-use appy_ir::diag::{Diagnostic, SourceFile};
-use appy_ir::types::{ArgType, DType};
-use clap::Parser;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::ExitCode;
-
-#[derive(Parser)]
-#[command(name = "appy-opt", about = "Print and transform appy's IR levels (ast, appy, loops, gpu, llvm, ptx)")]
-struct Args {
-    /// Input: an APPy `.py` file or an `.mlir` file at any level.
-    input: Option<String>,
-    /// Jitted function to compile (default: the only one in the file).
-    #[arg(long)]
-    func: Option<String>,
-    /// Argument types, comma-separated: `f32[:,:]`, `f64[:]`, `int`, `float`, `i32`, ...
-    /// (default: arrays are float64 with the rank of their subscripts, scalars int).
-    #[arg(long)]
-    signature: Option<String>,
-    /// The level to print: ast, appy, loops, gpu, llvm (CPU) or ptx.
-    #[arg(long, default_value = "appy")]
-    emit: String,
-    /// A pipeline of appy and upstream MLIR passes to run instead of the one `--emit` implies.
-    #[arg(long = "pass-pipeline")]
-    pass_pipeline: Option<String>,
-    /// Print the IR after every pass.
-    #[arg(long = "print-ir-after-all")]
-    print_ir_after_all: bool,
-    /// List the Rust passes.
-    #[arg(long = "list-passes")]
-    list_passes: bool,
-    /// Print locations.
-    #[arg(long = "print-locations")]
-    locations: bool,
-    /// Maximum vector length (lanes; threads per block on the GPU).
-    #[arg(long, default_value_t = 256)]
-    mvl: i64,
-    /// Output file (default: stdout).
-    #[arg(short = 'o')]
-    output: Option<String>,
-}
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG")).with_writer(std::io::stderr).init();
-    let args = Args::parse();
-    match run(&args) {
-        Ok(text) => {
-            let r = match &args.output {
-                Some(p) => std::fs::write(p, text).map_err(|e| format!("cannot write {p}: {e}")),
-                None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string()),
-            };
-            if let Err(e) = r {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
-            }
+    let argv: Vec<String> = std::env::args().collect();
+    let mut stdin = String::new();
+    if argv.iter().skip(1).any(|a| a == "-") {
+        let _ = std::io::stdin().read_to_string(&mut stdin);
+    }
+    match appy_gpu::opt::run(&argv, &stdin) {
+        Ok(out) => {
+            let _ = std::io::stdout().write_all(out.as_bytes());
             ExitCode::SUCCESS
         }
-        Err(d) => {
-            eprint!("{}", d.render());
+        Err(e) => {
+            eprint!("{e}");
+            if !e.ends_with('\n') {
+                eprintln!();
+            }
             ExitCode::FAILURE
         }
     }
-}
-
-fn infer_signature(p: &Program) -> Vec<ArgType> {
-    fn walk(stmts: &[Stmt], name: &str, rank: &mut Option<usize>) {
-        fn expr(e: &appy_frontend::ast::Expr, name: &str, rank: &mut Option<usize>) {
-            match &e.kind {
-                ExprKind::Subscript { value, indices } => {
-                    if matches!(&value.kind, ExprKind::Name(n) if n == name) && rank.is_none() {
-                        *rank = Some(indices.iter().filter(|i| !matches!(i, Index::NewAxis(_))).count());
-                    }
-                    expr(value, name, rank);
-                    for i in indices {
-                        if let Index::Expr(x) = i {
-                            expr(x, name, rank);
-                        }
-                    }
-                }
-                ExprKind::Attribute { value, attr } => {
-                    if attr.name == "shape" && matches!(&value.kind, ExprKind::Name(n) if n == name) && rank.is_none() {
-                        *rank = Some(1);
-                    }
-                    expr(value, name, rank)
-                }
-                ExprKind::Unary { operand, .. } => expr(operand, name, rank),
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    expr(lhs, name, rank);
-                    expr(rhs, name, rank);
-                }
-                ExprKind::Compare { first, rest } => {
-                    expr(first, name, rank);
-                    rest.iter().for_each(|(_, x)| expr(x, name, rank));
-                }
-                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| expr(x, name, rank)),
-                ExprKind::IfExp { cond, then, orelse } => {
-                    expr(cond, name, rank);
-                    expr(then, name, rank);
-                    expr(orelse, name, rank);
-                }
-                ExprKind::Call { args, .. } => args.iter().for_each(|x| expr(x, name, rank)),
-                _ => {}
-            }
-        }
-        for s in stmts {
-            match &s.kind {
-                StmtKind::Assign { targets, value } => {
-                    targets.iter().for_each(|t| expr(t, name, rank));
-                    expr(value, name, rank);
-                }
-                StmtKind::AugAssign { target, value, .. } => {
-                    expr(target, name, rank);
-                    expr(value, name, rank);
-                }
-                StmtKind::For { iter, body, .. } => {
-                    expr(iter, name, rank);
-                    walk(body, name, rank);
-                }
-                StmtKind::If { cond, then, orelse } => {
-                    expr(cond, name, rank);
-                    walk(then, name, rank);
-                    walk(orelse, name, rank);
-                }
-                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr(e, name, rank),
-                _ => {}
-            }
-        }
-    }
-    p.function
-        .params
-        .iter()
-        .map(|prm| {
-            let mut rank = None;
-            walk(&p.function.body, &prm.name, &mut rank);
-            match rank {
-                Some(r) => ArgType::Array { dtype: DType::F64, rank: r },
-                None => ArgType::Scalar { dtype: DType::I64, weak: true },
-            }
-        })
-        .collect()
-}
-
-fn run(a: &Args) -> Result<String, Diagnostic> {
-    let compiler = Compiler::new();
-    if a.list_passes {
-        let mut s = String::from("Rust passes (usable in --pass-pipeline next to any upstream MLIR pass):\n");
-        for p in compiler.registry.all() {
-            s.push_str(&format!("  {:<22} {}{}\n", p.name, p.description, if p.options.is_empty() { String::new() } else { format!(" [options: {}]", p.options) }));
-        }
-        return Ok(s);
-    }
-    let Some(input) = &a.input else { return Err(Diagnostic::bare("no input file (see --help)")) };
-    let level = Level::parse(&a.emit).ok_or_else(|| Diagnostic::bare(format!("unknown level `{}`: expected ast, appy, loops, gpu, llvm or ptx", a.emit)))?;
-    let file = SourceFile::read(std::path::Path::new(input)).map_err(|e| Diagnostic::bare(format!("cannot read {input}: {e}")))?;
-    let opts = Options { mvl: a.mvl, ..Default::default() };
-    let mut printed = String::new();
-    let mut after = |name: &str, text: &str| {
-        eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
-    };
-    let after: Option<&mut dyn FnMut(&str, &str)> = if a.print_ir_after_all { Some(&mut after) } else { None };
-    let module = if input.ends_with(".mlir") {
-        let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_error(&file, &e))?;
-        appy_ir::mlir::import(&parsed)
-    } else {
-        let func = match &a.func {
-            Some(f) => f.clone(),
-            None => {
-                let fs = appy_frontend::jit_functions(&file);
-                match fs.as_slice() {
-                    [(f, _)] => f.clone(),
-                    [] => return Err(Diagnostic::bare(format!("{input}: no @appy.jit function found"))),
-                    _ => {
-                        return Err(Diagnostic::bare(format!(
-                            "{input} has several jitted functions ({}); choose one with --func",
-                            fs.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>().join(", ")
-                        )));
-                    }
-                }
-            }
-        };
-        let program = compiler.parse(&file, &func)?;
-        if level == Level::Ast && a.pass_pipeline.is_none() {
-            return Ok(appy_frontend::dump(&program));
-        }
-        let sig = match &a.signature {
-            Some(s) => {
-                let mut v = vec![];
-                for part in split_sig(s) {
-                    v.push(ArgType::parse(&part).map_err(Diagnostic::bare)?);
-                }
-                v
-            }
-            None => infer_signature(&program),
-        };
-        compiler.lower(&file, &program, &sig, &opts)?.module
-    };
-    let pipeline = match &a.pass_pipeline {
-        Some(p) => p.clone(),
-        None if input.ends_with(".mlir") => {
-            if level == Level::Ptx {
-                String::new()
-            } else {
-                a.pass_pipeline.clone().unwrap_or_default()
-            }
-        }
-        None => compiler.pipeline_to(level, &opts),
-    };
-    let out = if pipeline.is_empty() { module } else { compiler.run(&file, module, &pipeline, after)? };
-    if level == Level::Ptx {
-        let (ptx, _) = appy_gpu::ptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
-        return Ok(ptx);
-    }
-    let parsed = compiler.ctx.load(&out).map_err(|e| mlir_error(&file, &e))?;
-    printed.push_str(&appy_ir::mlir::pretty(&parsed, a.locations));
-    printed.push('\n');
-    Ok(printed)
-}
-
-/// Splits `f32[:,:],int` at commas outside brackets.
-fn split_sig(s: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            _ => {}
-        }
-        if c == ',' && depth == 0 {
-            out.push(cur.trim().to_string());
-            cur.clear();
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
 }

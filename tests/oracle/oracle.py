@@ -1,0 +1,41 @@
+"""Runs an APPy function under CPython + NumPy (the correctness oracle).
+
+usage: oracle.py FILE FUNC IN_DIR OUT_DIR
+IN_DIR holds args.json (parameter names with either {"npy": "name.npy"} or
+{"int": v} / {"float": v}); final array arguments go to OUT_DIR/NAME.npy, the return
+value to OUT_DIR/return.npy (return_K.npy for tuples).
+"""
+import importlib.util
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+src, func, ind, outd = sys.argv[1:5]
+spec = importlib.util.spec_from_file_location("kernel_under_test", src)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+fn = getattr(mod, func)
+meta = json.load(open(os.path.join(ind, "args.json")))
+args = []
+for name, a in meta:
+    if "npy" in a:
+        args.append(np.load(os.path.join(ind, a["npy"])))
+    elif "int" in a:
+        args.append(int(a["int"]))
+    else:
+        args.append(float(a["float"]))
+with np.errstate(all="ignore"):
+    ret = fn(*args)
+os.makedirs(outd, exist_ok=True)
+for (name, a), v in zip(meta, args):
+    if "npy" in a:
+        np.save(os.path.join(outd, name + ".npy"), v)
+if ret is not None:
+    rets = ret if isinstance(ret, tuple) else (ret,)
+    for k, r in enumerate(rets):
+        fname = "return.npy" if len(rets) == 1 else "return_%d.npy" % k
+        np.save(os.path.join(outd, fname), np.asarray(r))

@@ -1,0 +1,160 @@
+//! A small FileCheck: `CHECK:`, `CHECK-NEXT:`, `CHECK-SAME:`, `CHECK-NOT:` and
+//! `CHECK-LABEL:` directives (in `//` or `#` comments), matched in order against the
+//! output; `{{regex}}` embeds a regular expression, everything else matches literally
+//! with runs of whitespace matching any whitespace.
+
+use regex::Regex;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Check,
+    Next,
+    Same,
+    Not,
+    Label,
+}
+
+struct Directive {
+    kind: Kind,
+    re: Regex,
+    text: String,
+    line: usize,
+}
+
+fn pattern(p: &str) -> Result<Regex, String> {
+    let mut out = String::new();
+    let mut rest = p.trim();
+    while !rest.is_empty() {
+        if let Some(start) = rest.find("{{") {
+            out.push_str(&literal(&rest[..start]));
+            let end = rest[start + 2..].find("}}").ok_or_else(|| format!("unterminated {{{{ in `{p}`"))?;
+            out.push_str(&format!("(?:{})", &rest[start + 2..start + 2 + end]));
+            rest = &rest[start + 2 + end + 2..];
+        } else {
+            out.push_str(&literal(rest));
+            break;
+        }
+    }
+    Regex::new(&out).map_err(|e| format!("bad pattern `{p}`: {e}"))
+}
+
+fn literal(s: &str) -> String {
+    let mut out = String::new();
+    let mut ws = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            if !ws {
+                out.push_str(r"\s+");
+            }
+            ws = true;
+        } else {
+            ws = false;
+            out.push_str(&regex::escape(&c.to_string()));
+        }
+    }
+    out
+}
+
+fn directives(check_file: &str) -> Result<Vec<Directive>, String> {
+    let mut out = vec![];
+    for (i, line) in check_file.lines().enumerate() {
+        let t = line.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
+        for (tag, kind) in [("CHECK-NEXT:", Kind::Next), ("CHECK-SAME:", Kind::Same), ("CHECK-NOT:", Kind::Not), ("CHECK-LABEL:", Kind::Label), ("CHECK:", Kind::Check)] {
+            if let Some(rest) = t.strip_prefix(tag) {
+                out.push(Directive { kind, re: pattern(rest)?, text: rest.trim().to_string(), line: i + 1 });
+                break;
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("no CHECK directives".into());
+    }
+    Ok(out)
+}
+
+/// Checks `output` against the directives in `check_file`.
+pub fn check(check_file: &str, output: &str) -> Result<(), String> {
+    let ds = directives(check_file)?;
+    let lines: Vec<&str> = output.lines().collect();
+    // Position: (line index, column within line) after the last match.
+    let mut pos = (0usize, 0usize);
+    let mut last_line: Option<usize> = None;
+    let mut pending_not: Vec<&Directive> = vec![];
+    for d in &ds {
+        match d.kind {
+            Kind::Not => pending_not.push(d),
+            Kind::Same => {
+                let l = last_line.ok_or_else(|| format!("line {}: CHECK-SAME without a previous match", d.line))?;
+                let hay = &lines[l][pos.1..];
+                let m = d.re.find(hay).ok_or_else(|| format!("line {}: CHECK-SAME: `{}` not found on output line {}: {}", d.line, d.text, l + 1, lines[l]))?;
+                pos = (l, pos.1 + m.end());
+            }
+            Kind::Next => {
+                let l = last_line.map(|l| l + 1).unwrap_or(0);
+                let line = lines.get(l).ok_or_else(|| format!("line {}: CHECK-NEXT: `{}`: output ended", d.line, d.text))?;
+                let m = d.re.find(line).ok_or_else(|| format!("line {}: CHECK-NEXT: `{}` not on the next line; it is: {}", d.line, d.text, line))?;
+                check_nots(&pending_not, &lines, pos, (l, m.start()))?;
+                pending_not.clear();
+                last_line = Some(l);
+                pos = (l, m.end());
+            }
+            Kind::Check | Kind::Label => {
+                let mut found = None;
+                for (l, line) in lines.iter().enumerate().skip(pos.0) {
+                    let start = if l == pos.0 { pos.1 } else { 0 };
+                    if start > line.len() {
+                        continue;
+                    }
+                    if let Some(m) = d.re.find(&line[start..]) {
+                        found = Some((l, start + m.start(), start + m.end()));
+                        break;
+                    }
+                }
+                let (l, s, e) = found.ok_or_else(|| {
+                    format!("line {}: {:?}: `{}` not found after output line {}\n--- output ---\n{}", d.line, d.kind, d.text, pos.0 + 1, output)
+                })?;
+                check_nots(&pending_not, &lines, pos, (l, s))?;
+                pending_not.clear();
+                last_line = Some(l);
+                pos = (l, e);
+            }
+        }
+    }
+    check_nots(&pending_not, &lines, pos, (lines.len(), 0))?;
+    Ok(())
+}
+
+fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (usize, usize)) -> Result<(), String> {
+    for d in nots {
+        for l in from.0..to.0.min(lines.len()).max(from.0) {
+            let line = lines[l];
+            let s = if l == from.0 { from.1.min(line.len()) } else { 0 };
+            let e = if l == to.0 { to.1.min(line.len()) } else { line.len() };
+            if s <= e && d.re.is_match(&line[s..e]) {
+                return Err(format!("line {}: CHECK-NOT: `{}` found on output line {}: {}", d.line, d.text, l + 1, line));
+            }
+        }
+        if to.0 < lines.len() && from.0 != to.0 {
+            let line = lines[to.0];
+            if d.re.is_match(&line[..to.1.min(line.len())]) {
+                return Err(format!("line {}: CHECK-NOT: `{}` found on output line {}", d.line, d.text, to.0 + 1));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    #[test]
+    fn basics() {
+        let out = "module {\n  func.func @f(%a: i64)\n    scf.parallel x {appy.lanes}\n  return\n}";
+        assert!(check("// CHECK: func.func @f\n// CHECK-NEXT: scf.parallel\n// CHECK-SAME: appy.lanes\n// CHECK-NOT: gpu\n// CHECK: return", out).is_ok());
+        assert!(check("// CHECK: return\n// CHECK: func.func", out).is_err());
+        assert!(check("// CHECK: func.func\n// CHECK-NEXT: return", out).is_err());
+        assert!(check("// CHECK: func.func\n// CHECK-NOT: lanes\n// CHECK: return", out).is_err());
+        assert!(check("// CHECK: @{{[a-z]+}}(", out).is_ok());
+    }
+}

@@ -1,0 +1,165 @@
+//! End-to-end: every example kernel runs on the CPU back end and is compared with
+//! CPython + NumPy running the same file, on random inputs whose sizes are not
+//! multiples of the vector length.
+
+use appy_ir::diag::SourceFile;
+use appy_ir::types::DType::{self, *};
+use appy_runtime::{HostArray, HostValue};
+use appy_tests::{Rng, compare, oracle, root};
+
+fn int(v: i64) -> HostValue {
+    HostValue::Int(v, DType::I64, true)
+}
+fn float(v: f64) -> HostValue {
+    HostValue::Float(v, DType::F64, true)
+}
+
+/// Runs `func` from `examples/{file}` on the CPU and under the oracle; compares every
+/// array argument and the return values.
+fn check(file: &str, func: &str, args: Vec<HostValue>, mvl: i64) {
+    let path = root().join("examples").join(file);
+    let src = SourceFile::read(&path).unwrap();
+    let compiler = appy_gpu::Compiler::new();
+    let program = compiler.parse(&src, func).unwrap_or_else(|d| panic!("{}", d.render()));
+    let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+    let (want_args, want_ret) = oracle(&path, func, &params, &args).unwrap();
+    let mut got_args = args.clone();
+    let opts = appy_gpu::Options { mvl, ..Default::default() };
+    let got_ret = appy_runtime::cpu::run(&compiler, &src, func, &mut got_args, &opts).unwrap_or_else(|d| panic!("{}", d.render()));
+    for ((p, g), w) in params.iter().zip(&got_args).zip(&want_args) {
+        compare(&format!("{func}: argument {p}"), g, w).unwrap();
+    }
+    assert_eq!(got_ret.len(), want_ret.len(), "{func}: number of return values");
+    for (k, (g, w)) in got_ret.iter().zip(&want_ret).enumerate() {
+        compare(&format!("{func}: return value {k}"), g, w).unwrap();
+    }
+    // The inputs must have been changed or a value returned: a kernel that does
+    // nothing must not pass.
+    let big = args.iter().any(|a| matches!(a, HostValue::Array(x) if x.len() >= 8));
+    assert!(!big || !want_ret.is_empty() || want_args.iter().zip(&args).any(|(w, a)| w != a), "{func}: test does not exercise the kernel");
+}
+
+const SIZES: [usize; 4] = [1, 255, 1000, 4097];
+
+#[test]
+fn vector_add() {
+    for (k, n) in SIZES.iter().enumerate() {
+        let mut r = Rng::new(k as u64);
+        let args = vec![r.array(F32, &[*n], -1.0, 1.0), r.array(F32, &[*n], -1.0, 1.0), r.array(F32, &[*n], -1.0, 1.0), int(*n as i64)];
+        check("vector_add.py", "vector_add", args, 256);
+    }
+}
+
+#[test]
+fn vector_sum_atomic() {
+    for (k, n) in SIZES.iter().enumerate() {
+        let mut r = Rng::new(10 + k as u64);
+        let args = vec![r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[1], -1.0, 1.0), int(*n as i64)];
+        check("vector_sum.py", "vector_sum", args, 256);
+    }
+}
+
+#[test]
+fn shared_reductions() {
+    for (k, n) in SIZES.iter().enumerate() {
+        let mut r = Rng::new(20 + k as u64);
+        check("shared_sum.py", "shared_sum", vec![r.array(F64, &[*n], -1.0, 1.0), int(*n as i64)], 256);
+        check("shared_sum.py", "masked_max", vec![r.array(F32, &[*n], 0.0, 1.0), int(*n as i64)], 128);
+    }
+}
+
+fn csr(r: &mut Rng, rows: usize, cols: usize, max_nnz: i64) -> (HostValue, HostValue, HostValue) {
+    let mut indptr = vec![0f64];
+    let mut indices = vec![];
+    for _ in 0..rows {
+        let nnz = r.int(0, max_nnz + 1);
+        for _ in 0..nnz {
+            indices.push(r.int(0, cols as i64) as f64);
+        }
+        indptr.push(indices.len() as f64);
+    }
+    let nnz = indices.len();
+    let vals = r.array(F64, &[nnz], -1.0, 1.0);
+    (
+        HostValue::Array(HostArray::from_f64(I64, vec![rows + 1], &indptr)),
+        HostValue::Array(HostArray::from_f64(I32, vec![nnz], &indices)),
+        vals,
+    )
+}
+
+#[test]
+fn spmv_csr() {
+    for (k, (rows, max_nnz)) in [(1usize, 3i64), (37, 300), (300, 20)].into_iter().enumerate() {
+        let mut r = Rng::new(30 + k as u64);
+        let cols = 53;
+        let (indptr, indices, vals) = csr(&mut r, rows, cols, max_nnz);
+        let args = vec![indptr, indices, vals, r.array(F64, &[cols], -1.0, 1.0), r.array(F64, &[rows], -1.0, 1.0), int(rows as i64 + 1)];
+        check("spmv.py", "spmv", args, 256);
+    }
+}
+
+#[test]
+fn rowwise_sum_max_min() {
+    for (k, (m, n)) in [(1usize, 1usize), (7, 300), (33, 1000)].into_iter().enumerate() {
+        let mut r = Rng::new(40 + k as u64);
+        for f in ["row_sum", "row_max", "row_min"] {
+            let args = vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m], -1.0, 1.0), int(m as i64), int(n as i64)];
+            check("rowwise.py", f, args, 256);
+        }
+        let args = vec![r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[m], -1.0, 1.0), int(m as i64), int(n as i64)];
+        check("rowwise.py", "row_sum", args, 64);
+    }
+}
+
+#[test]
+fn gemver_loops() {
+    for (k, n) in [1usize, 130, 300].into_iter().enumerate() {
+        let mut r = Rng::new(50 + k as u64);
+        let mut args = vec![float(1.5), float(1.2), r.array(F64, &[n, n], -1.0, 1.0)];
+        for _ in 0..8 {
+            args.push(r.array(F64, &[n], -1.0, 1.0));
+        }
+        args.push(int(n as i64));
+        check("gemver.py", "gemver", args, 256);
+    }
+}
+
+#[test]
+fn softmax_loop_oriented() {
+    for (k, (m, n)) in [(1usize, 1usize), (5, 257), (17, 1000)].into_iter().enumerate() {
+        let mut r = Rng::new(60 + k as u64);
+        let args = vec![r.array(F32, &[m, n], -4.0, 4.0), r.array(F32, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64)];
+        check("softmax.py", "softmax", args, 256);
+    }
+}
+
+#[test]
+fn vidx_and_where() {
+    for (k, n) in SIZES.iter().enumerate() {
+        let mut r = Rng::new(70 + k as u64);
+        let args = vec![r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), int(*n as i64)];
+        check("vidx_where.py", "relu_blend", args, 256);
+        let blocks = n.div_ceil(256);
+        let args = vec![r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[blocks], -1.0, 1.0), int(*n as i64)];
+        check("vidx_where.py", "block_sums", args, 256);
+    }
+}
+
+#[test]
+fn sequential_loop_carried() {
+    for (k, (m, n)) in [(1usize, 1usize), (9, 100), (300, 17)].into_iter().enumerate() {
+        let mut r = Rng::new(80 + k as u64);
+        check("prefix_rows.py", "prefix_rows", vec![r.array(F64, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64)], 256);
+        check("prefix_rows.py", "recurrence", vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64)], 256);
+    }
+}
+
+#[test]
+fn host_time_loop_stencils() {
+    for (k, n) in [3usize, 100, 1001].into_iter().enumerate() {
+        let mut r = Rng::new(90 + k as u64);
+        check("jacobi_1d.py", "jacobi_1d", vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64), int(5)], 256);
+        let m = n / 3 + 3;
+        check("jacobi_1d.py", "heat_2d", vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64), int(3)], 256);
+    }
+}

@@ -1,0 +1,45 @@
+//! Lit-style IR tests: every file in `tests/lit/` has `RUN:` lines such as
+//! `# RUN: appy-opt %s --emit=loops | filecheck %s`; `appy-opt` runs in-process,
+//! `|` pipes its output into the next command, and `filecheck %s` checks the output
+//! against the file's CHECK directives.
+
+use appy_tests::root;
+
+fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
+    let mut input = String::new();
+    for stage in line.split('|') {
+        let words: Vec<String> = stage.split_whitespace().map(|w| w.replace("%s", path).replace('\'', "")).collect();
+        match words.first().map(String::as_str) {
+            Some("appy-opt") => {
+                input = appy_gpu::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
+            }
+            Some("filecheck") => appy_tests::filecheck::check(text, &input)?,
+            other => return Err(format!("unknown command {other:?} in RUN line")),
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn lit() {
+    let dir = root().join("tests/lit");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let mut failures = vec![];
+    let mut n = 0;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let path = f.to_str().unwrap();
+        for l in text.lines() {
+            let t = l.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
+            if let Some(cmd) = t.strip_prefix("RUN:") {
+                n += 1;
+                if let Err(e) = run_line(cmd, path, &text) {
+                    failures.push(format!("{}: {cmd}\n{e}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(n > 0, "no lit tests found");
+    assert!(failures.is_empty(), "{} of {n} RUN lines failed:\n{}", failures.len(), failures.join("\n\n"));
+}
