@@ -47,7 +47,7 @@ impl Pass for Outline {
             let fname = f.attr("sym_name").unwrap_or("\"f\"").trim_matches('"').to_string();
             let mut b = builder_for(m);
             let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
-            let mut st = State { b: &mut b, kernels: &mut kernels, fname, mvl: self.mvl, consts: HashMap::new() };
+            let mut st = State { b: &mut b, kernels: &mut kernels, fname, mvl: self.mvl, consts: HashMap::new(), private: Default::default() };
             let r = st.host(ops);
             finish(&mut b, m);
             f.regions[0].blocks[0].ops = r?;
@@ -69,6 +69,8 @@ struct State<'a> {
     b: &'a mut Builder,
     /// Host constants seen so far: rematerialised inside kernels instead of passed.
     consts: HashMap<Value, Op>,
+    /// Private scalar slots (`memref.alloca`) of the kernel being built.
+    private: std::collections::HashSet<Value>,
     kernels: &'a mut Vec<Op>,
     fname: String,
     mvl: i64,
@@ -155,11 +157,20 @@ impl State<'_> {
             bufs.push(buf);
         }
         // Kernel arguments: free values (i1 travels as i32), trip counts, buffers.
+        // Host scalar slots (rank-0 memrefs) travel as one-element device copies.
         let mut host_args = vec![];
         let mut arg_kinds = vec![];
+        let mut slot_copies = vec![];
         for v in &free {
             let ty = b.m.ty(*v).to_string();
-            if ty == "i1" {
+            if ty.starts_with("memref<") && !ty.contains('x') {
+                let d = b.op1("memref.alloc", &[], &ty, &[("operandSegmentSizes", "array<i32: 0, 0>".into())]);
+                let x = b.load(*v, &[]);
+                b.store(x, d, &[]);
+                host_args.push(d);
+                arg_kinds.push((*v, false));
+                slot_copies.push((*v, d));
+            } else if ty == "i1" {
                 let w = b.op1("arith.extui", &[*v], "i32", &[]);
                 host_args.push(w);
                 arg_kinds.push((*v, true));
@@ -172,7 +183,9 @@ impl State<'_> {
         host_args.extend(bufs.iter().copied());
         let has_work = b.cmpi(IPred::Sgt, total, zero);
         let one = b.index(1);
-        let threads = b.index(self.mvl);
+        // A worker without vector work (e.g. a `sequential for`) is one thread.
+        let has_lanes = worker_body.iter().any(|o| o.walk_any(&is_lanes)) || pre_ops.iter().flatten().any(|o| o.walk_any(&is_lanes));
+        let threads = b.index(if has_lanes { self.mvl } else { 1 });
         out.extend(take(b));
         let kname = format!("_appy_{}_k{}", self.fname, self.kernels.len());
         let n_args = host_args.len();
@@ -189,6 +202,12 @@ impl State<'_> {
             .with_region(Region::default())
             .with_loc(loc.clone());
         out.push(ifop);
+        for (slot, d) in &slot_copies {
+            let x = b.load(*d, &[]);
+            b.store(x, *slot, &[]);
+            b.op0("memref.dealloc", &[*d], &[]);
+        }
+        out.extend(take(b));
         for (((buf, init), region), res) in bufs.iter().zip(&inits).zip(&reduce.regions).zip(&root_results) {
             let v = b.load(*buf, &[zero]);
             let r = emit_combine(b, region, *init, v);
@@ -254,6 +273,7 @@ impl State<'_> {
             o.remap_uses(&ivmap);
         }
         let mut partials: Vec<Value> = reduce.operands.iter().map(|v| *ivmap.get(v).unwrap_or(v)).collect();
+        self.private.clear();
         let body = self.worker(body, tid, true)?;
         let b = &mut *self.b;
         kops.extend(body);
@@ -297,23 +317,59 @@ impl State<'_> {
     }
 
     /// Maps a worker's (uniform) code: lanes loops become per-thread code with block
-    /// reductions; atomics run on thread 0; barriers around writing lanes loops.
+    /// reductions; atomics run on thread 0; barriers around lanes loops that write
+    /// shared (global) memory.
     fn worker(&mut self, ops: Vec<Op>, tid: Value, top: bool) -> Result<Vec<Op>, PassError> {
-        let mem_positions: Vec<usize> = ops.iter().enumerate().filter(|(_, o)| touches_memory(o)).map(|(i, _)| i).collect();
+        let mut private = std::collections::HashSet::new();
+        for o in &ops {
+            o.walk(&mut |x| {
+                if x.name == "memref.alloca" {
+                    private.extend(x.results.iter().copied());
+                }
+            });
+        }
+        self.private.extend(private);
+        let global = |o: &Op, private: &std::collections::HashSet<Value>, writes_only: bool| {
+            let mut hit = false;
+            o.walk(&mut |x| {
+                let (is, mem) = match x.name.as_str() {
+                    "memref.store" => (true, x.operands.get(1)),
+                    "memref.atomic_rmw" => (true, x.operands.get(1)),
+                    "memref.load" => (!writes_only, x.operands.first()),
+                    _ => (false, None),
+                };
+                if is && mem.is_some_and(|m| !private.contains(m)) {
+                    hit = true;
+                }
+            });
+            hit
+        };
+        let mem_positions: Vec<usize> = ops.iter().enumerate().filter(|(_, o)| global(o, &self.private, false)).map(|(i, _)| i).collect();
         let first_mem = mem_positions.first().copied();
         let last_mem = mem_positions.last().copied();
         let mut out = vec![];
         for (i, mut op) in ops.into_iter().enumerate() {
             if is_lanes(&op) {
-                let writes = writes_memory(&op);
+                let writes = global(&op, &self.private, true);
                 let before = writes && (!top || first_mem != Some(i));
                 let after = writes && (!top || last_mem != Some(i));
                 if before {
                     out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
                 }
-                self.lanes(op, tid, &mut out)?;
+                let loc = op.loc.clone();
+                self.lanes(op, tid, &mut out, false)?;
                 if after {
-                    out.push(Op::new("gpu.barrier").with_loc(out.last().and_then(|o: &Op| o.loc.clone())));
+                    out.push(Op::new("gpu.barrier").with_loc(loc));
+                }
+            } else if op.name == "scf.for" && op.has_attr("appy.chunks") && !op.results.is_empty() {
+                let writes = global(&op, &self.private, true);
+                if writes && (!top || first_mem != Some(i)) {
+                    out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
+                }
+                let loc = op.loc.clone();
+                self.chunk_reduction(op, tid, &mut out)?;
+                if writes && (!top || last_mem != Some(i)) {
+                    out.push(Op::new("gpu.barrier").with_loc(loc));
                 }
             } else if op.name == "memref.atomic_rmw" {
                 let b = &mut *self.b;
@@ -347,7 +403,70 @@ impl State<'_> {
         Ok(out)
     }
 
-    fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>) -> Result<(), PassError> {
+    /// A reduction over the chunks of a simd loop: each thread accumulates its lanes'
+    /// partial values across all chunks, and one block reduction combines the threads
+    /// at the end (instead of one block reduction per chunk).
+    fn chunk_reduction(&mut self, mut op: Op, tid: Value, out: &mut Vec<Op>) -> Result<(), PassError> {
+        let loc = op.loc.clone();
+        let nres = op.results.len();
+        let body = std::mem::take(&mut op.regions[0].blocks[0].ops);
+        let Some(li) = body.iter().position(is_lanes) else {
+            return Err(PassError::new("chunk loop without lanes (compiler bug)", loc));
+        };
+        let lanes_inits: Vec<Value> = {
+            let l = &body[li];
+            let d = l.body(0).args.len();
+            l.operands[3 * d..].to_vec()
+        };
+        let combiners: Vec<Region> = body[li].body(0).ops.last().expect("terminator").regions.clone();
+        if lanes_inits.len() != nres || combiners.len() != nres {
+            return Err(PassError::new("unexpected chunk loop shape (compiler bug)", loc));
+        }
+        // Per-thread accumulators start at the identity (the lanes loop's inits).
+        let orig_inits: Vec<Value> = op.operands[3..].to_vec();
+        for (k, v) in lanes_inits.iter().enumerate() {
+            op.operands[3 + k] = *v;
+        }
+        let mut new_body = vec![];
+        for (k, o) in body.into_iter().enumerate() {
+            if k == li {
+                self.lanes(o, tid, &mut new_body, true)?;
+            } else {
+                let mut v = self.worker(vec![o], tid, false)?;
+                new_body.append(&mut v);
+            }
+        }
+        op.regions[0].blocks[0].ops = new_body;
+        let partials = op.results.clone();
+        let fresh: Vec<Value> = partials.iter().map(|r| self.b.m.value(self.b.m.ty(*r).to_string())).collect();
+        op.results = fresh.clone();
+        out.push(op);
+        let b = &mut *self.b;
+        b.loc = loc.clone();
+        for (((p, init), region), res) in fresh.iter().zip(&orig_inits).zip(&combiners).zip(&partials) {
+            let ty = b.m.ty(*p).to_string();
+            let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
+                .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
+            let r = b.m.value(ty);
+            b.push(
+                Op::new("gpu.all_reduce")
+                    .with_operands([*p])
+                    .with_results([r])
+                    .with_attr("op", format!("#gpu<all_reduce_op {kind}>"))
+                    .with_attr("uniform", "unit")
+                    .with_region(Region::default()),
+            );
+            let c = emit_combine(b, region, *init, r);
+            out.extend(take(b));
+            out.push(Op::new("appy.alias").with_operands([c]).with_results([*res]));
+        }
+        Ok(())
+    }
+
+    /// A lanes loop becomes the code of one thread (lane = thread id). With
+    /// `per_thread`, its reduction results are the thread's own partial values;
+    /// otherwise they are reduced across the block and combined with the inits.
+    fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>, per_thread: bool) -> Result<(), PassError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
         let p = split_parallel(op);
@@ -355,17 +474,16 @@ impl State<'_> {
         map.insert(p.ivs[0], tid);
         for mut o in p.body {
             o.remap_uses(&map);
-            if o.name == "memref.alloca" {
-                out.push(o);
-            } else {
-                // Nested lanes cannot occur (strip-mine sequentialises them).
-                out.push(o);
-            }
+            out.push(o);
         }
         let b = &mut *self.b;
         b.loc = loc.clone();
         for (((part, init), region), res) in p.reduce.operands.iter().zip(&p.inits).zip(&p.reduce.regions).zip(&results) {
             let part = *map.get(part).unwrap_or(part);
+            if per_thread {
+                out.push(Op::new("appy.alias").with_operands([part]).with_results([*res]));
+                continue;
+            }
             let ty = b.m.ty(part).to_string();
             let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
                 .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;

@@ -156,6 +156,12 @@ impl Op {
             }
         }
     }
+    /// Whether this op or any nested op satisfies `pred`.
+    pub fn walk_any(&self, pred: &dyn Fn(&Op) -> bool) -> bool {
+        let mut hit = false;
+        self.walk(&mut |o| hit |= pred(o));
+        hit
+    }
     /// Replaces every use of a value (operands, recursively) according to `map`.
     pub fn remap_uses(&mut self, map: &HashMap<Value, Value>) {
         self.walk_mut(&mut |o| {

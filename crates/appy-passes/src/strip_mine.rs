@@ -96,6 +96,16 @@ impl StripMine {
         let mut out = vec![];
         for mut op in ops {
             let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
+            if ctx == Ctx::Host && op.name == "scf.for" && op.has_attr("appy.sequential") && !contains(&op, &|o| o.name == "scf.parallel") {
+                // `sequential for` outside parallel loops: one worker runs all iterations
+                // (seed 001 §3.1), so the data stays where the kernels run.
+                let w = wrap_sequential(b, op, &mut out);
+                let mut pre = vec![];
+                let root = self.worker_root(b, w, 1, &mut pre)?;
+                out.extend(pre);
+                out.push(root);
+                continue;
+            }
             if is_loop && ctx == Ctx::Host {
                 if is_simd(&op) {
                     op = wrap_single_worker(b, op, &mut out);
@@ -322,6 +332,20 @@ fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     let w = b.m.value("index");
     let parts = ParallelParts { lbs: vec![c0], ubs: vec![c1], steps: vec![c1], inits, ivs: vec![w], body: vec![inner], reduce: red };
     let mut p = make_parallel(parts, outer_results, &[("appy.parallel".into(), "unit".into())]);
+    p.loc = loc;
+    p
+}
+
+/// Wraps a sequential loop into a parallel loop of one worker.
+fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
+    let loc = op.loc.clone();
+    b.loc = loc.clone();
+    let c0 = b.index(0);
+    let c1 = b.index(1);
+    out.extend(take(b));
+    let w = b.m.value("index");
+    let parts = ParallelParts { lbs: vec![c0], ubs: vec![c1], steps: vec![c1], inits: vec![], ivs: vec![w], body: vec![op], reduce: Op::new("scf.reduce").with_loc(loc.clone()) };
+    let mut p = make_parallel(parts, vec![], &[("appy.parallel".into(), "unit".into())]);
     p.loc = loc;
     p
 }

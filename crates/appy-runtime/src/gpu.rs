@@ -131,6 +131,35 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Times `reps` calls on device-resident copies of `args` (transfers excluded):
+    /// returns the wall time of each call, synchronised.
+    pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
+        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        let mut it = Interp { gpu: self, loaded, m: &b.host, env: HashMap::new(), mems: vec![], timing: Timing::default(), mvl: b.mvl };
+        let func = b.host.body().iter().find(|o| o.name == "func.func").ok_or("bundle has no host function")?;
+        for (v, a) in func.body(0).args.iter().zip(args.iter()) {
+            let hv = match a {
+                HostValue::Array(arr) => HV::Mem(it.upload(arr)?),
+                HostValue::Int(i, _, _) => HV::I(*i),
+                HostValue::Float(f, _, _) => HV::F(*f),
+                HostValue::Bool(x) => HV::I(*x as i64),
+            };
+            it.env.insert(*v, hv);
+        }
+        let mut times = vec![];
+        for _ in 0..reps {
+            self.stream.synchronize().map_err(|e| format!("{e:?}"))?;
+            let t0 = Instant::now();
+            it.block(&func.body(0).ops)?;
+            self.stream.synchronize().map_err(|e| format!("kernel execution failed: {e:?}"))?;
+            times.push(t0.elapsed().as_secs_f64());
+        }
+        it.free_all();
+        Ok(times)
+    }
+}
+
 /// A bundle's kernels loaded on a device.
 pub struct Loaded {
     _module: Option<Arc<CudaModule>>,

@@ -78,6 +78,10 @@ enum Cmd {
         /// Run this many times and report the times.
         #[arg(long, default_value_t = 1)]
         repeat: usize,
+        /// Also time this many calls on device-resident data (no transfers) and print
+        /// `bench: min median max` in milliseconds.
+        #[arg(long, default_value_t = 0)]
+        bench: usize,
     },
 }
 
@@ -178,12 +182,12 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             std::fs::write(&output, bundle.to_json()).map_err(|e| Diagnostic::bare(format!("cannot write {}: {e}", output.display())))?;
             Ok(())
         }
-        Cmd::Exec { bundle, args, out, repeat } => exec_bundle(&bundle, &args, &out, repeat),
+        Cmd::Exec { bundle, args, out, repeat, bench } => exec_bundle(&bundle, &args, &out, repeat, bench),
     }
 }
 
 #[cfg(feature = "cuda")]
-fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize) -> Result<(), Diagnostic> {
+fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize, bench: usize) -> Result<(), Diagnostic> {
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
@@ -199,11 +203,18 @@ fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize
         last = (args, res);
     }
     report(&times);
-    write_outputs(out, &b.params, &last.0, &last.1)
+    write_outputs(out, &b.params, &last.0, &last.1)?;
+    if bench > 0 {
+        let mut t = gpu.bench(&b, &loaded, &orig, bench + 1).map_err(Diagnostic::bare)?;
+        t.remove(0);
+        t.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        println!("bench: {:.6} {:.6} {:.6}", t[0] * 1e3, t[t.len() / 2] * 1e3, t[t.len() - 1] * 1e3);
+    }
+    Ok(())
 }
 
 #[cfg(not(feature = "cuda"))]
-fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize) -> Result<(), Diagnostic> {
+fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize) -> Result<(), Diagnostic> {
     Err(Diagnostic::bare("this appy was built without the GPU runner (feature `cuda`)"))
 }
 

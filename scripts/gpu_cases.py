@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""GPU correctness and bandwidth checks for the example kernels.
+
+Two steps, because the GPU machine has no compiler:
+
+  python3 scripts/gpu_cases.py compile [--appy target/release/appy] [--out DIR]
+      compiles every case to a bundle (host program + PTX) with `appy compile`
+      and records the compile times;
+  python3 scripts/gpu_cases.py check --runner DIR/appy-runner [--dir DIR]
+      on the GPU machine: runs every bundle with `appy exec` on random inputs and
+      compares with CPython + NumPy running the same source (pragmas are comments);
+  python3 scripts/gpu_cases.py bench --runner DIR/appy-runner [--dir DIR]
+      times vector add (2^26 float32) and the row-wise sum (8192x8192 float64) on
+      device-resident data against the device-to-device copy bandwidth (torch).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name: (file, func, signature, input generator(rng, size variant) -> list of args)
+def _cases():
+    import numpy as np
+
+    def arr(rng, shape, dtype, lo=-1.0, hi=1.0):
+        return (rng.random(shape) * (hi - lo) + lo).astype(dtype)
+
+    def csr(rng, rows, cols, max_nnz):
+        nnz = rng.integers(0, max_nnz + 1, rows)
+        indptr = np.concatenate([[0], np.cumsum(nnz)]).astype(np.int64)
+        indices = rng.integers(0, cols, indptr[-1]).astype(np.int32)
+        return indptr, indices, arr(rng, indptr[-1], np.float64)
+
+    def spmv(rng, n):
+        rows, cols = n, 53
+        p, i, v = csr(rng, rows, cols, 40)
+        return [p, i, v, arr(rng, cols, np.float64), arr(rng, rows, np.float64), rows + 1]
+
+    return {
+        "vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int",
+                       lambda r, n: [arr(r, n, np.float32), arr(r, n, np.float32), arr(r, n, np.float32), n]),
+        "vector_sum": ("vector_sum.py", "vector_sum", "f64[:],f64[:],int",
+                       lambda r, n: [arr(r, n, np.float64), arr(r, 1, np.float64), n]),
+        "shared_sum": ("shared_sum.py", "shared_sum", "f64[:],int", lambda r, n: [arr(r, n, np.float64), n]),
+        "masked_max": ("shared_sum.py", "masked_max", "f32[:],int", lambda r, n: [arr(r, n, np.float32, 0, 1), n]),
+        "spmv": ("spmv.py", "spmv", "i64[:],i32[:],f64[:],f64[:],f64[:],int", spmv),
+        "row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int",
+                    lambda r, n: [arr(r, (n // 7 + 1, n), np.float64), arr(r, n // 7 + 1, np.float64), n // 7 + 1, n]),
+        "row_max": ("rowwise.py", "row_max", "f64[:,:],f64[:],int,int",
+                    lambda r, n: [arr(r, (n // 7 + 1, n), np.float64), arr(r, n // 7 + 1, np.float64), n // 7 + 1, n]),
+        "row_min": ("rowwise.py", "row_min", "f32[:,:],f32[:],int,int",
+                    lambda r, n: [arr(r, (n // 7 + 1, n), np.float32), arr(r, n // 7 + 1, np.float32), n // 7 + 1, n]),
+        "gemver": ("gemver.py", "gemver", "float,float,f64[:,:]," + ",".join(["f64[:]"] * 8) + ",int",
+                   lambda r, n: [1.5, 1.2, arr(r, (n // 4 + 1, n // 4 + 1), np.float64)]
+                   + [arr(r, n // 4 + 1, np.float64) for _ in range(8)] + [n // 4 + 1]),
+        "softmax": ("softmax.py", "softmax", "f32[:,:],f32[:,:],int,int",
+                    lambda r, n: [arr(r, (n // 9 + 1, n), np.float32, -4, 4), arr(r, (n // 9 + 1, n), np.float32), n // 9 + 1, n]),
+        "softmax_f64": ("softmax.py", "softmax", "f64[:,:],f64[:,:],int,int",
+                        lambda r, n: [arr(r, (n // 9 + 1, n), np.float64, -4, 4), arr(r, (n // 9 + 1, n), np.float64), n // 9 + 1, n]),
+        "relu_blend": ("vidx_where.py", "relu_blend", "f64[:],f64[:],f64[:],int",
+                       lambda r, n: [arr(r, n, np.float64), arr(r, n, np.float64), arr(r, n, np.float64), n]),
+        "block_sums": ("vidx_where.py", "block_sums", "f64[:],f64[:],int",
+                       lambda r, n: [arr(r, n, np.float64), arr(r, (n + 255) // 256, np.float64), n]),
+        "prefix_rows": ("prefix_rows.py", "prefix_rows", "f64[:,:],int,int",
+                        lambda r, n: [arr(r, (n // 5 + 1, 37), np.float64), n // 5 + 1, 37]),
+        "recurrence": ("prefix_rows.py", "recurrence", "f64[:],f64[:],int",
+                       lambda r, n: [arr(r, n // 10 + 2, np.float64), arr(r, n // 10 + 2, np.float64), n // 10 + 2]),
+        "jacobi_1d": ("jacobi_1d.py", "jacobi_1d", "f64[:],f64[:],int,int",
+                      lambda r, n: [arr(r, n, np.float64), arr(r, n, np.float64), n, 10]),
+        "heat_2d": ("jacobi_1d.py", "heat_2d", "f64[:,:],f64[:,:],int,int,int",
+                    lambda r, n: [arr(r, (n // 9 + 3, n // 3 + 3), np.float64), arr(r, (n // 9 + 3, n // 3 + 3), np.float64),
+                                  n // 9 + 3, n // 3 + 3, 4]),
+    }
+
+
+BENCH = {
+    "bench_vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int"),
+    "bench_row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int"),
+}
+
+
+def compile_all(args):
+    os.makedirs(args.out, exist_ok=True)
+    times = {}
+    items = [(k, v[0], v[1], v[2]) for k, v in _cases().items()] + [(k, *v) for k, v in BENCH.items()]
+    for name, f, func, sig in items:
+        out = os.path.join(args.out, name + ".json")
+        cmd = [args.appy, "compile", os.path.join(ROOT, "examples", f), "--func", func, "--signature", sig, "-o", out]
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        if p.returncode != 0:
+            print(f"COMPILE FAIL {name}: {p.stderr}")
+            sys.exit(1)
+        ms = float(p.stderr.split(" in ")[-1].split(" ms")[0])
+        times[name] = ms
+        print(f"compiled {name:<14} {ms:7.1f} ms (source -> PTX, in-process; process {dt*1e3:.0f} ms)")
+    json.dump(times, open(os.path.join(args.out, "compile_times.json"), "w"), indent=1)
+
+
+def run_bundle(runner, bundle, params, vals, outdir, extra=()):
+    import numpy as np
+    cmd = [runner, "exec", bundle, "--out", outdir, *extra]
+    for p, v in zip(params, vals):
+        if isinstance(v, np.ndarray):
+            path = os.path.join(outdir, "in_" + p + ".npy")
+            np.save(path, v)
+            cmd += ["--arg", f"{p}=@{path}"]
+        else:
+            cmd += ["--arg", f"{p}={v!r}"]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def oracle(f, func, vals):
+    import importlib.util
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+    spec = importlib.util.spec_from_file_location("k_" + func, os.path.join(ROOT, "examples", f))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    vals = [v.copy() if isinstance(v, np.ndarray) else v for v in vals]
+    ret = getattr(mod, func)(*vals)
+    return vals, ret
+
+
+def check_all(args):
+    import numpy as np
+    ok = fail = 0
+    for name, (f, func, sig, gen) in _cases().items():
+        bundle = os.path.join(args.dir, name + ".json")
+        params = json.load(open(bundle))["params"]
+        for k, n in enumerate([1, 257, 1000, 4097]):
+            rng = np.random.default_rng(1000 + k)
+            vals = gen(rng, n)
+            want, want_ret = oracle(f, func, vals)
+            with tempfile.TemporaryDirectory() as d:
+                p = run_bundle(args.runner, bundle, params, vals, d)
+                if p.returncode != 0:
+                    print(f"FAIL {name} n={n}: {p.stderr.strip()}")
+                    fail += 1
+                    continue
+                bad = []
+                for pn, v, w in zip(params, vals, want):
+                    if isinstance(v, np.ndarray):
+                        got = np.load(os.path.join(d, pn + ".npy"))
+                        tol = dict(rtol=2e-4, atol=2e-5) if got.dtype == np.float32 else dict(rtol=1e-9, atol=1e-11)
+                        if not np.allclose(got, w, **tol, equal_nan=True):
+                            bad.append(f"{pn}: max |diff| {np.nanmax(np.abs(got - w)):.3e}")
+                if want_ret is not None:
+                    got = np.load(os.path.join(d, "return.npy"))
+                    if not np.allclose(got, want_ret, rtol=1e-6, atol=1e-9):
+                        bad.append(f"return: {got} vs {want_ret}")
+                if bad:
+                    print(f"FAIL {name} n={n}: {'; '.join(bad)}")
+                    fail += 1
+                else:
+                    ok += 1
+        print(f"ok   {name}")
+    print(f"{ok} passed, {fail} failed")
+    return fail == 0
+
+
+def bench(args):
+    import numpy as np
+    import torch
+    res = {}
+    # Device-to-device copy bandwidth (read + write bytes / time), same run.
+    n = 1 << 28
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(20):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        dst.copy_(src)
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e) / 1e3)
+    copy_bw = 2 * n / min(ts)
+    res["copy_GBs"] = copy_bw / 1e9
+    print(f"device copy bandwidth: {copy_bw/1e9:.0f} GB/s (torch copy_ of {n>>20} MiB, best of 20)")
+    rng = np.random.default_rng(0)
+    cases = {
+        "bench_vector_add": (lambda: [rng.random(1 << 26, dtype=np.float32), rng.random(1 << 26, dtype=np.float32),
+                                      np.zeros(1 << 26, np.float32), 1 << 26], 3 * 4 * (1 << 26)),
+        "bench_row_sum": (lambda: [rng.random((8192, 8192)), np.zeros(8192), 8192, 8192], 8 * 8192 * 8192 + 8 * 8192),
+    }
+    for name, (gen, nbytes) in cases.items():
+        bundle = os.path.join(args.dir, name + ".json")
+        params = json.load(open(bundle))["params"]
+        with tempfile.TemporaryDirectory() as d:
+            p = run_bundle(args.runner, bundle, params, gen(), d, extra=["--bench", "50"])
+            if p.returncode != 0:
+                print(f"FAIL {name}: {p.stderr}")
+                continue
+            line = [l for l in p.stdout.splitlines() if l.startswith("bench:")][0]
+            mn, med, mx = map(float, line.split()[1:])
+            bw = nbytes / (mn / 1e3)
+            res[name] = {"min_ms": mn, "median_ms": med, "GBs": bw / 1e9, "fraction_of_copy": bw / copy_bw}
+            print(f"{name}: min {mn:.3f} ms median {med:.3f} ms -> {bw/1e9:.0f} GB/s = {100*bw/copy_bw:.1f}% of copy")
+    print(json.dumps(res))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["compile", "check", "bench"])
+    ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
+    ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
+    ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
+    ap.add_argument("--dir", default=os.path.join(ROOT, ".dev", "gpu"))
+    a = ap.parse_args()
+    if a.mode == "compile":
+        compile_all(a)
+    elif a.mode == "check":
+        sys.exit(0 if check_all(a) else 1)
+    else:
+        bench(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what appy needs to build and test on Debian 12: LLVM/MLIR 22 (static
+# libraries for melior), and NumPy for the test oracle. Idempotent.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+pkgs="llvm-22-dev libmlir-22-dev libclang-22-dev llvm-22 libpolly-22-dev libzstd-dev zlib1g-dev build-essential"
+missing=""
+for p in $pkgs; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+python3 -c "import numpy" 2>/dev/null || python3 -m pip install -q numpy
+if ! command -v cargo >/dev/null; then
+    echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
+    exit 1
+fi
