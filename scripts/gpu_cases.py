@@ -78,6 +78,8 @@ def _cases():
     }
 
 
+MVLS = [256, 512, 1024, 2048]
+
 BENCH = {
     "bench_vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int"),
     "bench_row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int"),
@@ -87,10 +89,13 @@ BENCH = {
 def compile_all(args):
     os.makedirs(args.out, exist_ok=True)
     times = {}
-    items = [(k, v[0], v[1], v[2]) for k, v in _cases().items()] + [(k, *v) for k, v in BENCH.items()]
-    for name, f, func, sig in items:
+    # The examples use the default MVL, except block_sums, whose result depends on
+    # appy.MVL (the oracle's shim says 256).
+    items = [(k, v[0], v[1], v[2], 256 if k == "block_sums" else 1024) for k, v in _cases().items()]
+    items += [(f"{k}_mvl{m}", *v, m) for k, v in BENCH.items() for m in MVLS]
+    for name, f, func, sig, mvl in items:
         out = os.path.join(args.out, name + ".json")
-        cmd = [args.appy, "compile", os.path.join(ROOT, "examples", f), "--func", func, "--signature", sig, "-o", out]
+        cmd = [args.appy, "compile", os.path.join(ROOT, "examples", f), "--func", func, "--signature", sig, "--mvl", str(mvl), "-o", out]
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         dt = time.perf_counter() - t0
@@ -165,6 +170,38 @@ def check_all(args):
     return fail == 0
 
 
+def sanitize(args):
+    """compute-sanitizer memcheck and racecheck over every example bundle (n=1000)."""
+    import numpy as np
+    bad = 0
+    for tool in ["memcheck", "racecheck"]:
+        for name, (f, func, sig, gen) in _cases().items():
+            bundle = os.path.join(args.dir, name + ".json")
+            params = json.load(open(bundle))["params"]
+            vals = gen(np.random.default_rng(5), 1000)
+            with tempfile.TemporaryDirectory() as d:
+                runner = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", args.runner]
+                p = run_bundle(runner[0], bundle, params, vals, d) if False else None
+                cmd = runner + ["exec", bundle, "--out", d]
+                for pn, v in zip(params, vals):
+                    if isinstance(v, np.ndarray):
+                        path = os.path.join(d, "in_" + pn + ".npy")
+                        np.save(path, v)
+                        cmd += ["--arg", f"{pn}=@{path}"]
+                    else:
+                        cmd += ["--arg", f"{pn}={v!r}"]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
+                status = "ok  " if p.returncode == 0 else "FAIL"
+                if p.returncode != 0:
+                    bad += 1
+                print(f"{status} {tool:<9} {name:<12} {' '.join(summary).replace('=========', '').strip()}")
+                if p.returncode != 0:
+                    print(p.stdout[-2000:], p.stderr[-2000:])
+    print(f"sanitizer: {bad} failing runs")
+    return bad == 0
+
+
 def bench(args):
     import numpy as np
     import torch
@@ -193,7 +230,8 @@ def bench(args):
                                       np.zeros(1 << 26, np.float32), 1 << 26], 3 * 4 * (1 << 26)),
         "bench_row_sum": (lambda: [rng.random((8192, 8192)), np.zeros(8192), 8192, 8192], 8 * 8192 * 8192 + 8 * 8192),
     }
-    for name, (gen, nbytes) in cases.items():
+    for (base, (gen, nbytes)), mvl in [(c, m) for c in cases.items() for m in MVLS]:
+        name = f"{base}_mvl{mvl}"
         bundle = os.path.join(args.dir, name + ".json")
         params = json.load(open(bundle))["params"]
         with tempfile.TemporaryDirectory() as d:
@@ -205,13 +243,13 @@ def bench(args):
             mn, med, mx = map(float, line.split()[1:])
             bw = nbytes / (mn / 1e3)
             res[name] = {"min_ms": mn, "median_ms": med, "GBs": bw / 1e9, "fraction_of_copy": bw / copy_bw}
-            print(f"{name}: min {mn:.3f} ms median {med:.3f} ms -> {bw/1e9:.0f} GB/s = {100*bw/copy_bw:.1f}% of copy")
+            print(f"{name:<26} min {mn:.3f} ms median {med:.3f} ms -> {bw/1e9:.0f} GB/s = {100*bw/copy_bw:.1f}% of copy")
     print(json.dumps(res))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "bench"])
+    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -219,6 +257,8 @@ def main():
     a = ap.parse_args()
     if a.mode == "compile":
         compile_all(a)
+    elif a.mode == "sanitize":
+        sys.exit(0 if sanitize(a) else 1)
     elif a.mode == "check":
         sys.exit(0 if check_all(a) else 1)
     else:

@@ -11,7 +11,7 @@ def vector_add(A, B, C, N):
 
 # CHECK: arith.ceildivsi
 # CHECK: scf.parallel
-# CHECK: scf.parallel {{.*}} to (%c256
+# CHECK: scf.parallel {{.*}} to (%c1024
 # CHECK: arith.cmpi slt
 # CHECK: memref.store
 # CHECK: appy.lanes

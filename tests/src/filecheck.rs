@@ -59,9 +59,20 @@ fn directives(check_file: &str) -> Result<Vec<Directive>, String> {
     let mut out = vec![];
     for (i, line) in check_file.lines().enumerate() {
         let t = line.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
-        for (tag, kind) in [("CHECK-NEXT:", Kind::Next), ("CHECK-SAME:", Kind::Same), ("CHECK-NOT:", Kind::Not), ("CHECK-LABEL:", Kind::Label), ("CHECK:", Kind::Check)] {
+        for (tag, kind) in [
+            ("CHECK-NEXT:", Kind::Next),
+            ("CHECK-SAME:", Kind::Same),
+            ("CHECK-NOT:", Kind::Not),
+            ("CHECK-LABEL:", Kind::Label),
+            ("CHECK:", Kind::Check),
+        ] {
             if let Some(rest) = t.strip_prefix(tag) {
-                out.push(Directive { kind, re: pattern(rest)?, text: rest.trim().to_string(), line: i + 1 });
+                out.push(Directive {
+                    kind,
+                    re: pattern(rest)?,
+                    text: rest.trim().to_string(),
+                    line: i + 1,
+                });
                 break;
             }
         }
@@ -86,13 +97,25 @@ pub fn check(check_file: &str, output: &str) -> Result<(), String> {
             Kind::Same => {
                 let l = last_line.ok_or_else(|| format!("line {}: CHECK-SAME without a previous match", d.line))?;
                 let hay = &lines[l][pos.1..];
-                let m = d.re.find(hay).ok_or_else(|| format!("line {}: CHECK-SAME: `{}` not found on output line {}: {}", d.line, d.text, l + 1, lines[l]))?;
+                let m = d.re.find(hay).ok_or_else(|| {
+                    format!(
+                        "line {}: CHECK-SAME: `{}` not found on output line {}: {}",
+                        d.line,
+                        d.text,
+                        l + 1,
+                        lines[l]
+                    )
+                })?;
                 pos = (l, pos.1 + m.end());
             }
             Kind::Next => {
                 let l = last_line.map(|l| l + 1).unwrap_or(0);
-                let line = lines.get(l).ok_or_else(|| format!("line {}: CHECK-NEXT: `{}`: output ended", d.line, d.text))?;
-                let m = d.re.find(line).ok_or_else(|| format!("line {}: CHECK-NEXT: `{}` not on the next line; it is: {}", d.line, d.text, line))?;
+                let line = lines
+                    .get(l)
+                    .ok_or_else(|| format!("line {}: CHECK-NEXT: `{}`: output ended", d.line, d.text))?;
+                let m =
+                    d.re.find(line)
+                        .ok_or_else(|| format!("line {}: CHECK-NEXT: `{}` not on the next line; it is: {}", d.line, d.text, line))?;
                 check_nots(&pending_not, &lines, pos, (l, m.start()))?;
                 pending_not.clear();
                 last_line = Some(l);
@@ -111,7 +134,14 @@ pub fn check(check_file: &str, output: &str) -> Result<(), String> {
                     }
                 }
                 let (l, s, e) = found.ok_or_else(|| {
-                    format!("line {}: {:?}: `{}` not found after output line {}\n--- output ---\n{}", d.line, d.kind, d.text, pos.0 + 1, output)
+                    format!(
+                        "line {}: {:?}: `{}` not found after output line {}\n--- output ---\n{}",
+                        d.line,
+                        d.kind,
+                        d.text,
+                        pos.0 + 1,
+                        output
+                    )
                 })?;
                 check_nots(&pending_not, &lines, pos, (l, s))?;
                 pending_not.clear();
@@ -131,13 +161,24 @@ fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (us
             let s = if l == from.0 { from.1.min(line.len()) } else { 0 };
             let e = if l == to.0 { to.1.min(line.len()) } else { line.len() };
             if s <= e && d.re.is_match(&line[s..e]) {
-                return Err(format!("line {}: CHECK-NOT: `{}` found on output line {}: {}", d.line, d.text, l + 1, line));
+                return Err(format!(
+                    "line {}: CHECK-NOT: `{}` found on output line {}: {}",
+                    d.line,
+                    d.text,
+                    l + 1,
+                    line
+                ));
             }
         }
         if to.0 < lines.len() && from.0 != to.0 {
             let line = lines[to.0];
             if d.re.is_match(&line[..to.1.min(line.len())]) {
-                return Err(format!("line {}: CHECK-NOT: `{}` found on output line {}", d.line, d.text, to.0 + 1));
+                return Err(format!(
+                    "line {}: CHECK-NOT: `{}` found on output line {}",
+                    d.line,
+                    d.text,
+                    to.0 + 1
+                ));
             }
         }
     }
@@ -151,7 +192,13 @@ mod tests {
     #[test]
     fn basics() {
         let out = "module {\n  func.func @f(%a: i64)\n    scf.parallel x {appy.lanes}\n  return\n}";
-        assert!(check("// CHECK: func.func @f\n// CHECK-NEXT: scf.parallel\n// CHECK-SAME: appy.lanes\n// CHECK-NOT: gpu\n// CHECK: return", out).is_ok());
+        assert!(
+            check(
+                "// CHECK: func.func @f\n// CHECK-NEXT: scf.parallel\n// CHECK-SAME: appy.lanes\n// CHECK-NOT: gpu\n// CHECK: return",
+                out
+            )
+            .is_ok()
+        );
         assert!(check("// CHECK: return\n// CHECK: func.func", out).is_err());
         assert!(check("// CHECK: func.func\n// CHECK-NEXT: return", out).is_err());
         assert!(check("// CHECK: func.func\n// CHECK-NOT: lanes\n// CHECK: return", out).is_err());

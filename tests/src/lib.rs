@@ -42,7 +42,13 @@ impl Rng {
     pub fn array(&mut self, dtype: DType, shape: &[usize], lo: f64, hi: f64) -> HostValue {
         let n: usize = shape.iter().product();
         let vals: Vec<f64> = (0..n)
-            .map(|_| if dtype.is_float() { self.uniform(lo, hi) } else { self.int(lo as i64, hi as i64) as f64 })
+            .map(|_| {
+                if dtype.is_float() {
+                    self.uniform(lo, hi)
+                } else {
+                    self.int(lo as i64, hi as i64) as f64
+                }
+            })
             .collect();
         HostValue::Array(HostArray::from_f64(dtype, shape.to_vec(), &vals))
     }

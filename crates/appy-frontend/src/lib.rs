@@ -74,12 +74,7 @@ impl<'f> Module<'f> {
             match imp {
                 Import::Module { module, alias, .. } if module == "appy" => modules.push(alias),
                 Import::From { module, names, .. } if module == "appy" => {
-                    jits.extend(
-                        names
-                            .iter()
-                            .filter(|(n, _)| n == "jit")
-                            .map(|(_, a)| a.as_str()),
-                    );
+                    jits.extend(names.iter().filter(|(n, _)| n == "jit").map(|(_, a)| a.as_str()));
                 }
                 _ => {}
             }
@@ -93,8 +88,7 @@ impl<'f> Module<'f> {
         let is_jit_ref = |e: &Expr| match &e.kind {
             ExprKind::Name(n) => jits.contains(&n.as_str()),
             ExprKind::Attribute { value, attr } => {
-                attr.name == "jit"
-                    && matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str()))
+                attr.name == "jit" && matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str()))
             }
             _ => false,
         };
@@ -157,12 +151,8 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     let options = match decorator.kind {
         ExprKind::Call { args, kwargs, .. } => {
             if let Some(a) = args.first() {
-                return Err(Diagnostic::error(
-                    file,
-                    a.span,
-                    "`@appy.jit` options must be keyword arguments",
-                )
-                .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
+                return Err(Diagnostic::error(file, a.span, "`@appy.jit` options must be keyword arguments")
+                    .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
             }
             kwargs
         }
@@ -170,11 +160,7 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     };
     let last = &m.lines[range.end - 1];
     let span = Span::new(def_line.start, last.end.max(def_line.end));
-    tracing::debug!(
-        function = name,
-        statements = body.len(),
-        "parsed APPy function"
-    );
+    tracing::debug!(function = name, statements = body.len(), "parsed APPy function");
     let function = Function {
         name: def.name,
         params: def.params,

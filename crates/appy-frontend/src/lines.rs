@@ -92,9 +92,7 @@ impl RawLine {
 
     /// The span of the first physical line of this logical line (for error carets).
     fn first_physical(&self, text: &str) -> Span {
-        let end = text[self.start..self.end]
-            .find('\n')
-            .map_or(self.end, |i| self.start + i);
+        let end = text[self.start..self.end].find('\n').map_or(self.end, |i| self.start + i);
         Span::new(self.start, end.max(self.start))
     }
 }
@@ -261,10 +259,7 @@ fn def_name(src: &str) -> Option<(String, usize)> {
     if after.len() == rest.len() {
         return None;
     }
-    let name: String = after
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
+    let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
     (!name.is_empty()).then(|| (name, src.len() - after.len()))
 }
 
@@ -275,8 +270,7 @@ fn def_name(src: &str) -> Option<(String, usize)> {
 pub(crate) fn function_lines(text: &str, lines: &[RawLine], f: &FuncDef) -> std::ops::Range<usize> {
     let first = f.decorators.first().copied().unwrap_or(f.def);
     let mut end = f.def + 1;
-    while end < lines.len() && !(lines[end].kind == LineKind::Code && lines[end].at_module_level())
-    {
+    while end < lines.len() && !(lines[end].kind == LineKind::Code && lines[end].at_module_level()) {
         end += 1;
     }
     while end > f.def + 1 {
@@ -305,11 +299,7 @@ pub(crate) struct Node {
 
 /// Builds the block tree of a function body. `lines` are the logical lines after the
 /// `def` line; `base` is the indentation of the `def`.
-pub(crate) fn build_blocks(
-    file: &SourceFile,
-    lines: &[RawLine],
-    base: Indent,
-) -> DResult<Vec<Node>> {
+pub(crate) fn build_blocks(file: &SourceFile, lines: &[RawLine], base: Indent) -> DResult<Vec<Node>> {
     let text = file.text();
     let mut items: Vec<(RawLine, Option<RawLine>)> = Vec::new();
     let mut pending: Option<RawLine> = None;
@@ -321,12 +311,8 @@ pub(crate) fn build_blocks(
                     continue;
                 }
                 if pending.is_some() {
-                    return Err(Diagnostic::error(
-                        file,
-                        l.span(),
-                        "a statement can have only one pragma",
-                    )
-                    .with_note("help: merge the clauses into a single `#pragma` line"));
+                    return Err(Diagnostic::error(file, l.span(), "a statement can have only one pragma")
+                        .with_note("help: merge the clauses into a single `#pragma` line"));
                 }
                 pending = Some(*l);
             }
@@ -351,11 +337,7 @@ pub(crate) fn build_blocks(
         Some(Ordering::Greater) => {}
         None => return Err(inconsistent_tabs(file, first)),
         Some(_) => {
-            return Err(Diagnostic::error(
-                file,
-                first.first_physical(text),
-                "expected an indented block",
-            ));
+            return Err(Diagnostic::error(file, first.first_physical(text), "expected an indented block"));
         }
     }
     let mut pos = 0;
@@ -367,13 +349,7 @@ pub(crate) fn build_blocks(
 }
 
 /// Parses the block of lines indented exactly `indent`, starting at `*pos`.
-fn block(
-    file: &SourceFile,
-    items: &[(RawLine, Option<RawLine>)],
-    pos: &mut usize,
-    indent: Indent,
-    depth: usize,
-) -> DResult<Vec<Node>> {
+fn block(file: &SourceFile, items: &[(RawLine, Option<RawLine>)], pos: &mut usize, indent: Indent, depth: usize) -> DResult<Vec<Node>> {
     let text = file.text();
     let mut out = Vec::new();
     while let Some((line, pragma)) = items.get(*pos) {
@@ -381,11 +357,7 @@ fn block(
             None => return Err(inconsistent_tabs(file, line)),
             Some(Ordering::Less) => break,
             Some(Ordering::Greater) => {
-                return Err(Diagnostic::error(
-                    file,
-                    line.first_physical(text),
-                    "unexpected indent",
-                ));
+                return Err(Diagnostic::error(file, line.first_physical(text), "unexpected indent"));
             }
             Some(Ordering::Equal) => {}
         }
@@ -401,11 +373,7 @@ fn block(
                 None => return Err(inconsistent_tabs(file, next)),
                 Some(Ordering::Greater) => {
                     if depth >= MAX_INDENT_DEPTH {
-                        return Err(Diagnostic::error(
-                            file,
-                            next.first_physical(text),
-                            "too many levels of indentation",
-                        ));
+                        return Err(Diagnostic::error(file, next.first_physical(text), "too many levels of indentation"));
                     }
                     node.children = block(file, items, pos, next.indent, depth + 1)?;
                     if let Some((after, _)) = items.get(*pos)
@@ -424,9 +392,8 @@ fn block(
 }
 
 fn dangling_pragma(file: &SourceFile, p: &RawLine) -> Diagnostic {
-    Diagnostic::error(file, p.span(), "pragma is not followed by a statement").with_note(
-        "help: a `#pragma` line applies to the statement right below it, in the same block",
-    )
+    Diagnostic::error(file, p.span(), "pragma is not followed by a statement")
+        .with_note("help: a `#pragma` line applies to the statement right below it, in the same block")
 }
 
 fn inconsistent_tabs(file: &SourceFile, l: &RawLine) -> Diagnostic {
@@ -450,16 +417,12 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<(LineKind, &str)> {
-        logical_lines(text)
-            .iter()
-            .map(|l| (l.kind, &text[l.start..l.end]))
-            .collect()
+        logical_lines(text).iter().map(|l| (l.kind, &text[l.start..l.end])).collect()
     }
 
     #[test]
     fn joins_brackets_backslashes_and_triple_quotes() {
-        let text =
-            "x = (1,\n  2)  # c\ny = 1 + \\\n  2\n\n# note\ns = '''a\n(b\n'''\nt = 'it''s' # )\n";
+        let text = "x = (1,\n  2)  # c\ny = 1 + \\\n  2\n\n# note\ns = '''a\n(b\n'''\nt = 'it''s' # )\n";
         assert_eq!(
             kinds(text),
             vec![
@@ -475,25 +438,13 @@ mod tests {
 
     #[test]
     fn unterminated_things_do_not_panic() {
-        for text in [
-            "x = '''abc",
-            "x = 'abc\ny = 1",
-            "x = (((",
-            "x = )))\ny",
-            "\\",
-            "'",
-            "\u{feff}x\r\n",
-        ] {
+        for text in ["x = '''abc", "x = 'abc\ny = 1", "x = (((", "x = )))\ny", "\\", "'", "\u{feff}x\r\n"] {
             let _ = logical_lines(text);
         }
         assert_eq!(kinds("x = 'abc\ny = 1").len(), 2);
         assert_eq!(
             kinds("a\r\n\r\nb\r\n"),
-            vec![
-                (LineKind::Code, "a"),
-                (LineKind::Blank, ""),
-                (LineKind::Code, "b")
-            ]
+            vec![(LineKind::Code, "a"), (LineKind::Blank, ""), (LineKind::Code, "b")]
         );
     }
 
@@ -511,10 +462,7 @@ mod tests {
         let text = "@a\n# c\n@b\ndef f(x):\n    return x\n\n    # trailing\n\nclass C:\n    def g(self): pass\ndef h(): pass\n";
         let lines = logical_lines(text);
         let fs = module_functions(text, &lines);
-        let names: Vec<_> = fs
-            .iter()
-            .map(|f| (f.name.as_str(), f.decorators.len()))
-            .collect();
+        let names: Vec<_> = fs.iter().map(|f| (f.name.as_str(), f.decorators.len())).collect();
         assert_eq!(names, vec![("f", 2), ("h", 0)]);
         let r = function_lines(text, &lines, &fs[0]);
         assert_eq!(

@@ -24,15 +24,10 @@ pub(crate) const MAX_NESTING: usize = 100;
 fn parse_rule(file: &SourceFile, span: Span, rule: Rule) -> DResult<Pair<'_, Rule>> {
     let text = &file.text()[span.start..span.end];
     if nesting_risk(text) > MAX_NESTING {
-        return Err(
-            Diagnostic::error(file, span, "expression is nested too deeply")
-                .with_note("help: split it into several statements"),
-        );
+        return Err(Diagnostic::error(file, span, "expression is nested too deeply").with_note("help: split it into several statements"));
     }
     match LineParser::parse(rule, text) {
-        Ok(mut pairs) => pairs
-            .next()
-            .ok_or_else(|| Diagnostic::error(file, span, "invalid syntax")),
+        Ok(mut pairs) => pairs.next().ok_or_else(|| Diagnostic::error(file, span, "invalid syntax")),
         Err(e) => Err(syntax_error(file, span.start, text, &e)),
     }
 }
@@ -74,15 +69,11 @@ fn nesting_risk(text: &str) -> usize {
             }
             c if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 => {
                 let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80)
-                {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
                     i += 1;
                 }
                 let word = &text[start..i];
-                let kw = matches!(
-                    word,
-                    "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is"
-                );
+                let kw = matches!(word, "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is");
                 if matches!(word, "not" | "else") {
                     recursive += 1;
                 }
@@ -100,10 +91,7 @@ fn nesting_risk(text: &str) -> usize {
 /// Parses one expression written at `span` (used for tensor-pragma slice bounds).
 pub(crate) fn parse_expr(file: &SourceFile, span: Span) -> DResult<Expr> {
     let line = parse_rule(file, span, Rule::expr_line)?;
-    let cx = Ctx {
-        file,
-        offset: span.start,
-    };
+    let cx = Ctx { file, offset: span.start };
     cx.expr(first_inner(line, file, span)?)
 }
 
@@ -117,12 +105,7 @@ fn first_inner<'i>(p: Pair<'i, Rule>, file: &SourceFile, span: Span) -> DResult<
 pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>> {
     let line = parse_rule(file, span, Rule::import_line).ok()?;
     let stmt = line.into_inner().next()?;
-    let dotted = |p: Pair<'_, Rule>| {
-        p.into_inner()
-            .map(|n| n.as_str())
-            .collect::<Vec<_>>()
-            .join(".")
-    };
+    let dotted = |p: Pair<'_, Rule>| p.into_inner().map(|n| n.as_str()).collect::<Vec<_>>().join(".");
     match stmt.as_rule() {
         Rule::import_name => Some(
             stmt.into_inner()
@@ -133,14 +116,8 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     let alias = it
                         .find(|q| q.as_rule() == Rule::name)
                         .map(|q| q.as_str().to_string())
-                        .unwrap_or_else(|| {
-                            module.split('.').next().unwrap_or_default().to_string()
-                        });
-                    Import::Module {
-                        module,
-                        alias,
-                        span,
-                    }
+                        .unwrap_or_else(|| module.split('.').next().unwrap_or_default().to_string());
+                    Import::Module { module, alias, span }
                 })
                 .collect(),
         ),
@@ -172,11 +149,7 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     _ => {}
                 }
             }
-            Some(vec![Import::From {
-                module,
-                names,
-                span,
-            }])
+            Some(vec![Import::From { module, names, span }])
         }
         _ => None,
     }
@@ -185,10 +158,7 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
 /// Parses a decorator line (`@expr`) into its expression.
 pub(crate) fn parse_decorator(file: &SourceFile, span: Span) -> DResult<Expr> {
     let line = parse_rule(file, span, Rule::decorator_line)?;
-    let cx = Ctx {
-        file,
-        offset: span.start,
-    };
+    let cx = Ctx { file, offset: span.start };
     cx.expr(first_inner(line, file, span)?)
 }
 
@@ -203,10 +173,7 @@ pub(crate) struct DefLine {
 /// Parses `def name(params):` (with an optional inline body).
 pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
     let line = parse_rule(file, span, Rule::def_line)?;
-    let cx = Ctx {
-        file,
-        offset: span.start,
-    };
+    let cx = Ctx { file, offset: span.start };
     let mut name = None;
     let mut params = Vec::new();
     let mut inline = None;
@@ -224,11 +191,7 @@ pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
         }
     }
     let name = name.ok_or_else(|| Diagnostic::error(file, span, "expected a function name"))?;
-    Ok(DefLine {
-        name,
-        params,
-        inline,
-    })
+    Ok(DefLine { name, params, inline })
 }
 
 /// Parses the body blocks of a function into statements.
@@ -289,35 +252,20 @@ impl Block<'_> {
     }
 
     fn pragma(&self, node: &Node) -> DResult<Option<Pragma>> {
-        node.pragma
-            .map(|s| pragma::parse_pragma(self.file, s))
-            .transpose()
+        node.pragma.map(|s| pragma::parse_pragma(self.file, s)).transpose()
     }
 
     /// The body of the compound statement at node `i`.
-    fn body(
-        &self,
-        i: usize,
-        header: &Header,
-        span: Span,
-        inline: Option<Vec<Stmt>>,
-    ) -> DResult<Vec<Stmt>> {
+    fn body(&self, i: usize, header: &Header, span: Span, inline: Option<Vec<Stmt>>) -> DResult<Vec<Stmt>> {
         let node = &self.nodes[i];
         match (inline, node.children.first()) {
-            (Some(_), Some(child)) => Err(Diagnostic::error(
-                self.file,
-                child.first_line,
-                "unexpected indent",
-            )),
+            (Some(_), Some(child)) => Err(Diagnostic::error(self.file, child.first_line, "unexpected indent")),
             (Some(stmts), None) => Ok(stmts),
             (None, Some(_)) => parse_block(self.file, &node.children),
             (None, None) => Err(Diagnostic::error(
                 self.file,
                 span,
-                format!(
-                    "expected an indented block after `{}` statement",
-                    header.keyword()
-                ),
+                format!("expected an indented block after `{}` statement", header.keyword()),
             )),
         }
     }
@@ -332,11 +280,7 @@ impl Block<'_> {
             match self.line(i)? {
                 Line::Simple(stmts) => {
                     if let Some(child) = node.children.first() {
-                        return Err(Diagnostic::error(
-                            self.file,
-                            child.first_line,
-                            "unexpected indent",
-                        ));
+                        return Err(Diagnostic::error(self.file, child.first_line, "unexpected indent"));
                     }
                     let start = out.len();
                     out.extend(stmts);
@@ -345,11 +289,7 @@ impl Block<'_> {
                     }
                     i += 1;
                 }
-                Line::Header {
-                    header,
-                    span,
-                    inline,
-                } => {
+                Line::Header { header, span, inline } => {
                     let body = self.body(i, &header, span, inline)?;
                     i += 1;
                     match header {
@@ -366,12 +306,10 @@ impl Block<'_> {
                                     ..
                                 } = self.peek(i)?
                             {
-                                return Err(Diagnostic::error(
-                                    self.file,
-                                    else_span,
-                                    "`for ... else` is not supported in APPy functions",
-                                )
-                                .with_note("help: move the `else` body after the loop"));
+                                return Err(
+                                    Diagnostic::error(self.file, else_span, "`for ... else` is not supported in APPy functions")
+                                        .with_note("help: move the `else` body after the loop"),
+                                );
                             }
                         }
                         Header::If(cond) => {
@@ -389,15 +327,8 @@ impl Block<'_> {
                                 };
                                 self.cache[i] = None;
                                 if let Some(p) = self.nodes[i].pragma {
-                                    return Err(Diagnostic::error(
-                                        self.file,
-                                        p,
-                                        "pragma is not followed by a statement",
-                                    )
-                                    .with_note(format!(
-                                        "help: an `{}` clause cannot carry a pragma",
-                                        h.keyword()
-                                    )));
+                                    return Err(Diagnostic::error(self.file, p, "pragma is not followed by a statement")
+                                        .with_note(format!("help: an `{}` clause cannot carry a pragma", h.keyword())));
                                 }
                                 let b = self.body(i, &h, s, inl)?;
                                 i += 1;
@@ -417,11 +348,7 @@ impl Block<'_> {
                         }
                         Header::Elif(_) | Header::Else => {
                             let kw = header.keyword();
-                            return Err(Diagnostic::error(
-                                self.file,
-                                span,
-                                format!("`{kw}` without a matching `if`"),
-                            ));
+                            return Err(Diagnostic::error(self.file, span, format!("`{kw}` without a matching `if`")));
                         }
                     }
                 }
@@ -450,17 +377,11 @@ fn parse_line(file: &SourceFile, node: &Node) -> DResult<Line> {
         Rule::simple_stmts => Ok(Line::Simple(cx.simple_stmts(p)?)),
         _ => {
             let mut it = p.into_inner();
-            let hdr = it
-                .next()
-                .ok_or_else(|| Diagnostic::error(file, node.span, "invalid syntax"))?;
+            let hdr = it.next().ok_or_else(|| Diagnostic::error(file, node.span, "invalid syntax"))?;
             let span = cx.span(&hdr);
             let inline = it.next().map(|s| cx.simple_stmts(s)).transpose()?;
             let header = cx.header(hdr)?;
-            Ok(Line::Header {
-                header,
-                span,
-                inline,
-            })
+            Ok(Line::Header { header, span, inline })
         }
     }
 }
@@ -499,16 +420,8 @@ impl Ctx<'_> {
                 Rule::name => name = Some(self.ident(&q)),
                 Rule::star_param => {
                     return Err(self
-                        .err(
-                            &q,
-                            format!(
-                                "`{}` parameters are not supported in APPy functions",
-                                q.as_str()
-                            ),
-                        )
-                        .with_note(
-                            "help: APPy functions take a fixed list of positional parameters",
-                        ));
+                        .err(&q, format!("`{}` parameters are not supported in APPy functions", q.as_str()))
+                        .with_note("help: APPy functions take a fixed list of positional parameters"));
                 }
                 Rule::param_annot => {
                     return Err(self
@@ -517,10 +430,7 @@ impl Ctx<'_> {
                 }
                 Rule::param_default => {
                     return Err(self
-                        .err(
-                            &q,
-                            "default parameter values are not supported in APPy functions",
-                        )
+                        .err(&q, "default parameter values are not supported in APPy functions")
                         .with_note("help: pass every argument explicitly"));
                 }
                 _ => {}
@@ -532,10 +442,7 @@ impl Ctx<'_> {
     fn header(&self, p: Pair<'_, Rule>) -> DResult<Header> {
         let rule = p.as_rule();
         let mut it = p.into_inner().skip(1); // the keyword
-        let mut next = |what: &str| {
-            it.next()
-                .ok_or_else(|| Diagnostic::bare(format!("malformed `{what}` header")))
-        };
+        let mut next = |what: &str| it.next().ok_or_else(|| Diagnostic::bare(format!("malformed `{what}` header")));
         Ok(match rule {
             Rule::for_hdr => {
                 let target = next("for")?;
@@ -557,13 +464,8 @@ impl Ctx<'_> {
         match e.kind {
             ExprKind::Name(name) => Ok(Ident { name, span: e.span }),
             ExprKind::Tuple(_) => Err(self
-                .err(
-                    &target,
-                    "only a single loop variable is supported in APPy `for` loops",
-                )
-                .with_note(
-                    "help: loop over an index, e.g. `for i in range(n):`, and index the arrays",
-                )),
+                .err(&target, "only a single loop variable is supported in APPy `for` loops")
+                .with_note("help: loop over an index, e.g. `for i in range(n):`, and index the arrays")),
             _ => Err(self.err(&target, "the loop variable must be a plain name")),
         }
     }
@@ -576,44 +478,25 @@ impl Ctx<'_> {
         let span = self.span(&p);
         let kind = match p.as_rule() {
             Rule::pass_stmt => StmtKind::Pass,
-            Rule::return_stmt => StmtKind::Return(
-                p.into_inner()
-                    .nth(1)
-                    .map(|v| self.testlist(v))
-                    .transpose()?,
-            ),
+            Rule::return_stmt => StmtKind::Return(p.into_inner().nth(1).map(|v| self.testlist(v)).transpose()?),
             _ => {
                 let mut it = p.into_inner();
-                let first = it
-                    .next()
-                    .ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
+                let first = it.next().ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
                 let lhs = self.testlist(first)?;
                 match it.next() {
                     None => StmtKind::Expr(lhs),
                     Some(tail) => match tail.as_rule() {
                         Rule::augment => {
                             let mut t = tail.into_inner();
-                            let op_pair = t.next().ok_or_else(|| {
-                                Diagnostic::bare("malformed augmented assignment")
-                            })?;
-                            let op = binop(op_pair.as_str().trim_end_matches('='))
-                                .ok_or_else(|| self.err(&op_pair, "unknown operator"))?;
-                            let value = self.testlist(t.next().ok_or_else(|| {
-                                Diagnostic::bare("malformed augmented assignment")
-                            })?)?;
+                            let op_pair = t.next().ok_or_else(|| Diagnostic::bare("malformed augmented assignment"))?;
+                            let op = binop(op_pair.as_str().trim_end_matches('=')).ok_or_else(|| self.err(&op_pair, "unknown operator"))?;
+                            let value = self.testlist(t.next().ok_or_else(|| Diagnostic::bare("malformed augmented assignment"))?)?;
                             self.check_target(&lhs, true)?;
-                            StmtKind::AugAssign {
-                                target: lhs,
-                                op,
-                                value,
-                            }
+                            StmtKind::AugAssign { target: lhs, op, value }
                         }
                         Rule::annotation => {
                             return Err(self
-                                .err(
-                                    &tail,
-                                    "annotated assignments are not supported in APPy functions",
-                                )
+                                .err(&tail, "annotated assignments are not supported in APPy functions")
                                 .with_note("help: write `x = value` without the type annotation"));
                         }
                         _ => {
@@ -621,26 +504,17 @@ impl Ctx<'_> {
                             for q in tail.into_inner().filter(|q| q.as_rule() != Rule::eq) {
                                 exprs.push(self.testlist(q)?);
                             }
-                            let value = exprs
-                                .pop()
-                                .ok_or_else(|| Diagnostic::bare("malformed assignment"))?;
+                            let value = exprs.pop().ok_or_else(|| Diagnostic::bare("malformed assignment"))?;
                             for t in &exprs {
                                 self.check_target(t, false)?;
                             }
-                            StmtKind::Assign {
-                                targets: exprs,
-                                value,
-                            }
+                            StmtKind::Assign { targets: exprs, value }
                         }
                     },
                 }
             }
         };
-        Ok(Stmt {
-            kind,
-            span,
-            pragma: None,
-        })
+        Ok(Stmt { kind, span, pragma: None })
     }
 
     /// Checks that `e` can be assigned to.
@@ -654,11 +528,7 @@ impl Ctx<'_> {
             }
             ExprKind::Tuple(_) => "a tuple",
             ExprKind::Call { .. } => "a function call",
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::None
-            | ExprKind::Str(_) => "a literal",
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Str(_) => "a literal",
             _ => "an expression",
         };
         let msg = if augmented {
@@ -730,13 +600,7 @@ impl Ctx<'_> {
             Rule::or_test | Rule::and_test => self.bool_op(p, span),
             Rule::not_test | Rule::factor => self.unary(p, span),
             Rule::comparison => self.comparison(p, span),
-            Rule::bitor
-            | Rule::bitxor
-            | Rule::bitand
-            | Rule::shift
-            | Rule::arith
-            | Rule::term
-            | Rule::power => self.binary(p, span),
+            Rule::bitor | Rule::bitxor | Rule::bitand | Rule::shift | Rule::arith | Rule::term | Rule::power => self.binary(p, span),
             Rule::primary => self.primary(p, span),
             Rule::paren => self.paren(p, span),
             Rule::list_display => Err(self.list_display(p, span)),
@@ -766,9 +630,7 @@ impl Ctx<'_> {
     /// `a if c else b` (`test` with a conditional part).
     fn if_exp(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
         let mut it = p.into_inner();
-        let (Some(then), Some(_if), Some(cond), Some(_else), Some(orelse)) =
-            (it.next(), it.next(), it.next(), it.next(), it.next())
-        else {
+        let (Some(then), Some(_if), Some(cond), Some(_else), Some(orelse)) = (it.next(), it.next(), it.next(), it.next(), it.next()) else {
             return Err(self.err_at(span));
         };
         let kind = ExprKind::IfExp {
@@ -914,9 +776,7 @@ impl Ctx<'_> {
                     return Err(self
                         .err_at(span)
                         .with_message("generator expressions are not supported in APPy functions")
-                        .with_note(
-                            "help: write a `for` loop, or use a slice expression like `sum(a[:N])`",
-                        ));
+                        .with_note("help: write a `for` loop, or use a slice expression like `sum(a[:N])`"));
                 }
                 _ => items.push(self.expr(q)?),
             }
@@ -962,10 +822,7 @@ impl Ctx<'_> {
     }
 
     fn cmp_op(&self, p: Pair<'_, Rule>) -> DResult<CmpOp> {
-        let inner = p
-            .into_inner()
-            .next()
-            .ok_or_else(|| Diagnostic::bare("malformed comparison"))?;
+        let inner = p.into_inner().next().ok_or_else(|| Diagnostic::bare("malformed comparison"))?;
         let op = match (inner.as_rule(), inner.as_str()) {
             (Rule::op_cmp, "<") => CmpOp::Lt,
             (Rule::op_cmp, "<=") => CmpOp::Le,
@@ -981,10 +838,7 @@ impl Ctx<'_> {
                     _ => "is",
                 };
                 return Err(self
-                    .err(
-                        &inner,
-                        format!("the `{name}` operator is not supported in APPy functions"),
-                    )
+                    .err(&inner, format!("the `{name}` operator is not supported in APPy functions"))
                     .with_note("help: compare values with `==`, `!=`, `<`, `<=`, `>`, `>=`"));
             }
         };
@@ -999,18 +853,21 @@ impl Ctx<'_> {
             match first.as_rule() {
                 Rule::kwarg => {
                     let mut k = first.into_inner();
-                    let (Some(name), Some(_eq), Some(value)) = (k.next(), k.next(), k.next())
-                    else {
+                    let (Some(name), Some(_eq), Some(value)) = (k.next(), k.next(), k.next()) else {
                         return Err(self.err(&a, "invalid syntax"));
                     };
                     kwargs.push((self.ident(&name), self.expr(value)?));
                 }
                 Rule::star_arg | Rule::dstar_arg => {
-                    return Err(self.err(&first, "argument unpacking (`*args`, `**kwargs`) is not supported in APPy functions"));
+                    return Err(self.err(
+                        &first,
+                        "argument unpacking (`*args`, `**kwargs`) is not supported in APPy functions",
+                    ));
                 }
                 _ => {
                     if it.next().is_some() {
-                        return Err(self.err(&a, "generator expressions are not supported in APPy functions")
+                        return Err(self
+                            .err(&a, "generator expressions are not supported in APPy functions")
                             .with_note("help: write a `for` loop, or use a slice expression like `sum(a[:N])`"));
                     }
                     if !kwargs.is_empty() {
@@ -1046,11 +903,7 @@ impl Ctx<'_> {
         };
         let (mut upper, mut step) = (None, None);
         for q in rest.into_inner() {
-            let slot = if q.as_rule() == Rule::slice_hi {
-                &mut upper
-            } else {
-                &mut step
-            };
+            let slot = if q.as_rule() == Rule::slice_hi { &mut upper } else { &mut step };
             let inner = q.into_inner().next().ok_or_else(|| self.err_at(span))?;
             *slot = Some(Box::new(self.expr(inner)?));
         }
@@ -1073,10 +926,8 @@ impl Ctx<'_> {
         }
         let digits = lit.as_str().replace('_', "");
         let too_big = || {
-            self.err_at(span).with_message(format!(
-                "integer literal `{}` does not fit in 64 bits",
-                lit.as_str()
-            ))
+            self.err_at(span)
+                .with_message(format!("integer literal `{}` does not fit in 64 bits", lit.as_str()))
         };
         let kind = match lit.as_rule() {
             Rule::float_lit => ExprKind::Float(
@@ -1093,8 +944,7 @@ impl Ctx<'_> {
                 ExprKind::Int(i64::from_str_radix(&digits[2..], radix).map_err(|_| too_big())?)
             }
             _ => {
-                if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0')
-                {
+                if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0') {
                     return Err(self
                         .err_at(span)
                         .with_message("leading zeros in decimal integer literals are not permitted")
@@ -1118,28 +968,18 @@ impl Ctx<'_> {
         }
         let lower = prefix.to_ascii_lowercase();
         if lower.contains('f') {
-            return Err(self
-                .err_at(span)
-                .with_message("f-strings are not supported in APPy functions"));
+            return Err(self.err_at(span).with_message("f-strings are not supported in APPy functions"));
         }
         if lower.contains('b') {
-            return Err(self
-                .err_at(span)
-                .with_message("bytes literals are not supported in APPy functions"));
+            return Err(self.err_at(span).with_message("bytes literals are not supported in APPy functions"));
         }
         let q = if body.starts_with("'''") || body.starts_with("\"\"\"") {
             3
         } else {
             1
         };
-        let inner = body
-            .get(q..body.len().saturating_sub(q))
-            .unwrap_or_default();
-        Ok(if lower.contains('r') {
-            inner.to_string()
-        } else {
-            unescape(inner)
-        })
+        let inner = body.get(q..body.len().saturating_sub(q)).unwrap_or_default();
+        Ok(if lower.contains('r') { inner.to_string() } else { unescape(inner) })
     }
 }
 
@@ -1168,9 +1008,7 @@ fn content_len(text: &str) -> usize {
                     while i < b.len() {
                         if b[i] == b'\\' {
                             i += 2;
-                        } else if b[i] == q
-                            && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q)))
-                        {
+                        } else if b[i] == q && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q))) {
                             i += close;
                             break;
                         } else {
@@ -1289,14 +1127,8 @@ fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>
             "`while` loops are not supported in APPy functions",
             Some("help: use a `for` loop over `range(...)`"),
         ),
-        "with" => (
-            "`with` statements are not supported in APPy functions",
-            None,
-        ),
-        "try" | "except" | "finally" => (
-            "exception handling (`try`/`except`) is not supported in APPy functions",
-            None,
-        ),
+        "with" => ("`with` statements are not supported in APPy functions", None),
+        "try" | "except" | "finally" => ("exception handling (`try`/`except`) is not supported in APPy functions", None),
         "raise" => (
             "`raise` is not supported in APPy functions",
             Some("help: check the inputs in the calling Python code"),
@@ -1305,10 +1137,7 @@ fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>
             "nested function definitions are not supported in APPy functions",
             Some("help: inline the helper's code into the jitted function"),
         ),
-        "class" => (
-            "class definitions are not supported in APPy functions",
-            None,
-        ),
+        "class" => ("class definitions are not supported in APPy functions", None),
         "global" | "nonlocal" => (
             "`global`/`nonlocal` declarations are not supported in APPy functions",
             Some("help: pass the value as a parameter (use a 1-element array for outputs)"),
@@ -1326,38 +1155,26 @@ fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>
             "`continue` is not supported in APPy functions",
             Some("help: guard the rest of the loop body with `if` instead"),
         ),
-        "yield" => (
-            "generators (`yield`) are not supported in APPy functions",
-            None,
-        ),
+        "yield" => ("generators (`yield`) are not supported in APPy functions", None),
         "async" | "await" => ("`async`/`await` is not supported in APPy functions", None),
         "assert" => (
             "`assert` is not supported in APPy functions",
             Some("help: check the condition in the calling Python code"),
         ),
-        "lambda" => (
-            "`lambda` expressions are not supported in APPy functions",
-            None,
-        ),
+        "lambda" => ("`lambda` expressions are not supported in APPy functions", None),
         _ => return None,
     })
 }
 
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
+    "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
+    "while", "with", "yield",
 ];
 
 /// Turns a pest error on `text` (at byte `offset` of the file) into a diagnostic,
 /// recognising the common unsupported constructs at the failure position.
-fn syntax_error(
-    file: &SourceFile,
-    offset: usize,
-    text: &str,
-    e: &pest::error::Error<Rule>,
-) -> Diagnostic {
+fn syntax_error(file: &SourceFile, offset: usize, text: &str, e: &pest::error::Error<Rule>) -> Diagnostic {
     let pos = match e.location {
         pest::error::InputLocation::Pos(p) => p,
         pest::error::InputLocation::Span((s, _)) => s,
@@ -1377,9 +1194,7 @@ fn syntax_error(
         pos
     };
     let rest = &text[pos..];
-    let word_len = rest
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
+    let word_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
     let word = &rest[..word_len];
     let tok_len = if word_len > 0 {
         word_len
@@ -1399,18 +1214,9 @@ fn syntax_error(
     if KEYWORDS.contains(&word) {
         let name_position = before.ends_with(['.', '(', ',', '='])
             || before.ends_with("def")
-            || (rest[word_len..].trim_start().starts_with('=')
-                && !rest[word_len..].trim_start().starts_with("=="));
-        if name_position
-            && !matches!(
-                word,
-                "lambda" | "yield" | "await" | "not" | "None" | "True" | "False"
-            )
-        {
-            return err(
-                &format!("`{word}` is a keyword and cannot be used as a name"),
-                None,
-            );
+            || (rest[word_len..].trim_start().starts_with('=') && !rest[word_len..].trim_start().starts_with("=="));
+        if name_position && !matches!(word, "lambda" | "yield" | "await" | "not" | "None" | "True" | "False") {
+            return err(&format!("`{word}` is a keyword and cannot be used as a name"), None);
         }
         if let Some((msg, note)) = unsupported_keyword(word)
             && (at_stmt_start || matches!(word, "lambda" | "yield" | "await"))
@@ -1434,44 +1240,23 @@ fn syntax_error(
         return err("`...` (Ellipsis) is not supported in APPy functions", None);
     }
     if rest.starts_with('*') && (before.ends_with(['(', ',']) || before.is_empty()) {
-        return err(
-            "`*`/`**` unpacking is not supported in APPy functions",
-            None,
-        );
+        return err("`*`/`**` unpacking is not supported in APPy functions", None);
     }
     if let pest::error::ErrorVariant::CustomError { message } = &e.variant {
         // pest's own guards ("stack limit reached", "call limit reached").
-        let d = Diagnostic::error(
-            file,
-            Span::new(offset, offset + text.len()),
-            "expression is nested too deeply",
-        );
-        return d.with_note(format!(
-            "help: split it into several statements ({message})"
-        ));
+        let d = Diagnostic::error(file, Span::new(offset, offset + text.len()), "expression is nested too deeply");
+        return d.with_note(format!("help: split it into several statements ({message})"));
     }
     if content_len(rest) == 0 {
         if let Some(open) = unclosed_bracket(text) {
             let span = Span::new(offset + open, offset + open + 1);
-            return Diagnostic::error(
-                file,
-                span,
-                format!("`{}` was never closed", &text[open..open + 1]),
-            );
+            return Diagnostic::error(file, span, format!("`{}` was never closed", &text[open..open + 1]));
         }
         let end = offset + content_len(text);
-        return Diagnostic::error(
-            file,
-            Span::new(end, end),
-            "invalid syntax: unexpected end of line",
-        )
-        .with_notes(expected_note(e));
+        return Diagnostic::error(file, Span::new(end, end), "invalid syntax: unexpected end of line").with_notes(expected_note(e));
     }
     let tok = &rest[..tok_len];
-    err(
-        &format!("invalid syntax: unexpected `{tok}`"),
-        expected_note(e).as_deref(),
-    )
+    err(&format!("invalid syntax: unexpected `{tok}`"), expected_note(e).as_deref())
 }
 
 /// "expected ..." from the rules pest tried at the failure position.

@@ -17,11 +17,7 @@ use crate::parser;
 pub(crate) fn pragma_body(comment: &str) -> Option<usize> {
     let rest = comment.strip_prefix('#')?.trim_start_matches([' ', '\t']);
     let after = rest.strip_prefix("pragma")?;
-    if after
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-    {
+    if after.chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
     Some(comment.len() - after.len())
@@ -128,10 +124,7 @@ impl<'a> PragmaParser<'a> {
         if let Some(extra) = toks.get(used) {
             let name = words[..used].join(" ");
             return Err(self
-                .err(
-                    extra.span,
-                    format!("unexpected `{}` after `#pragma {name}`", extra.text),
-                )
+                .err(extra.span, format!("unexpected `{}` after `#pragma {name}`", extra.text))
                 .with_note(format!("`#pragma {name}` takes no clauses")));
         }
         Ok(kind)
@@ -146,9 +139,7 @@ impl<'a> PragmaParser<'a> {
                 "simd" => simd = true,
                 "shared" => {
                     if toks.get(i).map(|t| t.text) != Some("(") {
-                        return Err(self
-                            .err(t.span, "expected `(` after `shared`")
-                            .with_note("write `shared(a, b)`"));
+                        return Err(self.err(t.span, "expected `(` after `shared`").with_note("write `shared(a, b)`"));
                     }
                     i += 1;
                     loop {
@@ -160,13 +151,7 @@ impl<'a> PragmaParser<'a> {
                                 });
                             }
                             Some(v) => {
-                                return Err(self.err(
-                                    v.span,
-                                    format!(
-                                        "expected a variable name in `shared(...)`, found `{}`",
-                                        v.text
-                                    ),
-                                ));
+                                return Err(self.err(v.span, format!("expected a variable name in `shared(...)`, found `{}`", v.text)));
                             }
                             None => return Err(self.err(t.span, "unterminated `shared(` clause")),
                         }
@@ -178,19 +163,14 @@ impl<'a> PragmaParser<'a> {
                                 break;
                             }
                             _ => {
-                                return Err(self
-                                    .err(t.span, "unterminated `shared(` clause")
-                                    .with_note("write `shared(a, b)`"));
+                                return Err(self.err(t.span, "unterminated `shared(` clause").with_note("write `shared(a, b)`"));
                             }
                         }
                     }
                 }
                 other => {
                     return Err(self
-                        .err(
-                            t.span,
-                            format!("unknown clause `{other}` in `#pragma parallel for`"),
-                        )
+                        .err(t.span, format!("unknown clause `{other}` in `#pragma parallel for`"))
                         .with_note("supported clauses: `simd`, `shared(var, ...)`"));
                 }
             }
@@ -241,10 +221,7 @@ impl<'a> PragmaParser<'a> {
                     p += 1;
                 }
             }
-            let text: String = t[pos..arrow]
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
+            let text: String = t[pos..arrow].chars().filter(|c| !c.is_whitespace()).collect();
             dims.push(TensorDim {
                 lower,
                 upper,
@@ -258,11 +235,7 @@ impl<'a> PragmaParser<'a> {
     }
 
     /// The slice `text[start..end]` (before `=>`): `lo:hi` with optional sides.
-    fn slice(
-        &self,
-        start: usize,
-        end: usize,
-    ) -> DResult<(Option<crate::ast::Expr>, Option<crate::ast::Expr>)> {
+    fn slice(&self, start: usize, end: usize) -> DResult<(Option<crate::ast::Expr>, Option<crate::ast::Expr>)> {
         let s = &self.text[start..end];
         let mut depth = 0i32;
         let mut colons = Vec::new();
@@ -275,7 +248,11 @@ impl<'a> PragmaParser<'a> {
             }
         }
         let [colon] = colons[..] else {
-            return Err(self.err(self.abs(start, end.max(start + 1)), format!("expected a slice `lo:hi` before `=>`, found `{}`", s.trim()))
+            return Err(self
+                .err(
+                    self.abs(start, end.max(start + 1)),
+                    format!("expected a slice `lo:hi` before `=>`, found `{}`", s.trim()),
+                )
                 .with_note("a tensor pragma entry looks like `1:N-1=>parallel` (either bound may be omitted)"));
         };
         let side = |a: usize, b: usize| -> DResult<Option<crate::ast::Expr>> {
@@ -327,10 +304,7 @@ impl<'a> PragmaParser<'a> {
                 };
                 let inner = &t[a..b];
                 let Some((op, var)) = inner.split_once(':') else {
-                    return Err(self.err(
-                        self.abs(a, b),
-                        format!("expected `op:var` in `{word}(...)`, found `{inner}`"),
-                    ));
+                    return Err(self.err(self.abs(a, b), format!("expected `op:var` in `{word}(...)`, found `{inner}`")));
                 };
                 let op = op.trim();
                 if !matches!(op, "sum" | "max" | "min" | "+" | "*") {
@@ -345,10 +319,7 @@ impl<'a> PragmaParser<'a> {
                 let lead = t[var_start..b].len() - t[var_start..b].trim_start().len();
                 let name = var.trim();
                 if !is_ident(name) {
-                    return Err(self.err(
-                        self.abs(var_start, b),
-                        format!("expected a variable name, found `{name}`"),
-                    ));
+                    return Err(self.err(self.abs(var_start, b), format!("expected a variable name, found `{name}`")));
                 }
                 let span = self.abs(var_start + lead, var_start + lead + name.len());
                 Ok((
@@ -371,10 +342,7 @@ impl<'a> PragmaParser<'a> {
                     Ok(v) => Ok((TensorProp::Le(v), next)),
                     Err(_) => Err(self.err(
                         self.abs(a, b),
-                        format!(
-                            "expected an integer in `le(...)`, found `{}`",
-                            t[a..b].trim()
-                        ),
+                        format!("expected an integer in `le(...)`, found `{}`", t[a..b].trim()),
                     )),
                 }
             }
@@ -387,8 +355,7 @@ impl<'a> PragmaParser<'a> {
 
 fn is_ident(s: &str) -> bool {
     let mut cs = s.chars();
-    cs.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && cs.all(|c| c.is_alphanumeric() || c == '_')
+    cs.next().is_some_and(|c| c.is_alphabetic() || c == '_') && cs.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -411,11 +378,7 @@ mod tests {
         let start = file.text().find('#').unwrap_or_default();
         let p = parse_pragma(&file, Span::new(start, file.text().trim_end().len())).unwrap();
         assert_eq!(p.text, "parallel for shared(x)");
-        let PragmaKind::ParallelFor {
-            shared,
-            simd: false,
-        } = p.kind
-        else {
+        let PragmaKind::ParallelFor { shared, simd: false } = p.kind else {
             panic!("{:?}", p.kind)
         };
         assert_eq!(file.line_col(shared[0].span.start), (1, 37));

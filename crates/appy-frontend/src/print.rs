@@ -39,41 +39,19 @@ impl Printer<'_> {
         let _ = writeln!(self.out, "Program {}", p.source.0.name());
         for imp in &p.imports {
             match imp {
-                Import::Module {
-                    module,
-                    alias,
-                    span,
-                } => self.line(1, &format!("Import {module} as {alias}"), *span),
-                Import::From {
-                    module,
-                    names,
-                    span,
-                } => {
+                Import::Module { module, alias, span } => self.line(1, &format!("Import {module} as {alias}"), *span),
+                Import::From { module, names, span } => {
                     let names: Vec<String> = names
                         .iter()
-                        .map(|(n, a)| {
-                            if n == a {
-                                n.clone()
-                            } else {
-                                format!("{n} as {a}")
-                            }
-                        })
+                        .map(|(n, a)| if n == a { n.clone() } else { format!("{n} as {a}") })
                         .collect();
-                    self.line(
-                        1,
-                        &format!("ImportFrom {module}: {}", names.join(", ")),
-                        *span,
-                    );
+                    self.line(1, &format!("ImportFrom {module}: {}", names.join(", ")), *span);
                 }
             }
         }
         let f = &p.function;
         let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
-        self.line(
-            1,
-            &format!("Function {}({})", f.name.name, params.join(", ")),
-            f.span,
-        );
+        self.line(1, &format!("Function {}({})", f.name.name, params.join(", ")), f.span);
         for (k, v) in &f.options {
             self.line(2, &format!("option {}", k.name), k.span);
             self.expr(3, "", v);
@@ -163,11 +141,7 @@ impl Printer<'_> {
                             TensorProp::Le(n) => format!("le({n})"),
                         })
                         .collect();
-                    self.line(
-                        d + 1,
-                        &format!("dim {} => {}", dim.text, props.join(",")),
-                        dim.span,
-                    );
+                    self.line(d + 1, &format!("dim {} => {}", dim.text, props.join(",")), dim.span);
                     if let Some(lo) = &dim.lower {
                         self.expr(d + 2, "lower: ", lo);
                     }
@@ -201,10 +175,7 @@ impl Printer<'_> {
                 let ops: Vec<&str> = rest.iter().map(|(op, _)| cmpop(*op)).collect();
                 format!("Compare {}", ops.join(" "))
             }
-            ExprKind::BoolOp { op, .. } => format!(
-                "BoolOp {}",
-                if *op == BoolOpKind::And { "and" } else { "or" }
-            ),
+            ExprKind::BoolOp { op, .. } => format!("BoolOp {}", if *op == BoolOpKind::And { "and" } else { "or" }),
             ExprKind::IfExp { .. } => "IfExp".to_string(),
             ExprKind::Call { .. } => "Call".to_string(),
             ExprKind::Attribute { attr, .. } => format!("Attribute .{}", attr.name),
@@ -251,16 +222,9 @@ impl Printer<'_> {
                     match i {
                         Index::Expr(e) => self.expr(d, "index: ", e),
                         Index::NewAxis(s) => self.line(d, "index: NewAxis", *s),
-                        Index::Slice {
-                            lower,
-                            upper,
-                            step,
-                            span,
-                        } => {
+                        Index::Slice { lower, upper, step, span } => {
                             self.line(d, "index: Slice", *span);
-                            for (l, part) in
-                                [("lower: ", lower), ("upper: ", upper), ("step: ", step)]
-                            {
+                            for (l, part) in [("lower: ", lower), ("upper: ", upper), ("step: ", step)] {
                                 if let Some(p) = part {
                                     self.expr(d + 1, l, p);
                                 }

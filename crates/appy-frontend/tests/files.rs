@@ -53,10 +53,7 @@ fn parse(file: &SourceFile, name: &str) -> Program {
 fn paper_kernels() {
     let file = SourceFile::new("paper.py", PAPER);
     let names: Vec<String> = jit_functions(&file).into_iter().map(|(n, _)| n).collect();
-    assert_eq!(
-        names,
-        ["spmv", "softmax", "vector_sum", "jacobi_2d_one_iteration"]
-    );
+    assert_eq!(names, ["spmv", "softmax", "vector_sum", "jacobi_2d_one_iteration"]);
 
     let p = parse(&file, "spmv");
     assert_eq!(p.imports.len(), 2);
@@ -80,10 +77,7 @@ fn paper_kernels() {
 "
     );
     assert_eq!(file.line_col(p.function.body[0].span.start), (7, 5));
-    assert_eq!(
-        file.line_col(p.function.body[0].pragma.as_ref().unwrap().span.start),
-        (6, 5)
-    );
+    assert_eq!(file.line_col(p.function.body[0].pragma.as_ref().unwrap().span.start), (6, 5));
 
     let p = parse(&file, "softmax");
     assert_eq!(p.function.options.len(), 1);
@@ -115,10 +109,7 @@ fn paper_kernels() {
     let PragmaKind::Tensor(dims) = &p.function.body[0].pragma.as_ref().unwrap().kind else {
         panic!()
     };
-    assert_eq!(
-        dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>(),
-        ["1:M-1", "1:N-1"]
-    );
+    assert_eq!(dims.iter().map(|d| d.text.as_str()).collect::<Vec<_>>(), ["1:M-1", "1:N-1"]);
     let PragmaKind::Tensor(dims) = &p.function.body[1].pragma.as_ref().unwrap().kind else {
         panic!()
     };
@@ -259,10 +250,7 @@ def fake(a):
 #[test]
 fn realistic_file_with_other_python_code() {
     let file = SourceFile::new("bench.py", REALISTIC);
-    let jitted: Vec<(String, (usize, usize))> = jit_functions(&file)
-        .into_iter()
-        .map(|(n, s)| (n, file.line_col(s.start)))
-        .collect();
+    let jitted: Vec<(String, (usize, usize))> = jit_functions(&file).into_iter().map(|(n, s)| (n, file.line_col(s.start))).collect();
     assert_eq!(
         jitted,
         [
@@ -365,10 +353,7 @@ fn decorator_forms_and_aliases() {
 
 #[test]
 fn the_last_definition_wins() {
-    let file = SourceFile::new(
-        "d.py",
-        "@appy.jit\ndef f(x):\n    return 1\n\n@appy.jit\ndef f(x):\n    return 2\n",
-    );
+    let file = SourceFile::new("d.py", "@appy.jit\ndef f(x):\n    return 1\n\n@appy.jit\ndef f(x):\n    return 2\n");
     let p = parse(&file, "f");
     assert_eq!(stmts_sx(&p.function.body), "return 2\n");
 }

@@ -118,19 +118,15 @@ fn exercise(text: &str) {
 }
 
 fn token_soup() -> impl Strategy<Value = String> {
-    (
-        any::<bool>(),
-        prop::collection::vec(prop::sample::select(TOKENS), 0..60),
-    )
-        .prop_map(|(header, toks)| {
-            let mut s = if header {
-                "@appy.jit\ndef f(a, N):\n    ".to_string()
-            } else {
-                String::new()
-            };
-            s.extend(toks.iter().copied());
-            s
-        })
+    (any::<bool>(), prop::collection::vec(prop::sample::select(TOKENS), 0..60)).prop_map(|(header, toks)| {
+        let mut s = if header {
+            "@appy.jit\ndef f(a, N):\n    ".to_string()
+        } else {
+            String::new()
+        };
+        s.extend(toks.iter().copied());
+        s
+    })
 }
 
 #[derive(Clone, Debug)]

@@ -23,10 +23,7 @@ fn assignments() {
 fn chained_and_tuple_assignments() {
     check_body("a = b = 2.5", "a = b = 2.5\n");
     check_body("a, = c", "(tuple a) = c\n");
-    check_body(
-        "a[i, j], b.x = (1, 2)",
-        "(tuple a[i, j] b.x) = (tuple 1 2)\n",
-    );
+    check_body("a[i, j], b.x = (1, 2)", "(tuple a[i, j] b.x) = (tuple 1 2)\n");
     check_body("x = a, b,", "x = (tuple a b)\n");
     check_body("x = ()", "x = (tuple )\n");
 }
@@ -48,10 +45,7 @@ fn augmented_assignments() {
         (">>=", ">>"),
         ("@=", "@"),
     ] {
-        check_body(
-            &format!("a[i] {op} b * 2"),
-            &format!("a[i] {sym}= (* b 2)\n"),
-        );
+        check_body(&format!("a[i] {op} b * 2"), &format!("a[i] {sym}= (* b 2)\n"));
         check_body(&format!("s{op}1"), &format!("s {sym}= 1\n"));
     }
 }
@@ -64,10 +58,7 @@ fn returns_pass_and_expression_statements() {
     check_body("return (a + b)", "return (+ a b)\n");
     check_body("pass", "pass\n");
     check_body("print(a, end='')", "(call print a end=\"\")\n");
-    check_body(
-        "\"\"\"Doc\nstring.\"\"\"\npass",
-        "\"Doc\\n    string.\"\npass\n",
-    );
+    check_body("\"\"\"Doc\nstring.\"\"\"\npass", "\"Doc\\n    string.\"\npass\n");
     check_body("x = 1; y = 2;", "x = 1\ny = 2\n");
     check_body("x = 1 ; pass ; return x", "x = 1\npass\nreturn x\n");
 }
@@ -87,10 +78,7 @@ fn for_and_if_statements() {
         "if a:\n    pass\nif b:\n    pass\nelse:\n    pass",
         "if a\n  pass\nif b\n  pass\nelse\n  pass\n",
     );
-    check_body(
-        "for i in prange(0, N, 2):\n    pass",
-        "for i in (call prange 0 N 2)\n  pass\n",
-    );
+    check_body("for i in prange(0, N, 2):\n    pass", "for i in (call prange 0 N 2)\n  pass\n");
 }
 
 #[test]
@@ -100,27 +88,15 @@ fn elif_statement_span_is_its_header() {
     let StmtKind::If { orelse, .. } = &p.function.body[0].kind else {
         panic!()
     };
-    assert_eq!(
-        &file.text()[orelse[0].span.start..orelse[0].span.end],
-        "elif b"
-    );
-    assert_eq!(
-        &file.text()[p.function.body[0].span.start..p.function.body[0].span.end],
-        "if a"
-    );
+    assert_eq!(&file.text()[orelse[0].span.start..orelse[0].span.end], "elif b");
+    assert_eq!(&file.text()[p.function.body[0].span.start..p.function.body[0].span.end], "if a");
 }
 
 #[test]
 fn inline_bodies() {
     check_body("if c: x = 1", "if c\n  x = 1\n");
-    check_body(
-        "if c: x = 1; y = 2\nelse: pass",
-        "if c\n  x = 1\n  y = 2\nelse\n  pass\n",
-    );
-    check_body(
-        "for i in range(N): a[i] = 0",
-        "for i in (call range N)\n  a[i] = 0\n",
-    );
+    check_body("if c: x = 1; y = 2\nelse: pass", "if c\n  x = 1\n  y = 2\nelse\n  pass\n");
+    check_body("for i in range(N): a[i] = 0", "for i in (call range N)\n  a[i] = 0\n");
     let file = SourceFile::new("t.py", "import appy\n@appy.jit\ndef f(a): return a + 1\n");
     let p = parse_function(&file, "f").unwrap();
     assert_eq!(stmts_sx(&p.function.body), "return (+ a 1)\n");
@@ -154,17 +130,11 @@ fn precedence() {
         ("(a + b) * c", "(* (+ a b) c)"),
         ("a if c else b", "(if c a b)"),
         ("a if c else b if d else e", "(if c a (if d b e))"),
-        (
-            "a + 1 if c > 0 or d else -b",
-            "(if (or (cmp c > 0) d) (+ a 1) (neg b))",
-        ),
+        ("a + 1 if c > 0 or d else -b", "(if (or (cmp c > 0) d) (+ a 1) (neg b))"),
         ("f(x)[i].y ** 2", "(** (call f x)[i].y 2)"),
         ("a[i][j]", "a[i][j]"),
         ("a.b.c(d)", "(call a.b.c d)"),
-        (
-            "np.exp(a[i, :N] - m) / s",
-            "(/ (call np.exp (- a[i, :N] m)) s)",
-        ),
+        ("np.exp(a[i, :N] - m) / s", "(/ (call np.exp (- a[i, :N] m)) s)"),
         ("max(a, b, key=c, axis=0)", "(call max a b key=c axis=0)"),
         ("f()", "(call f)"),
         ("f(a,)", "(call f a)"),
@@ -202,16 +172,12 @@ fn subscripts_and_slices() {
         assert_eq!(sx(&expr(src)), want, "for {src}");
     }
     let e = expr("a[1:2, None]");
-    let ExprKind::Subscript { indices, .. } = &e.kind else {
-        panic!()
-    };
+    let ExprKind::Subscript { indices, .. } = &e.kind else { panic!() };
     assert!(matches!(indices[0], Index::Slice { .. }));
     assert!(matches!(indices[1], Index::NewAxis(_)));
     // `a[i][j]` is a subscript of a subscript.
     let e = expr("a[i][j]");
-    let ExprKind::Subscript { value, .. } = &e.kind else {
-        panic!()
-    };
+    let ExprKind::Subscript { value, .. } = &e.kind else { panic!() };
     assert!(matches!(value.kind, ExprKind::Subscript { .. }));
 }
 
@@ -299,26 +265,16 @@ fn spans_cover_the_source_text() {
     assert_eq!(at(then.span), "-(a + b) ** 2");
     assert_eq!(at(cond.span), "c");
     assert_eq!(at(orelse.span), "np.float32(3)");
-    let ExprKind::Unary { operand, .. } = &then.kind else {
-        panic!()
-    };
+    let ExprKind::Unary { operand, .. } = &then.kind else { panic!() };
     assert_eq!(at(operand.span), "(a + b) ** 2");
-    let ExprKind::Call { func, .. } = &orelse.kind else {
-        panic!()
-    };
-    let ExprKind::Attribute { attr, .. } = &func.kind else {
-        panic!()
-    };
+    let ExprKind::Call { func, .. } = &orelse.kind else { panic!() };
+    let ExprKind::Attribute { attr, .. } = &func.kind else { panic!() };
     assert_eq!(at(attr.span), "float32");
     assert_eq!(file.line_col(attr.span.start), (7, 36));
     // Function name, params and span.
     assert_eq!(at(p.function.name.span), "f");
     assert_eq!(
-        p.function
-            .params
-            .iter()
-            .map(|i| at(i.span))
-            .collect::<Vec<_>>(),
+        p.function.params.iter().map(|i| at(i.span)).collect::<Vec<_>>(),
         ["a", "b", "c", "N"]
     );
     assert!(at(p.function.span).starts_with("def f(a, b, c, N):"));
@@ -398,26 +354,19 @@ z = 3";
 
 #[test]
 fn tabs_indentation() {
-    let text =
-        "import appy\n@appy.jit\ndef f(a, N):\n\tfor i in range(N):\n\t\ta[i] = 0\n\treturn a\n";
+    let text = "import appy\n@appy.jit\ndef f(a, N):\n\tfor i in range(N):\n\t\ta[i] = 0\n\treturn a\n";
     let p = parse_function(&SourceFile::new("t.py", text), "f").unwrap();
-    assert_eq!(
-        stmts_sx(&p.function.body),
-        "for i in (call range N)\n  a[i] = 0\nreturn a\n"
-    );
+    assert_eq!(stmts_sx(&p.function.body), "for i in (call range N)\n  a[i] = 0\nreturn a\n");
     // Two-space indentation works as well.
-    let text =
-        "import appy\n@appy.jit\ndef f(a, N):\n  for i in range(N):\n    a[i] = 0\n  return a\n";
+    let text = "import appy\n@appy.jit\ndef f(a, N):\n  for i in range(N):\n    a[i] = 0\n  return a\n";
     let p = parse_function(&SourceFile::new("t.py", text), "f").unwrap();
-    assert_eq!(
-        stmts_sx(&p.function.body),
-        "for i in (call range N)\n  a[i] = 0\nreturn a\n"
-    );
+    assert_eq!(stmts_sx(&p.function.body), "for i in (call range N)\n  a[i] = 0\nreturn a\n");
 }
 
 #[test]
 fn continuation_lines() {
-    let src = "x = (a +\n     b) * \\\n    c\ny = f(a,\n  # comment inside\n      b=[1][0] if 0 else 2)\nz = a[1,\n2]\nif (a and\nb):\n    pass";
+    let src =
+        "x = (a +\n     b) * \\\n    c\ny = f(a,\n  # comment inside\n      b=[1][0] if 0 else 2)\nz = a[1,\n2]\nif (a and\nb):\n    pass";
     let stmts = body(src.replace("[1][0] if 0 else 2", "c").as_str());
     assert_eq!(
         stmts_sx(&stmts),
@@ -429,9 +378,7 @@ fn continuation_lines() {
     let StmtKind::Assign { value, .. } = &p.function.body[0].kind else {
         panic!()
     };
-    let ExprKind::Binary { rhs, .. } = &value.kind else {
-        panic!()
-    };
+    let ExprKind::Binary { rhs, .. } = &value.kind else { panic!() };
     assert_eq!(file.line_col(rhs.span.start), (7, 10));
 }
 
@@ -453,10 +400,7 @@ fn multi_line_header_and_docstring() {
 fn crlf_line_endings() {
     let text = "import appy\r\n@appy.jit\r\ndef f(a, N):\r\n    for i in range(N):\r\n        a[i] = 0\r\n\r\n    return a\r\n";
     let p = parse_function(&SourceFile::new("t.py", text), "f").unwrap();
-    assert_eq!(
-        stmts_sx(&p.function.body),
-        "for i in (call range N)\n  a[i] = 0\nreturn a\n"
-    );
+    assert_eq!(stmts_sx(&p.function.body), "for i in (call range N)\n  a[i] = 0\nreturn a\n");
 }
 
 #[test]
@@ -492,18 +436,14 @@ for i in range(N):
 
 #[test]
 fn pragma_forms() {
-    let file =
-        file_with_body("#pragma parallel for shared(a, bb) simd\nfor i in range(N):\n    pass");
+    let file = file_with_body("#pragma parallel for shared(a, bb) simd\nfor i in range(N):\n    pass");
     let p = parse_function(&file, "f").unwrap();
     let pragma = p.function.body[0].pragma.as_ref().unwrap();
     let PragmaKind::ParallelFor { simd, shared } = &pragma.kind else {
         panic!()
     };
     assert!(*simd);
-    assert_eq!(
-        shared.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
-        ["a", "bb"]
-    );
+    assert_eq!(shared.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["a", "bb"]);
     assert_eq!(&file.text()[shared[1].span.start..shared[1].span.end], "bb");
     assert_eq!(pragma.text, "parallel for shared(a, bb) simd");
     assert_eq!(
@@ -511,13 +451,7 @@ fn pragma_forms() {
         "#pragma parallel for shared(a, bb) simd"
     );
 
-    let kind = |src: &str| {
-        body(&format!("#pragma {src}\nx = 1"))[0]
-            .pragma
-            .clone()
-            .unwrap()
-            .kind
-    };
+    let kind = |src: &str| body(&format!("#pragma {src}\nx = 1"))[0].pragma.clone().unwrap().kind;
     assert_eq!(
         kind("parallel for simd"),
         PragmaKind::ParallelFor {
@@ -533,9 +467,7 @@ fn pragma_forms() {
 
 #[test]
 fn tensor_pragmas() {
-    let file = file_with_body(
-        "#pragma 1:M-1=>parallel,simd :N=>reduce(max:m) 0:=>le(128) :=>reduction(+: s)\nx = 1",
-    );
+    let file = file_with_body("#pragma 1:M-1=>parallel,simd :N=>reduce(max:m) 0:=>le(128) :=>reduction(+: s)\nx = 1");
     let p = parse_function(&file, "f").unwrap();
     let t = file.text();
     let PragmaKind::Tensor(dims) = &p.function.body[0].pragma.as_ref().unwrap().kind else {
@@ -548,10 +480,7 @@ fn tensor_pragmas() {
     let upper = dims[0].upper.as_ref().unwrap();
     assert_eq!(sx(upper), "(- M 1)");
     assert_eq!(&t[upper.span.start..upper.span.end], "M-1");
-    assert_eq!(
-        &t[dims[0].span.start..dims[0].span.end],
-        "1:M-1=>parallel,simd"
-    );
+    assert_eq!(&t[dims[0].span.start..dims[0].span.end], "1:M-1=>parallel,simd");
     assert_eq!(dims[1].text, ":N");
     assert!(dims[1].lower.is_none());
     let TensorProp::Reduce { op, var } = &dims[1].props[0] else {

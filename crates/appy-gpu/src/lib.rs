@@ -55,6 +55,8 @@ impl Level {
     }
 }
 
+pub use appy_ir::DEFAULT_MVL;
+
 /// Options of a compilation (all of them are part of the specialisation key).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
@@ -66,7 +68,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { mvl: 256, libdevice: None }
+        Options {
+            mvl: DEFAULT_MVL,
+            libdevice: None,
+        }
     }
 }
 
@@ -93,9 +98,9 @@ pub fn registry() -> Registry {
     r.add(PassInfo {
         name: "appy-gpu-outline",
         description: "loops → gpu: one gpu.func kernel per top-level parallel nest, launched from the host function",
-        options: "mvl=256",
+        options: "mvl=1024",
         make: |o| {
-            let mut mvl = 256;
+            let mut mvl = DEFAULT_MVL;
             for (k, v) in o {
                 if k == "mvl" {
                     mvl = v.parse().map_err(|_| format!("mvl expects an integer, got `{v}`"))?;
@@ -127,7 +132,10 @@ pub fn mlir_error(file: &SourceFile, msg: &str) -> Diagnostic {
 impl Compiler {
     /// A compiler with every dialect and pass registered.
     pub fn new() -> Self {
-        Compiler { ctx: Ctx::new(), registry: registry() }
+        Compiler {
+            ctx: Ctx::new(),
+            registry: registry(),
+        }
     }
 
     /// Parses the jitted function `func` of a source file.
@@ -157,7 +165,10 @@ impl Compiler {
             Level::Ast | Level::Appy => String::new(),
             Level::Loops => loops,
             Level::Gpu | Level::Ptx => format!("{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"),
-            Level::Llvm => format!("{loops},appy-hoist-allocas,{}", CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')),
+            Level::Llvm => format!(
+                "{loops},appy-hoist-allocas,{}",
+                CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
+            ),
         }
     }
 
@@ -168,7 +179,17 @@ impl Compiler {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
         let (ptx, kernels) = ptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
         let host = ptx::host_module(&gpu);
-        Ok(Bundle { version: BUNDLE_VERSION, func: l.name, params: l.params, args: args.to_vec(), results: l.results, mvl: opts.mvl, host, ptx, kernels })
+        Ok(Bundle {
+            version: BUNDLE_VERSION,
+            func: l.name,
+            params: l.params,
+            args: args.to_vec(),
+            results: l.results,
+            mvl: opts.mvl,
+            host,
+            ptx,
+            kernels,
+        })
     }
 
     /// Compiles for the CPU: returns the LLVM-dialect module and the lowered function's

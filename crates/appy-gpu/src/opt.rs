@@ -16,7 +16,10 @@ use appy_ir::types::{ArgType, DType};
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "appy-opt", about = "Print and transform appy's IR levels (ast, appy, loops, gpu, llvm, ptx)")]
+#[command(
+    name = "appy-opt",
+    about = "Print and transform appy's IR levels (ast, appy, loops, gpu, llvm, ptx)"
+)]
 pub struct Args {
     /// Input: an APPy `.py` file or an `.mlir` file at any level.
     input: Option<String>,
@@ -43,7 +46,7 @@ pub struct Args {
     #[arg(long = "print-locations")]
     locations: bool,
     /// Maximum vector length (lanes; threads per block on the GPU).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = crate::DEFAULT_MVL)]
     mvl: i64,
     /// Output file (default: stdout).
     #[arg(short = 'o')]
@@ -136,8 +139,14 @@ fn infer_signature(p: &Program) -> Vec<ArgType> {
             let mut rank = None;
             walk(&p.function.body, &prm.name, &mut rank);
             match rank {
-                Some(r) => ArgType::Array { dtype: DType::F64, rank: r },
-                None => ArgType::Scalar { dtype: DType::I64, weak: true },
+                Some(r) => ArgType::Array {
+                    dtype: DType::F64,
+                    rank: r,
+                },
+                None => ArgType::Scalar {
+                    dtype: DType::I64,
+                    weak: true,
+                },
             }
         })
         .collect()
@@ -148,19 +157,34 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     if a.list_passes {
         let mut s = String::from("Rust passes (usable in --pass-pipeline next to any upstream MLIR pass):\n");
         for p in compiler.registry.all() {
-            s.push_str(&format!("  {:<22} {}{}\n", p.name, p.description, if p.options.is_empty() { String::new() } else { format!(" [options: {}]", p.options) }));
+            s.push_str(&format!(
+                "  {:<22} {}{}\n",
+                p.name,
+                p.description,
+                if p.options.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [options: {}]", p.options)
+                }
+            ));
         }
         return Ok(s);
     }
-    let Some(input) = &a.input else { return Err(Diagnostic::bare("no input file (see --help)")) };
-    let level = Level::parse(&a.emit).ok_or_else(|| Diagnostic::bare(format!("unknown level `{}`: expected ast, appy, loops, gpu, llvm or ptx", a.emit)))?;
+    let Some(input) = &a.input else {
+        return Err(Diagnostic::bare("no input file (see --help)"));
+    };
+    let level = Level::parse(&a.emit)
+        .ok_or_else(|| Diagnostic::bare(format!("unknown level `{}`: expected ast, appy, loops, gpu, llvm or ptx", a.emit)))?;
     let file = if input == "-" {
         SourceFile::new("<stdin>", stdin)
     } else {
         SourceFile::read(std::path::Path::new(input)).map_err(|e| Diagnostic::bare(format!("cannot read {input}: {e}")))?
     };
     let is_mlir = input == "-" || input.ends_with(".mlir");
-    let opts = Options { mvl: a.mvl, ..Default::default() };
+    let opts = Options {
+        mvl: a.mvl,
+        ..Default::default()
+    };
     let mut printed = String::new();
     let mut after = |name: &str, text: &str| {
         eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
@@ -213,7 +237,11 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         }
         None => compiler.pipeline_to(level, &opts),
     };
-    let out = if pipeline.is_empty() { module } else { compiler.run(&file, module, &pipeline, after)? };
+    let out = if pipeline.is_empty() {
+        module
+    } else {
+        compiler.run(&file, module, &pipeline, after)?
+    };
     if level == Level::Ptx {
         let (ptx, _) = crate::ptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
         return Ok(ptx);

@@ -47,7 +47,14 @@ impl Pass for Outline {
             let fname = f.attr("sym_name").unwrap_or("\"f\"").trim_matches('"').to_string();
             let mut b = builder_for(m);
             let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
-            let mut st = State { b: &mut b, kernels: &mut kernels, fname, mvl: self.mvl, consts: HashMap::new(), private: Default::default() };
+            let mut st = State {
+                b: &mut b,
+                kernels: &mut kernels,
+                fname,
+                mvl: self.mvl,
+                consts: HashMap::new(),
+                private: Default::default(),
+            };
             let r = st.host(ops);
             finish(&mut b, m);
             f.regions[0].blocks[0].ops = r?;
@@ -55,7 +62,10 @@ impl Pass for Outline {
         if !kernels.is_empty() {
             let gm = Op::new("gpu.module")
                 .with_attr("sym_name", format!("\"{KERNEL_MODULE}\""))
-                .with_region(Region::single(Block { args: vec![], ops: kernels }));
+                .with_region(Region::single(Block {
+                    args: vec![],
+                    ops: kernels,
+                }));
             body.insert(0, gm);
             m.op.set_attr("gpu.container_module", "unit");
         }
@@ -76,7 +86,15 @@ struct State<'a> {
     mvl: i64,
 }
 
+/// Most threads per block; with a larger MVL each thread runs several lanes
+/// (`MVL / MAX_THREADS`, independent memory accesses in flight per thread).
+pub const MAX_THREADS: i64 = 256;
+
 impl State<'_> {
+    fn threads(&self) -> i64 {
+        self.mvl.min(MAX_THREADS)
+    }
+
     fn host(&mut self, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
         let mut out = vec![];
         for mut op in ops {
@@ -86,7 +104,10 @@ impl State<'_> {
             if is_parallel(&op) {
                 self.launch(op, &mut out)?;
             } else if is_simd(&op) || is_lanes(&op) {
-                return Err(PassError::new("vector loop outside a parallel loop at the gpu level (run appy-strip-mine first)", op.loc.clone()));
+                return Err(PassError::new(
+                    "vector loop outside a parallel loop at the gpu level (run appy-strip-mine first)",
+                    op.loc.clone(),
+                ));
             } else {
                 for r in &mut op.regions {
                     for blk in &mut r.blocks {
@@ -120,7 +141,10 @@ impl State<'_> {
         loop {
             let d = cur.body(0).args.len();
             if d != 1 {
-                return Err(PassError::new("multi-dimensional scf.parallel is not supported at the gpu level", loc.clone()));
+                return Err(PassError::new(
+                    "multi-dimensional scf.parallel is not supported at the gpu level",
+                    loc.clone(),
+                ));
             }
             let level_depth = levels.len() + 1;
             let p = split_parallel(cur);
@@ -151,7 +175,12 @@ impl State<'_> {
         }
         let mut bufs = vec![];
         for (t, region) in red_tys.iter().zip(&reduce.regions) {
-            let buf = b.op1("memref.alloc", &[], &format!("memref<1x{t}>"), &[("operandSegmentSizes", "array<i32: 0, 0>".into())]);
+            let buf = b.op1(
+                "memref.alloc",
+                &[],
+                &format!("memref<1x{t}>"),
+                &[("operandSegmentSizes", "array<i32: 0, 0>".into())],
+            );
             let id = emit_identity(b, region, t).map_err(|e| PassError::new(e, loc.clone()))?;
             b.store(id, buf, &[zero]);
             bufs.push(buf);
@@ -185,7 +214,8 @@ impl State<'_> {
         let one = b.index(1);
         // A worker without vector work (e.g. a `sequential for`) is one thread.
         let has_lanes = worker_body.iter().any(|o| o.walk_any(&is_lanes)) || pre_ops.iter().flatten().any(|o| o.walk_any(&is_lanes));
-        let threads = b.index(if has_lanes { self.mvl } else { 1 });
+        let nthreads = if has_lanes { self.mvl.min(MAX_THREADS) } else { 1 };
+        let threads = b.index(nthreads);
         out.extend(take(b));
         let kname = format!("_appy_{}_k{}", self.fname, self.kernels.len());
         let n_args = host_args.len();
@@ -194,7 +224,10 @@ impl State<'_> {
         let launch = Op::new("gpu.launch_func")
             .with_operands(launch_operands)
             .with_attr("kernel", format!("@{KERNEL_MODULE}::@{kname}"))
-            .with_attr("operandSegmentSizes", format!("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, {n_args}, 0>"))
+            .with_attr(
+                "operandSegmentSizes",
+                format!("array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, {n_args}, 0>"),
+            )
             .with_loc(loc.clone());
         let ifop = Op::new("scf.if")
             .with_operands([has_work])
@@ -295,7 +328,12 @@ impl State<'_> {
             then.extend(b.end());
             then.push(Builder::yield_op(&[]));
             kops.extend(take(b));
-            kops.push(Op::new("scf.if").with_operands([is0]).with_region(Builder::region(vec![], then)).with_region(Region::default()));
+            kops.push(
+                Op::new("scf.if")
+                    .with_operands([is0])
+                    .with_region(Builder::region(vec![], then))
+                    .with_region(Region::default()),
+            );
         }
         kops.push(Op::new("gpu.return"));
         for o in &mut kops {
@@ -303,13 +341,16 @@ impl State<'_> {
                 o.loc = loc.clone();
             }
         }
-        let ftype = format!("({}) -> ()", kargs.iter().map(|v| b.m.ty(*v).to_string()).collect::<Vec<_>>().join(", "));
+        let ftype = format!(
+            "({}) -> ()",
+            kargs.iter().map(|v| b.m.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
+        );
         let kernel = Op::new("gpu.func")
             .with_attr("function_type", ftype)
             .with_attr("sym_name", format!("\"{kname}\""))
             .with_attr("gpu.kernel", "unit")
             .with_attr("workgroup_attributions", "0 : i64")
-            .with_attr("known_block_size", format!("array<i32: {}, 1, 1>", self.mvl))
+            .with_attr("known_block_size", format!("array<i32: {nthreads}, 1, 1>"))
             .with_region(Builder::region(kargs, kops))
             .with_loc(loc);
         self.kernels.push(kernel);
@@ -344,7 +385,12 @@ impl State<'_> {
             });
             hit
         };
-        let mem_positions: Vec<usize> = ops.iter().enumerate().filter(|(_, o)| global(o, &self.private, false)).map(|(i, _)| i).collect();
+        let mem_positions: Vec<usize> = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| global(o, &self.private, false))
+            .map(|(i, _)| i)
+            .collect();
         let first_mem = mem_positions.first().copied();
         let last_mem = mem_positions.last().copied();
         let mut out = vec![];
@@ -371,6 +417,24 @@ impl State<'_> {
                 if writes && (!top || last_mem != Some(i)) {
                     out.push(Op::new("gpu.barrier").with_loc(loc));
                 }
+            } else if op.name == "memref.store" && op.operands.get(1).is_some_and(|m| !self.private.contains(m)) {
+                // Uniform code runs on every thread: one thread writes global memory,
+                // between barriers so that no thread reads a value from the future or
+                // the past.
+                let b = &mut *self.b;
+                let c0 = b.index(0);
+                let is0 = b.cmpi(IPred::Eq, tid, c0);
+                out.extend(take(b));
+                let loc = op.loc.clone();
+                out.push(Op::new("gpu.barrier").with_loc(loc.clone()));
+                out.push(
+                    Op::new("scf.if")
+                        .with_operands([is0])
+                        .with_region(Builder::region(vec![], vec![op, Builder::yield_op(&[])]))
+                        .with_region(Region::default())
+                        .with_loc(loc.clone()),
+                );
+                out.push(Op::new("gpu.barrier").with_loc(loc));
             } else if op.name == "memref.atomic_rmw" {
                 let b = &mut *self.b;
                 let c0 = b.index(0);
@@ -389,7 +453,10 @@ impl State<'_> {
                         .with_loc(loc),
                 );
             } else if is_parallel(&op) || is_simd(&op) {
-                return Err(PassError::new("nested parallel loop left at the gpu level (compiler bug)", op.loc.clone()));
+                return Err(PassError::new(
+                    "nested parallel loop left at the gpu level (compiler bug)",
+                    op.loc.clone(),
+                ));
             } else {
                 for r in &mut op.regions {
                     for blk in &mut r.blocks {
@@ -470,16 +537,56 @@ impl State<'_> {
         let loc = op.loc.clone();
         let results = op.results.clone();
         let p = split_parallel(op);
+        let per = self.mvl / self.threads();
         let mut map = HashMap::new();
-        map.insert(p.ivs[0], tid);
-        for mut o in p.body {
-            o.remap_uses(&map);
-            out.push(o);
+        // The thread's partial value of each reduction.
+        let mut partials: Vec<Value> = vec![];
+        if per == 1 {
+            map.insert(p.ivs[0], tid);
+            for mut o in p.body {
+                o.remap_uses(&map);
+                out.push(o);
+            }
+            partials = p.reduce.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        } else {
+            // Lanes tid, tid + T, tid + 2T, ...: a loop the backend unrolls.
+            let b = &mut *self.b;
+            b.loc = loc.clone();
+            let c0 = b.index(0);
+            let c1 = b.index(1);
+            let cper = b.index(per);
+            let ct = b.index(self.mvl / per);
+            out.extend(take(b));
+            let k = b.m.value("index");
+            let accs: Vec<Value> = p.inits.iter().map(|v| b.m.value(b.m.ty(*v).to_string())).collect();
+            let koff = b.bin("arith.muli", k, ct);
+            let l = b.bin("arith.addi", tid, koff);
+            let mut body = take(b);
+            map.insert(p.ivs[0], l);
+            for mut o in p.body {
+                o.remap_uses(&map);
+                body.push(o);
+            }
+            let mut next = vec![];
+            for ((acc, part), region) in accs.iter().zip(&p.reduce.operands).zip(&p.reduce.regions) {
+                next.push(emit_combine(b, region, *acc, *part));
+            }
+            body.extend(take(b));
+            body.push(Builder::yield_op(&next));
+            let res: Vec<Value> = accs.iter().map(|a| b.m.value(b.m.ty(*a).to_string())).collect();
+            out.push(
+                Op::new("scf.for")
+                    .with_operands([c0, cper, c1].into_iter().chain(p.inits.iter().copied()))
+                    .with_results(res.clone())
+                    .with_region(Builder::region(std::iter::once(k).chain(accs).collect(), body))
+                    .with_loc(loc.clone()),
+            );
+            partials = res;
         }
         let b = &mut *self.b;
         b.loc = loc.clone();
-        for (((part, init), region), res) in p.reduce.operands.iter().zip(&p.inits).zip(&p.reduce.regions).zip(&results) {
-            let part = *map.get(part).unwrap_or(part);
+        for (((part, init), region), res) in partials.iter().zip(&p.inits).zip(&p.reduce.regions).zip(&results) {
+            let part = *part;
             if per_thread {
                 out.push(Op::new("appy.alias").with_operands([part]).with_results([*res]));
                 continue;

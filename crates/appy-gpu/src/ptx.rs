@@ -62,24 +62,29 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
     let mut m = ctx.load(gpu)?;
     ctx.run_pipeline(&mut m, &nvvm_pipeline(libdevice.as_deref()))?;
     let mut ptx = None;
-    m.as_operation().walk(melior::ir::operation::WalkOrder::PreOrder, |op: OperationRef<'_, '_>| {
-        if op.name().as_string_ref().as_str() == Ok("gpu.binary") {
-            if let Ok(objects) = op.attribute("objects") {
-                unsafe {
-                    let first = mlir_sys::mlirArrayAttrGetElement(objects.to_raw(), 0);
-                    let s = mlir_sys::mlirGPUObjectAttrGetObject(first);
-                    let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
-                    ptx = Some(String::from_utf8_lossy(bytes).into_owned());
+    m.as_operation()
+        .walk(melior::ir::operation::WalkOrder::PreOrder, |op: OperationRef<'_, '_>| {
+            if op.name().as_string_ref().as_str() == Ok("gpu.binary") {
+                if let Ok(objects) = op.attribute("objects") {
+                    unsafe {
+                        let first = mlir_sys::mlirArrayAttrGetElement(objects.to_raw(), 0);
+                        let s = mlir_sys::mlirGPUObjectAttrGetObject(first);
+                        let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
+                        ptx = Some(String::from_utf8_lossy(bytes).into_owned());
+                    }
                 }
+                return melior::ir::operation::WalkResult::Interrupt;
             }
-            return melior::ir::operation::WalkResult::Interrupt;
-        }
-        melior::ir::operation::WalkResult::Advance
-    });
+            melior::ir::operation::WalkResult::Advance
+        });
     let ptx = ptx.ok_or("gpu-module-to-binary produced no PTX")?;
     if let Some(pos) = ptx.find(".extern .func") {
         let line = ptx[pos..].lines().next().unwrap_or("");
-        let needs = if line.contains("__nv_") { "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE" } else { "" };
+        let needs = if line.contains("__nv_") {
+            "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE"
+        } else {
+            ""
+        };
         return Err(format!("generated PTX has an unresolved external function: `{line}`{needs}"));
     }
     Ok((ptx, kernels))

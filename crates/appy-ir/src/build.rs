@@ -41,7 +41,12 @@ pub enum FPred {
 impl Builder {
     /// A builder over a fresh module.
     pub fn new() -> Self {
-        Builder { m: Module::new(), stack: vec![vec![]], loc: None, consts: Default::default() }
+        Builder {
+            m: Module::new(),
+            stack: vec![vec![]],
+            loc: None,
+            consts: Default::default(),
+        }
     }
     /// Opens a new op list (the body of a region being built).
     pub fn begin(&mut self) {
@@ -82,7 +87,11 @@ impl Builder {
     }
     /// An integer (or index) constant.
     pub fn int(&mut self, v: i64, ty: &str) -> Value {
-        let text = if ty == "i1" { if v != 0 { "true".to_string() } else { "false".to_string() } } else { format!("{v} : {ty}") };
+        let text = if ty == "i1" {
+            if v != 0 { "true".to_string() } else { "false".to_string() }
+        } else {
+            format!("{v} : {ty}")
+        };
         let r = self.op1("arith.constant", &[], ty, &[("value", text)]);
         self.consts.insert(r, v);
         r
@@ -106,7 +115,11 @@ impl Builder {
     }
     /// A constant of scalar type `t`.
     pub fn scalar(&mut self, v: f64, t: STy) -> Value {
-        if t.is_float() { self.float(v, t.mlir()) } else { self.int(v as i64, t.mlir()) }
+        if t.is_float() {
+            self.float(v, t.mlir())
+        } else {
+            self.int(v as i64, t.mlir())
+        }
     }
     /// `i64` → `index`.
     pub fn to_index(&mut self, v: Value) -> Value {
@@ -209,7 +222,9 @@ impl Builder {
         let op = Op::new("scf.if")
             .with_operands([c])
             .with_region(Self::region(vec![], then))
-            .with_region(Region { blocks: orelse.map(|o| vec![Block { args: vec![], ops: o }]).unwrap_or_default() });
+            .with_region(Region {
+                blocks: orelse.map(|o| vec![Block { args: vec![], ops: o }]).unwrap_or_default(),
+            });
         self.push(op);
     }
     /// `scf.yield` with values.

@@ -25,7 +25,10 @@ impl Span {
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -48,7 +51,11 @@ impl SourceFile {
                 starts.push(i + 1);
             }
         }
-        SourceFile { name: name.into(), text: text.into(), line_starts: starts.into() }
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+            line_starts: starts.into(),
+        }
     }
     /// Reads a file from disk.
     pub fn read(path: &std::path::Path) -> std::io::Result<Self> {
@@ -131,7 +138,13 @@ impl Diagnostic {
     }
     /// An error with no location.
     pub fn bare(message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Error, message: message.into(), span: None, file: None, notes: vec![] }
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            span: None,
+            file: None,
+            notes: vec![],
+        }
     }
     /// Adds a note or help line.
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
@@ -157,7 +170,11 @@ impl Diagnostic {
                 out.push_str(&format!("{}:{}:{}: {}: {}\n", f.name(), l, c, sev, self.message));
                 let text = f.line_text(l);
                 let (el, ec) = f.line_col(s.end.max(s.start + 1) - 1);
-                let width = if el == l { (ec + 1).saturating_sub(c).max(1) } else { text.chars().count().saturating_sub(c - 1).max(1) };
+                let width = if el == l {
+                    (ec + 1).saturating_sub(c).max(1)
+                } else {
+                    text.chars().count().saturating_sub(c - 1).max(1)
+                };
                 out.push_str(&format!("{:>5} | {}\n", l, text));
                 out.push_str(&format!("      | {}{}\n", " ".repeat(c - 1), "^".repeat(width)));
             }

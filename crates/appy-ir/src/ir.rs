@@ -72,7 +72,10 @@ impl Default for Module {
 impl Op {
     /// A new op with no operands, results, attributes or regions.
     pub fn new(name: impl Into<String>) -> Self {
-        Op { name: name.into(), ..Default::default() }
+        Op {
+            name: name.into(),
+            ..Default::default()
+        }
     }
     /// Builder: sets operands.
     pub fn with_operands(mut self, operands: impl IntoIterator<Item = Value>) -> Self {
@@ -235,11 +238,16 @@ impl Module {
     }
     /// Finds a top-level `func.func` by symbol name.
     pub fn func(&self, name: &str) -> Option<&Op> {
-        self.body().iter().find(|o| o.name == "func.func" && o.attr("sym_name") == Some(&format!("\"{name}\"")))
+        self.body()
+            .iter()
+            .find(|o| o.name == "func.func" && o.attr("sym_name") == Some(&format!("\"{name}\"")))
     }
     /// Prints the module in MLIR's generic syntax (always re-parseable by MLIR).
     pub fn to_generic(&self) -> String {
-        let mut p = Printer { m: self, out: String::new() };
+        let mut p = Printer {
+            m: self,
+            out: String::new(),
+        };
         p.op(&self.op, 0);
         p.out
     }
@@ -403,7 +411,8 @@ mod tests {
         let mut m = Module::new();
         let a = m.value("i64");
         let b = m.value("i64");
-        m.body_mut().push(Op::new("arith.constant").with_results([a]).with_attr("value", "1 : i64"));
+        m.body_mut()
+            .push(Op::new("arith.constant").with_results([a]).with_attr("value", "1 : i64"));
         m.body_mut().push(Op::new("arith.addi").with_operands([a, a]).with_results([b]));
         let s = m.to_generic();
         assert!(s.contains("%v0 = \"arith.constant\"() {value = 1 : i64} : () -> i64"), "{s}");

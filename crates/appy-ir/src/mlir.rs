@@ -65,7 +65,11 @@ impl Ctx {
 
     fn failure(&self, what: &str) -> String {
         let d = self.take_diagnostics();
-        if d.is_empty() { what.to_string() } else { format!("{what}:\n{}", d.join("\n")) }
+        if d.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what}:\n{}", d.join("\n"))
+        }
     }
 
     /// Parses and verifies MLIR text (any syntax).
@@ -81,9 +85,8 @@ impl Ctx {
     /// Prints a mirror module generically, re-parses and verifies it with MLIR.
     pub fn load(&self, m: &ir::Module) -> Result<Module<'_>, String> {
         let text = m.to_generic();
-        self.parse(&text).map_err(|e| {
+        self.parse(&text).inspect_err(|_| {
             tracing::debug!(target: "appy::ir", "module that failed to verify:\n{text}");
-            e
         })
     }
 
@@ -94,19 +97,26 @@ impl Ctx {
         pm.enable_verifier(true);
         melior::utility::parse_pass_pipeline(pm.as_operation_pass_manager(), pipeline)
             .map_err(|e| self.failure(&format!("invalid pass pipeline `{pipeline}` ({e})")))?;
-        pm.run(module).map_err(|_| self.failure(&format!("pass pipeline `{pipeline}` failed")))
+        pm.run(module)
+            .map_err(|_| self.failure(&format!("pass pipeline `{pipeline}` failed")))
     }
 }
 
 /// MLIR's custom (pretty) syntax of a module, optionally with locations.
 pub fn pretty(module: &Module<'_>, locations: bool) -> String {
     let flags = OperationPrintingFlags::new().enable_debug_info(locations, false);
-    module.as_operation().to_string_with_flags(flags).unwrap_or_else(|_| module.as_operation().to_string())
+    module
+        .as_operation()
+        .to_string_with_flags(flags)
+        .unwrap_or_else(|_| module.as_operation().to_string())
 }
 
 /// Copies an MLIR module into the owned mirror.
 pub fn import(module: &Module<'_>) -> ir::Module {
-    let mut imp = Importer { ids: HashMap::new(), types: vec![] };
+    let mut imp = Importer {
+        ids: HashMap::new(),
+        types: vec![],
+    };
     let top = module.as_operation();
     imp.number(&top);
     let op = imp.op(&top);
@@ -198,7 +208,15 @@ impl Importer {
             }
             regions.push(ir::Region { blocks });
         }
-        ir::Op { name, operands, results, attrs, regions, successors, loc }
+        ir::Op {
+            name,
+            operands,
+            results,
+            attrs,
+            regions,
+            successors,
+            loc,
+        }
     }
 }
 

@@ -117,7 +117,17 @@ impl fmt::Display for ArgType {
         match self {
             ArgType::Array { dtype, rank } => write!(f, "{dtype}[{}]", vec![":"; *rank].join(",")),
             ArgType::Scalar { dtype, weak: true } => {
-                write!(f, "{}", if dtype.is_float() { "float" } else if dtype.is_int() { "int" } else { "bool" })
+                write!(
+                    f,
+                    "{}",
+                    if dtype.is_float() {
+                        "float"
+                    } else if dtype.is_int() {
+                        "int"
+                    } else {
+                        "bool"
+                    }
+                )
             }
             ArgType::Scalar { dtype, .. } => write!(f, "{dtype}"),
         }
@@ -160,11 +170,20 @@ impl STy {
         STy { dt, weak: false }
     }
     /// Python `int`.
-    pub const INT: STy = STy { dt: DType::I64, weak: true };
+    pub const INT: STy = STy {
+        dt: DType::I64,
+        weak: true,
+    };
     /// Python `float`.
-    pub const FLOAT: STy = STy { dt: DType::F64, weak: true };
+    pub const FLOAT: STy = STy {
+        dt: DType::F64,
+        weak: true,
+    };
     /// Python `bool`.
-    pub const BOOL: STy = STy { dt: DType::Bool, weak: true };
+    pub const BOOL: STy = STy {
+        dt: DType::Bool,
+        weak: true,
+    };
     /// MLIR type.
     pub fn mlir(self) -> &'static str {
         self.dt.mlir()
@@ -196,7 +215,10 @@ fn kind(dt: DType) -> u8 {
 /// The result type of a binary arithmetic operation on `a` and `b` (NumPy ≥ 2 rules).
 pub fn promote(a: STy, b: STy) -> STy {
     if a.dt == b.dt {
-        return STy { dt: a.dt, weak: a.weak && b.weak };
+        return STy {
+            dt: a.dt,
+            weak: a.weak && b.weak,
+        };
     }
     let (ka, kb) = (kind(a.dt), kind(b.dt));
     match (a.weak, b.weak) {
@@ -234,23 +256,6 @@ pub fn promote(a: STy, b: STy) -> STy {
     }
 }
 
-#[cfg(test)]
-mod sty_tests {
-    use super::*;
-
-    #[test]
-    fn nep50() {
-        let f32 = STy::strong(DType::F32);
-        let i32 = STy::strong(DType::I32);
-        assert_eq!(promote(STy::FLOAT, f32), f32);
-        assert_eq!(promote(STy::INT, f32), f32);
-        assert_eq!(promote(STy::INT, i32), i32);
-        assert_eq!(promote(STy::FLOAT, i32), STy::strong(DType::F64));
-        assert_eq!(promote(i32, f32), STy::strong(DType::F64));
-        assert_eq!(promote(STy::INT, STy::FLOAT), STy::FLOAT);
-        assert_eq!(promote(STy::strong(DType::I64), i32), STy::strong(DType::I64));
-    }
-}
 
 impl ArgType {
     /// Parses `f32[:,:]`, `float64[:]`, `int`, `float`, `bool`, `i32`, `np.float32`, ...
@@ -279,5 +284,23 @@ impl ArgType {
             Some(rank) => ArgType::Array { dtype, rank },
             None => ArgType::Scalar { dtype, weak },
         })
+    }
+}
+
+#[cfg(test)]
+mod sty_tests {
+    use super::*;
+
+    #[test]
+    fn nep50() {
+        let f32 = STy::strong(DType::F32);
+        let i32 = STy::strong(DType::I32);
+        assert_eq!(promote(STy::FLOAT, f32), f32);
+        assert_eq!(promote(STy::INT, f32), f32);
+        assert_eq!(promote(STy::INT, i32), i32);
+        assert_eq!(promote(STy::FLOAT, i32), STy::strong(DType::F64));
+        assert_eq!(promote(i32, f32), STy::strong(DType::F64));
+        assert_eq!(promote(STy::INT, STy::FLOAT), STy::FLOAT);
+        assert_eq!(promote(STy::strong(DType::I64), i32), STy::strong(DType::I64));
     }
 }

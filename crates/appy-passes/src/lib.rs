@@ -27,7 +27,10 @@ pub struct PassError {
 impl PassError {
     /// An error at `loc`.
     pub fn new(message: impl Into<String>, loc: Option<String>) -> Self {
-        PassError { message: message.into(), loc }
+        PassError {
+            message: message.into(),
+            loc,
+        }
     }
 }
 
@@ -97,12 +100,12 @@ impl Registry {
         r.add(PassInfo {
             name: "appy-strip-mine",
             description: "appy → loops: strip-mine simd and parallel loops into MVL-wide lanes (scf.parallel {appy.lanes})",
-            options: "mvl=256",
+            options: "mvl=1024",
             make: |o| {
                 check_opts(o, &["mvl"])?;
-                let mvl = opt_i64(o, "mvl", 256)?;
-                if mvl <= 0 || mvl > 1024 || mvl & (mvl - 1) != 0 {
-                    return Err(format!("mvl must be a power of two in [1, 1024], got {mvl}"));
+                let mvl = opt_i64(o, "mvl", 1024)?;
+                if mvl <= 0 || mvl > 4096 || mvl & (mvl - 1) != 0 {
+                    return Err(format!("mvl must be a power of two in [1, 4096], got {mvl}"));
                 }
                 Ok(Box::new(strip_mine::StripMine { mvl }))
             },
@@ -216,7 +219,9 @@ impl Pipeline {
                     let _span = tracing::debug_span!("pass", name = p.name()).entered();
                     p.run(&mut m).map_err(|e| format!("{}: {e}", p.name()))?;
                     // Verify: re-parse with MLIR.
-                    let parsed = ctx.load(&m).map_err(|e| format!("IR after {} does not verify (compiler bug): {e}", p.name()))?;
+                    let parsed = ctx
+                        .load(&m)
+                        .map_err(|e| format!("IR after {} does not verify (compiler bug): {e}", p.name()))?;
                     if let Some(f) = after.as_deref_mut() {
                         f(p.name(), &mlir::pretty(&parsed, false));
                     }

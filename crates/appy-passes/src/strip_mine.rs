@@ -72,7 +72,10 @@ pub fn nest_depth(op: &Op) -> usize {
         }
         // Other ops must be side-effect free, and the inner bounds must not be
         // computed inside this body (rectangular nest).
-        if body.iter().any(|o| !std::ptr::eq(o, *inner) && o.name != "scf.reduce" && !is_pure(o)) {
+        if body
+            .iter()
+            .any(|o| !std::ptr::eq(o, *inner) && o.name != "scf.reduce" && !is_pure(o))
+        {
             return depth;
         }
         let defined: std::collections::HashSet<Value> = body.iter().flat_map(|o| o.results.iter().copied()).collect();
@@ -162,7 +165,10 @@ impl StripMine {
         let results = op.results.clone();
         let p = split_parallel(op);
         if p.ivs.len() != 1 {
-            return Err(PassError::new("multi-dimensional scf.parallel is not supported by appy-strip-mine", loc));
+            return Err(PassError::new(
+                "multi-dimensional scf.parallel is not supported by appy-strip-mine",
+                loc,
+            ));
         }
         b.loc = loc.clone();
         let (lb, ub, st) = (p.lbs[0], p.ubs[0], p.steps[0]);
@@ -182,14 +188,36 @@ impl StripMine {
         }
         let wbase = b.bin("arith.muli", w, chunk);
         let wpre = take(b);
-        let (lpre, lanes) = self.lanes_loop(b, LanesSpec { base: wbase, lb, ub, st, iv: p.ivs[0], body: p.body, reduce: &p.reduce, ids: &ids, tys: &tys, loc: loc.clone() })?;
+        let (lpre, lanes) = self.lanes_loop(
+            b,
+            LanesSpec {
+                base: wbase,
+                lb,
+                ub,
+                st,
+                iv: p.ivs[0],
+                body: p.body,
+                reduce: &p.reduce,
+                ids: &ids,
+                tys: &tys,
+                loc: loc.clone(),
+            },
+        )?;
         let lane_results = lanes.results.clone();
         let mut wbody = wpre;
         wbody.extend(lpre);
         wbody.push(lanes);
         let mut red = Op::new("scf.reduce").with_operands(lane_results).with_loc(loc.clone());
         red.regions = p.reduce.regions.clone();
-        let parts = ParallelParts { lbs: vec![c0], ubs: vec![nw], steps: vec![c1], inits: p.inits, ivs: vec![w], body: wbody, reduce: red };
+        let parts = ParallelParts {
+            lbs: vec![c0],
+            ubs: vec![nw],
+            steps: vec![c1],
+            inits: p.inits,
+            ivs: vec![w],
+            body: wbody,
+            reduce: red,
+        };
         let mut out = make_parallel(parts, results, &attrs);
         out.loc = loc;
         out.remove_attr("appy.simd");
@@ -217,7 +245,21 @@ impl StripMine {
         let base = b.m.value("index");
         let accs: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
         let reduce = p.reduce.clone();
-        let (lpre, lanes) = self.lanes_loop(b, LanesSpec { base, lb: c_zero_marker(), ub, st, iv: p.ivs[0], body: p.body, reduce: &p.reduce, ids: &ids, tys: &tys, loc: loc.clone() })?;
+        let (lpre, lanes) = self.lanes_loop(
+            b,
+            LanesSpec {
+                base,
+                lb: c_zero_marker(),
+                ub,
+                st,
+                iv: p.ivs[0],
+                body: p.body,
+                reduce: &p.reduce,
+                ids: &ids,
+                tys: &tys,
+                loc: loc.clone(),
+            },
+        )?;
         let lres = lanes.results.clone();
         let mut fbody = lpre;
         fbody.push(lanes);
@@ -244,7 +286,11 @@ impl StripMine {
         b.loc = s.loc.clone();
         let off = b.bin("arith.muli", l, s.st);
         let rel = b.bin("arith.addi", s.base, off);
-        let i = if s.lb == c_zero_marker() { rel } else { b.bin("arith.addi", s.lb, rel) };
+        let i = if s.lb == c_zero_marker() {
+            rel
+        } else {
+            b.bin("arith.addi", s.lb, rel)
+        };
         let inb = b.cmpi(IPred::Slt, i, s.ub);
         let mut pre = take(b);
         let mut map = HashMap::new();
@@ -266,7 +312,8 @@ impl StripMine {
         if s.tys.is_empty() {
             ifop.regions.push(appy_ir::ir::Region::default());
         } else {
-            ifop.regions.push(Builder::region(vec![], vec![Builder::yield_op(s.ids).with_loc(s.loc.clone())]));
+            ifop.regions
+                .push(Builder::region(vec![], vec![Builder::yield_op(s.ids).with_loc(s.loc.clone())]));
         }
         pre.push(ifop);
         let mut red = Op::new("scf.reduce").with_operands(part_res).with_loc(s.loc.clone());
@@ -277,7 +324,15 @@ impl StripMine {
         let mvl = b.index(self.mvl);
         // Constants must precede the loop: the caller collects them with `take`.
         let results: Vec<Value> = s.tys.iter().map(|t| b.m.value(t.clone())).collect();
-        let parts = ParallelParts { lbs: vec![c0], ubs: vec![mvl], steps: vec![c1], inits: s.ids.to_vec(), ivs: vec![l], body: pre, reduce: Op::new("scf.yield") };
+        let parts = ParallelParts {
+            lbs: vec![c0],
+            ubs: vec![mvl],
+            steps: vec![c1],
+            inits: s.ids.to_vec(),
+            ivs: vec![l],
+            body: pre,
+            reduce: Op::new("scf.yield"),
+        };
         // make_parallel appends `reduce`; we already have the real terminator in `body`.
         let mut op = make_parallel(parts, results, &[("appy.lanes".into(), "unit".into())]);
         op.regions[0].blocks[0].ops.pop();
@@ -330,7 +385,15 @@ fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     let mut red = Op::new("scf.reduce").with_operands(inner_results).with_loc(loc.clone());
     red.regions = combiners;
     let w = b.m.value("index");
-    let parts = ParallelParts { lbs: vec![c0], ubs: vec![c1], steps: vec![c1], inits, ivs: vec![w], body: vec![inner], reduce: red };
+    let parts = ParallelParts {
+        lbs: vec![c0],
+        ubs: vec![c1],
+        steps: vec![c1],
+        inits,
+        ivs: vec![w],
+        body: vec![inner],
+        reduce: red,
+    };
     let mut p = make_parallel(parts, outer_results, &[("appy.parallel".into(), "unit".into())]);
     p.loc = loc;
     p
@@ -344,7 +407,15 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     let c1 = b.index(1);
     out.extend(take(b));
     let w = b.m.value("index");
-    let parts = ParallelParts { lbs: vec![c0], ubs: vec![c1], steps: vec![c1], inits: vec![], ivs: vec![w], body: vec![op], reduce: Op::new("scf.reduce").with_loc(loc.clone()) };
+    let parts = ParallelParts {
+        lbs: vec![c0],
+        ubs: vec![c1],
+        steps: vec![c1],
+        inits: vec![],
+        ivs: vec![w],
+        body: vec![op],
+        reduce: Op::new("scf.reduce").with_loc(loc.clone()),
+    };
     let mut p = make_parallel(parts, vec![], &[("appy.parallel".into(), "unit".into())]);
     p.loc = loc;
     p

@@ -36,7 +36,10 @@ pub fn contains(op: &Op, pred: &dyn Fn(&Op) -> bool) -> bool {
 pub fn writes_memory(op: &Op) -> bool {
     let mut w = false;
     op.walk(&mut |o| {
-        w |= matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "gpu.all_reduce" | "func.call")
+        w |= matches!(
+            o.name.as_str(),
+            "memref.store" | "memref.atomic_rmw" | "gpu.all_reduce" | "func.call"
+        )
     });
     w
 }
@@ -79,7 +82,15 @@ pub fn split_parallel(op: Op) -> ParallelParts {
     let block = std::mem::take(&mut op.regions[0].blocks[0]);
     let mut body = block.ops;
     let reduce = body.pop().expect("scf.parallel has a terminator");
-    ParallelParts { lbs, ubs, steps, inits, ivs: block.args, body, reduce }
+    ParallelParts {
+        lbs,
+        ubs,
+        steps,
+        inits,
+        ivs: block.args,
+        body,
+        reduce,
+    }
 }
 
 /// Builds an `scf.parallel` from parts (the results are given by the caller).

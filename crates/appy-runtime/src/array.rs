@@ -30,9 +30,15 @@ impl HostValue {
     /// The argument type this value specialises a function for.
     pub fn arg_type(&self) -> ArgType {
         match self {
-            HostValue::Array(a) => ArgType::Array { dtype: a.dtype, rank: a.shape.len() },
+            HostValue::Array(a) => ArgType::Array {
+                dtype: a.dtype,
+                rank: a.shape.len(),
+            },
             HostValue::Int(_, d, w) | HostValue::Float(_, d, w) => ArgType::Scalar { dtype: *d, weak: *w },
-            HostValue::Bool(_) => ArgType::Scalar { dtype: DType::Bool, weak: true },
+            HostValue::Bool(_) => ArgType::Scalar {
+                dtype: DType::Bool,
+                weak: true,
+            },
         }
     }
     /// Parses a scalar literal from the command line (`3`, `3.5`, `True`, `1e-3`).
@@ -51,7 +57,9 @@ impl HostValue {
             "-inf" => return Ok(HostValue::Float(f64::NEG_INFINITY, DType::F64, true)),
             _ => {}
         }
-        t.parse::<f64>().map(|f| HostValue::Float(f, DType::F64, true)).map_err(|_| format!("`{s}` is not a number (use NAME=@file.npy for arrays)"))
+        t.parse::<f64>()
+            .map(|f| HostValue::Float(f, DType::F64, true))
+            .map_err(|_| format!("`{s}` is not a number (use NAME=@file.npy for arrays)"))
     }
 }
 
@@ -59,7 +67,11 @@ impl HostArray {
     /// A zero-filled array.
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Self {
         let n: usize = shape.iter().product();
-        HostArray { dtype, data: vec![0; n * dtype.size()], shape }
+        HostArray {
+            dtype,
+            data: vec![0; n * dtype.size()],
+            shape,
+        }
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
@@ -140,7 +152,11 @@ impl HostArray {
             "<i4" | "=i4" => DType::I32,
             "<i8" | "=i8" => DType::I64,
             "|b1" => DType::Bool,
-            d => return Err(format!("unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)")),
+            d => {
+                return Err(format!(
+                    "unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)"
+                ));
+            }
         };
         let fortran = field("fortran_order").ok_or("no fortran_order in .npy header")?;
         if fortran.starts_with("True") {
@@ -161,7 +177,11 @@ impl HostArray {
         if data.len() < need {
             return Err(format!("truncated .npy data: expected {need} bytes, found {}", data.len()));
         }
-        Ok(HostArray { dtype, shape: dims, data: data[..need].to_vec() })
+        Ok(HostArray {
+            dtype,
+            shape: dims,
+            data: data[..need].to_vec(),
+        })
     }
 
     /// Serializes as `.npy` (version 1.0).

@@ -36,7 +36,10 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
     let module = compiler.ctx.load(&llvm).map_err(|e| appy_gpu::mlir_error(file, &e))?;
     let engine = ExecutionEngine::new(&module, 2, &[], false, false);
     if engine.lookup(&format!("_mlir_ciface_{}", lowered.name)).is_null() {
-        return Err(Diagnostic::bare(format!("the CPU execution engine could not compile `{}`", lowered.name)));
+        return Err(Diagnostic::bare(format!(
+            "the CPU execution engine could not compile `{}`",
+            lowered.name
+        )));
     }
     // Argument storage (kept alive until the call returns).
     let mut buffers: Vec<Aligned> = vec![];

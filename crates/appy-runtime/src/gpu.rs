@@ -57,7 +57,9 @@ impl Gpu {
                 .load_module(cudarc::nvrtc::Ptx::from_src(b.ptx.clone()))
                 .map_err(|e| format!("the CUDA driver rejected the PTX: {e:?}"))?;
             for k in &b.kernels {
-                let f = m.load_function(&k.name).map_err(|e| format!("kernel {} not found in the PTX: {e:?}", k.name))?;
+                let f = m
+                    .load_function(&k.name)
+                    .map_err(|e| format!("kernel {} not found in the PTX: {e:?}", k.name))?;
                 funcs.insert(k.name.clone(), (f, k.params.clone()));
             }
             Some(m)
@@ -77,8 +79,21 @@ impl Gpu {
             ));
         }
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
-        let mut it = Interp { gpu: self, loaded, m: &b.host, env: HashMap::new(), mems: vec![], timing: Timing::default(), mvl: b.mvl };
-        let func = b.host.body().iter().find(|o| o.name == "func.func").ok_or("bundle has no host function")?;
+        let mut it = Interp {
+            gpu: self,
+            loaded,
+            m: &b.host,
+            env: HashMap::new(),
+            mems: vec![],
+            timing: Timing::default(),
+            mvl: b.mvl,
+        };
+        let func = b
+            .host
+            .body()
+            .iter()
+            .find(|o| o.name == "func.func")
+            .ok_or("bundle has no host function")?;
         let mut arg_mems = vec![];
         for (v, a) in func.body(0).args.iter().zip(args.iter()) {
             let hv = match a {
@@ -136,8 +151,21 @@ impl Gpu {
     /// returns the wall time of each call, synchronised.
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
-        let mut it = Interp { gpu: self, loaded, m: &b.host, env: HashMap::new(), mems: vec![], timing: Timing::default(), mvl: b.mvl };
-        let func = b.host.body().iter().find(|o| o.name == "func.func").ok_or("bundle has no host function")?;
+        let mut it = Interp {
+            gpu: self,
+            loaded,
+            m: &b.host,
+            env: HashMap::new(),
+            mems: vec![],
+            timing: Timing::default(),
+            mvl: b.mvl,
+        };
+        let func = b
+            .host
+            .body()
+            .iter()
+            .find(|o| o.name == "func.func")
+            .ok_or("bundle has no host function")?;
         for (v, a) in func.body(0).args.iter().zip(args.iter()) {
             let hv = match a {
                 HostValue::Array(arr) => HV::Mem(it.upload(arr)?),
@@ -214,7 +242,13 @@ impl Interp<'_> {
         if !arr.data.is_empty() {
             unsafe { result::memcpy_htod_sync(ptr, &arr.data) }.map_err(|e| format!("copy to device failed: {e:?}"))?;
         }
-        self.mems.push(Mem { ptr, host: None, dtype: arr.dtype, shape: arr.shape.clone(), freed: false });
+        self.mems.push(Mem {
+            ptr,
+            host: None,
+            dtype: arr.dtype,
+            shape: arr.shape.clone(),
+            freed: false,
+        });
         Ok(self.mems.len() - 1)
     }
     fn download(&mut self, id: usize, out: &mut [u8]) -> Result<(), String> {
@@ -234,7 +268,10 @@ impl Interp<'_> {
         }
     }
     fn get(&self, v: Value) -> Result<HV, String> {
-        self.env.get(&v).copied().ok_or_else(|| format!("host interpreter: value %v{} undefined", v.0))
+        self.env
+            .get(&v)
+            .copied()
+            .ok_or_else(|| format!("host interpreter: value %v{} undefined", v.0))
     }
     fn int(&self, v: Value) -> Result<i64, String> {
         match self.get(v)? {
@@ -289,7 +326,11 @@ impl Interp<'_> {
                 let v = if ty.starts_with('f') {
                     let f = if let Some(h) = val.strip_prefix("0x") {
                         let bits = u64::from_str_radix(h, 16).map_err(|_| format!("bad float constant {val}"))?;
-                        if ty == "f32" { f32::from_bits(bits as u32) as f64 } else { f64::from_bits(bits) }
+                        if ty == "f32" {
+                            f32::from_bits(bits as u32) as f64
+                        } else {
+                            f64::from_bits(bits)
+                        }
                     } else {
                         val.trim().parse::<f64>().map_err(|_| format!("bad float constant {val}"))?
                     };
@@ -308,7 +349,16 @@ impl Interp<'_> {
             | "arith.remui" | "arith.shrui" | "arith.maxui" | "arith.minui" | "arith.ceildivui" | "math.ipowi" => {
                 let (a, b) = (self.int(o[0])?, self.int(o[1])?);
                 let bits = bits_of(self.ty(op.results[0]));
-                let zero_div = matches!(n, "arith.divsi" | "arith.remsi" | "arith.ceildivsi" | "arith.floordivsi" | "arith.divui" | "arith.remui" | "arith.ceildivui") && b == 0;
+                let zero_div = matches!(
+                    n,
+                    "arith.divsi"
+                        | "arith.remsi"
+                        | "arith.ceildivsi"
+                        | "arith.floordivsi"
+                        | "arith.divui"
+                        | "arith.remui"
+                        | "arith.ceildivui"
+                ) && b == 0;
                 if zero_div {
                     return Err("integer division by zero".into());
                 }
@@ -341,8 +391,8 @@ impl Interp<'_> {
                 };
                 self.set(op, HV::I(wrap(r, bits)));
             }
-            "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.maximumf" | "arith.minimumf" | "arith.maxnumf"
-            | "arith.minnumf" | "math.powf" | "math.atan2" => {
+            "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.maximumf" | "arith.minimumf"
+            | "arith.maxnumf" | "arith.minnumf" | "math.powf" | "math.atan2" => {
                 let (a, b) = (self.float(o[0])?, self.float(o[1])?);
                 let r = match n {
                     "arith.addf" => a + b,
@@ -350,8 +400,20 @@ impl Interp<'_> {
                     "arith.mulf" => a * b,
                     "arith.divf" => a / b,
                     "arith.remf" => a % b,
-                    "arith.maximumf" => if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
-                    "arith.minimumf" => if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+                    "arith.maximumf" => {
+                        if a.is_nan() || b.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.max(b)
+                        }
+                    }
+                    "arith.minimumf" => {
+                        if a.is_nan() || b.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.min(b)
+                        }
+                    }
                     "arith.maxnumf" => a.max(b),
                     "arith.minnumf" => a.min(b),
                     "math.powf" => a.powf(b),
@@ -394,7 +456,10 @@ impl Interp<'_> {
             }
             "arith.cmpi" => {
                 let (a, b) = (self.int(o[0])?, self.int(o[1])?);
-                let p: i64 = op.attr("predicate").and_then(|s| s.split(' ').next()?.parse().ok()).ok_or("bad cmpi")?;
+                let p: i64 = op
+                    .attr("predicate")
+                    .and_then(|s| s.split(' ').next()?.parse().ok())
+                    .ok_or("bad cmpi")?;
                 let r = match p {
                     0 => a == b,
                     1 => a != b,
@@ -411,7 +476,10 @@ impl Interp<'_> {
             }
             "arith.cmpf" => {
                 let (a, b) = (self.float(o[0])?, self.float(o[1])?);
-                let p: i64 = op.attr("predicate").and_then(|s| s.split(' ').next()?.parse().ok()).ok_or("bad cmpf")?;
+                let p: i64 = op
+                    .attr("predicate")
+                    .and_then(|s| s.split(' ').next()?.parse().ok())
+                    .ok_or("bad cmpf")?;
                 let uno = a.is_nan() || b.is_nan();
                 let r = match p {
                     0 => false,
@@ -442,12 +510,22 @@ impl Interp<'_> {
                 let a = self.int(o[0])?;
                 let from = bits_of(self.ty(o[0]));
                 let to = bits_of(self.ty(op.results[0]));
-                let v = if n == "arith.extui" && from == 1 { a & 1 } else if n == "arith.extui" && from == 32 { a as u32 as i64 } else { wrap(a, to) };
+                let v = if n == "arith.extui" && from == 1 {
+                    a & 1
+                } else if n == "arith.extui" && from == 32 {
+                    a as u32 as i64
+                } else {
+                    wrap(a, to)
+                };
                 self.set(op, HV::I(v));
             }
             "arith.sitofp" | "arith.uitofp" => {
                 let a = self.int(o[0])?;
-                let a = if n == "arith.uitofp" && bits_of(self.ty(o[0])) == 1 { (a & 1) as f64 } else { a as f64 };
+                let a = if n == "arith.uitofp" && bits_of(self.ty(o[0])) == 1 {
+                    (a & 1) as f64
+                } else {
+                    a as f64
+                };
                 let r = if self.ty(op.results[0]) == "f32" { a as f32 as f64 } else { a };
                 self.set(op, HV::F(r));
             }
@@ -508,11 +586,23 @@ impl Interp<'_> {
                 }
                 let elems: usize = shape.iter().product();
                 if n == "memref.alloca" {
-                    self.mems.push(Mem { ptr: 0, host: Some(vec![0; elems.max(1)]), dtype, shape, freed: false });
+                    self.mems.push(Mem {
+                        ptr: 0,
+                        host: Some(vec![0; elems.max(1)]),
+                        dtype,
+                        shape,
+                        freed: false,
+                    });
                 } else {
                     let bytes = (elems * dtype.size()).max(1);
                     let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
-                    self.mems.push(Mem { ptr, host: None, dtype, shape, freed: false });
+                    self.mems.push(Mem {
+                        ptr,
+                        host: None,
+                        dtype,
+                        shape,
+                        freed: false,
+                    });
                 }
                 let id = self.mems.len() - 1;
                 self.set(op, HV::Mem(id));

@@ -36,7 +36,10 @@ fn check(file: &str, func: &str, args: Vec<HostValue>, mvl: i64) {
     // The inputs must have been changed or a value returned: a kernel that does
     // nothing must not pass.
     let big = args.iter().any(|a| matches!(a, HostValue::Array(x) if x.len() >= 8));
-    assert!(!big || !want_ret.is_empty() || want_args.iter().zip(&args).any(|(w, a)| w != a), "{func}: test does not exercise the kernel");
+    assert!(
+        !big || !want_ret.is_empty() || want_args.iter().zip(&args).any(|(w, a)| w != a),
+        "{func}: test does not exercise the kernel"
+    );
 }
 
 const SIZES: [usize; 4] = [1, 255, 1000, 4097];
@@ -45,7 +48,12 @@ const SIZES: [usize; 4] = [1, 255, 1000, 4097];
 fn vector_add() {
     for (k, n) in SIZES.iter().enumerate() {
         let mut r = Rng::new(k as u64);
-        let args = vec![r.array(F32, &[*n], -1.0, 1.0), r.array(F32, &[*n], -1.0, 1.0), r.array(F32, &[*n], -1.0, 1.0), int(*n as i64)];
+        let args = vec![
+            r.array(F32, &[*n], -1.0, 1.0),
+            r.array(F32, &[*n], -1.0, 1.0),
+            r.array(F32, &[*n], -1.0, 1.0),
+            int(*n as i64),
+        ];
         check("vector_add.py", "vector_add", args, 256);
     }
 }
@@ -63,8 +71,18 @@ fn vector_sum_atomic() {
 fn shared_reductions() {
     for (k, n) in SIZES.iter().enumerate() {
         let mut r = Rng::new(20 + k as u64);
-        check("shared_sum.py", "shared_sum", vec![r.array(F64, &[*n], -1.0, 1.0), int(*n as i64)], 256);
-        check("shared_sum.py", "masked_max", vec![r.array(F32, &[*n], 0.0, 1.0), int(*n as i64)], 128);
+        check(
+            "shared_sum.py",
+            "shared_sum",
+            vec![r.array(F64, &[*n], -1.0, 1.0), int(*n as i64)],
+            256,
+        );
+        check(
+            "shared_sum.py",
+            "masked_max",
+            vec![r.array(F32, &[*n], 0.0, 1.0), int(*n as i64)],
+            128,
+        );
     }
 }
 
@@ -93,7 +111,14 @@ fn spmv_csr() {
         let mut r = Rng::new(30 + k as u64);
         let cols = 53;
         let (indptr, indices, vals) = csr(&mut r, rows, cols, max_nnz);
-        let args = vec![indptr, indices, vals, r.array(F64, &[cols], -1.0, 1.0), r.array(F64, &[rows], -1.0, 1.0), int(rows as i64 + 1)];
+        let args = vec![
+            indptr,
+            indices,
+            vals,
+            r.array(F64, &[cols], -1.0, 1.0),
+            r.array(F64, &[rows], -1.0, 1.0),
+            int(rows as i64 + 1),
+        ];
         check("spmv.py", "spmv", args, 256);
     }
 }
@@ -103,10 +128,20 @@ fn rowwise_sum_max_min() {
     for (k, (m, n)) in [(1usize, 1usize), (7, 300), (33, 1000)].into_iter().enumerate() {
         let mut r = Rng::new(40 + k as u64);
         for f in ["row_sum", "row_max", "row_min"] {
-            let args = vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m], -1.0, 1.0), int(m as i64), int(n as i64)];
+            let args = vec![
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[m], -1.0, 1.0),
+                int(m as i64),
+                int(n as i64),
+            ];
             check("rowwise.py", f, args, 256);
         }
-        let args = vec![r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[m], -1.0, 1.0), int(m as i64), int(n as i64)];
+        let args = vec![
+            r.array(F32, &[m, n], -1.0, 1.0),
+            r.array(F32, &[m], -1.0, 1.0),
+            int(m as i64),
+            int(n as i64),
+        ];
         check("rowwise.py", "row_sum", args, 64);
     }
 }
@@ -128,7 +163,12 @@ fn gemver_loops() {
 fn softmax_loop_oriented() {
     for (k, (m, n)) in [(1usize, 1usize), (5, 257), (17, 1000)].into_iter().enumerate() {
         let mut r = Rng::new(60 + k as u64);
-        let args = vec![r.array(F32, &[m, n], -4.0, 4.0), r.array(F32, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64)];
+        let args = vec![
+            r.array(F32, &[m, n], -4.0, 4.0),
+            r.array(F32, &[m, n], -1.0, 1.0),
+            int(m as i64),
+            int(n as i64),
+        ];
         check("softmax.py", "softmax", args, 256);
     }
 }
@@ -137,7 +177,12 @@ fn softmax_loop_oriented() {
 fn vidx_and_where() {
     for (k, n) in SIZES.iter().enumerate() {
         let mut r = Rng::new(70 + k as u64);
-        let args = vec![r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), int(*n as i64)];
+        let args = vec![
+            r.array(F64, &[*n], -1.0, 1.0),
+            r.array(F64, &[*n], -1.0, 1.0),
+            r.array(F64, &[*n], -1.0, 1.0),
+            int(*n as i64),
+        ];
         check("vidx_where.py", "relu_blend", args, 256);
         let blocks = n.div_ceil(256);
         let args = vec![r.array(F64, &[*n], -1.0, 1.0), r.array(F64, &[blocks], -1.0, 1.0), int(*n as i64)];
@@ -149,8 +194,18 @@ fn vidx_and_where() {
 fn sequential_loop_carried() {
     for (k, (m, n)) in [(1usize, 1usize), (9, 100), (300, 17)].into_iter().enumerate() {
         let mut r = Rng::new(80 + k as u64);
-        check("prefix_rows.py", "prefix_rows", vec![r.array(F64, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64)], 256);
-        check("prefix_rows.py", "recurrence", vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64)], 256);
+        check(
+            "prefix_rows.py",
+            "prefix_rows",
+            vec![r.array(F64, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64)],
+            256,
+        );
+        check(
+            "prefix_rows.py",
+            "recurrence",
+            vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64)],
+            256,
+        );
     }
 }
 
@@ -158,8 +213,24 @@ fn sequential_loop_carried() {
 fn host_time_loop_stencils() {
     for (k, n) in [3usize, 100, 1001].into_iter().enumerate() {
         let mut r = Rng::new(90 + k as u64);
-        check("jacobi_1d.py", "jacobi_1d", vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64), int(5)], 256);
+        check(
+            "jacobi_1d.py",
+            "jacobi_1d",
+            vec![r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), int(n as i64), int(5)],
+            256,
+        );
         let m = n / 3 + 3;
-        check("jacobi_1d.py", "heat_2d", vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), int(m as i64), int(n as i64), int(3)], 256);
+        check(
+            "jacobi_1d.py",
+            "heat_2d",
+            vec![
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                int(m as i64),
+                int(n as i64),
+                int(3),
+            ],
+            256,
+        );
     }
 }

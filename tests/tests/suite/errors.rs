@@ -21,15 +21,32 @@ fn rejected_programs() {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let src = SourceFile::new(name.clone(), text.clone());
-        let want = text.lines().find_map(|l| l.trim().strip_prefix("# ERROR: ")).expect("# ERROR: line").trim().to_string();
+        let want = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("# ERROR: "))
+            .expect("# ERROR: line")
+            .trim()
+            .to_string();
         let sig: Option<Vec<ArgType>> = text
             .lines()
             .find_map(|l| l.trim().strip_prefix("# SIGNATURE: "))
             .map(|s| s.split(';').map(|p| ArgType::parse(p).unwrap()).collect());
         let compiler = appy_gpu::Compiler::new();
-        let func = appy_frontend::jit_functions(&src).first().map(|f| f.0.clone()).unwrap_or_else(|| "f".into());
+        let func = appy_frontend::jit_functions(&src)
+            .first()
+            .map(|f| f.0.clone())
+            .unwrap_or_else(|| "f".into());
         let result = compiler.parse(&src, &func).and_then(|p| {
-            let sig = sig.clone().unwrap_or_else(|| p.function.params.iter().map(|_| ArgType::Scalar { dtype: appy_ir::types::DType::I64, weak: true }).collect());
+            let sig = sig.clone().unwrap_or_else(|| {
+                p.function
+                    .params
+                    .iter()
+                    .map(|_| ArgType::Scalar {
+                        dtype: appy_ir::types::DType::I64,
+                        weak: true,
+                    })
+                    .collect()
+            });
             compiler.lower(&src, &p, &sig, &appy_gpu::Options::default()).map(|_| ())
         });
         match result {
@@ -44,5 +61,10 @@ fn rejected_programs() {
         }
     }
     assert!(n > 0, "no error tests found");
-    assert!(failures.is_empty(), "{} of {n} error tests failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} error tests failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -41,5 +41,10 @@ fn lit() {
         }
     }
     assert!(n > 0, "no lit tests found");
-    assert!(failures.is_empty(), "{} of {n} RUN lines failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} RUN lines failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

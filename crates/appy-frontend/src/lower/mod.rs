@@ -19,9 +19,9 @@
 //! The function is specialised for concrete argument types ([`ArgType`]).
 
 use crate::ast::*;
+use appy_ir::build::{Builder, FPred, IPred};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
 use appy_ir::ir::{Block, Op, Region, Value};
-use appy_ir::build::{Builder, FPred, IPred};
 use appy_ir::types::{ArgType, DType, STy, memref_type, promote};
 use std::collections::{HashMap, HashSet};
 
@@ -34,7 +34,7 @@ pub struct LowerOptions {
 
 impl Default for LowerOptions {
     fn default() -> Self {
-        LowerOptions { mvl: 256 }
+        LowerOptions { mvl: 1024 }
     }
 }
 
@@ -58,7 +58,12 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &Lowe
         return Err(Diagnostic::error(
             file,
             f.name.span,
-            format!("`{}` takes {} argument(s) but {} were given", f.name.name, f.params.len(), args.len()),
+            format!(
+                "`{}` takes {} argument(s) but {} were given",
+                f.name.name,
+                f.params.len(),
+                args.len()
+            ),
         ));
     }
     let mut l = Lower {
@@ -311,7 +316,12 @@ impl<'a> Lower<'a> {
     }
 
     fn push_scope(&mut self, kind: ScopeKind) {
-        self.scopes.push(Scope { kind, vars: HashMap::new(), allocas: vec![], privates: HashSet::new() });
+        self.scopes.push(Scope {
+            kind,
+            vars: HashMap::new(),
+            allocas: vec![],
+            privates: HashSet::new(),
+        });
     }
 
     /// Closes a scope, placing its slots at the start of `ops`.
@@ -328,15 +338,18 @@ impl<'a> Lower<'a> {
         match self.lookup(name).cloned() {
             Some(Binding::Slot(slot, st)) => {
                 if !st.is_float() && t.is_float() {
-                    return Err(self.err(
-                        span,
-                        format!(
-                            "`{name}` holds {} values but is assigned a {} here; appy needs one type per variable",
-                            tyname(st),
-                            tyname(t)
-                        ),
-                    )
-                    .with_note(format!("help: initialise `{name}` with a value of the wider type, e.g. `{name} = 0.0`")));
+                    return Err(self
+                        .err(
+                            span,
+                            format!(
+                                "`{name}` holds {} values but is assigned a {} here; appy needs one type per variable",
+                                tyname(st),
+                                tyname(t)
+                            ),
+                        )
+                        .with_note(format!(
+                            "help: initialise `{name}` with a value of the wider type, e.g. `{name} = 0.0`"
+                        )));
                 }
                 let c = self.b.cast(v, t, st);
                 self.b.store(c, slot, &[]);
@@ -389,7 +402,9 @@ impl<'a> Lower<'a> {
         for (p, a) in f.params.iter().zip(args) {
             if let (ArgType::Scalar { dtype, weak }, true) = (a, assigned.iter().any(|(n, _)| *n == p.name)) {
                 let t = STy { dt: *dtype, weak: *weak };
-                let Some(Binding::Val(V::S(v, _))) = self.lookup(&p.name).cloned() else { continue };
+                let Some(Binding::Val(V::S(v, _))) = self.lookup(&p.name).cloned() else {
+                    continue;
+                };
                 let slot = self.new_slot(t);
                 self.b.store(v, slot, &[]);
                 self.bind(&p.name, Binding::Slot(slot, t));
@@ -397,7 +412,9 @@ impl<'a> Lower<'a> {
         }
         for opt in &f.options {
             if opt.0.name != "auto_simd" && opt.0.name != "dump_code" && opt.0.name != "backend" && opt.0.name != "dry_run" {
-                return Err(self.err(opt.0.span, format!("unknown option `{}` for appy.jit", opt.0.name)).with_note("help: known options: auto_simd"));
+                return Err(self
+                    .err(opt.0.span, format!("unknown option `{}` for appy.jit", opt.0.name))
+                    .with_note("help: known options: auto_simd"));
             }
         }
         let n = f.body.len();
@@ -478,14 +495,17 @@ impl<'a> Lower<'a> {
         if let Some(p) = &s.pragma {
             let ok = matches!(
                 (&p.kind, &s.kind),
-                (PragmaKind::ParallelFor { .. } | PragmaKind::Simd | PragmaKind::SequentialFor, StmtKind::For { .. })
-                    | (PragmaKind::Atomic, StmtKind::AugAssign { .. } | StmtKind::Assign { .. })
+                (
+                    PragmaKind::ParallelFor { .. } | PragmaKind::Simd | PragmaKind::SequentialFor,
+                    StmtKind::For { .. }
+                ) | (PragmaKind::Atomic, StmtKind::AugAssign { .. } | StmtKind::Assign { .. })
             );
             if let PragmaKind::Tensor(_) = p.kind {
                 return Err(self.err(p.span, "tensor pragmas (sliced index notation) are not supported yet"));
             }
             if !ok {
-                return Err(self.err(p.span, format!("`#pragma {}` cannot annotate this statement", p.text))
+                return Err(self
+                    .err(p.span, format!("`#pragma {}` cannot annotate this statement", p.text))
                     .with_note("help: loop pragmas go right above a `for` loop, `#pragma atomic` above an update like `a[i] += x`"));
             }
         }
@@ -505,7 +525,10 @@ impl<'a> Lower<'a> {
                         }
                     }
                 }
-                Err(self.err(e.span, "expression statements have no effect in appy (only calls like `appy.atomic_add(...)`)"))
+                Err(self.err(
+                    e.span,
+                    "expression statements have no effect in appy (only calls like `appy.atomic_add(...)`)",
+                ))
             }
             StmtKind::Return(_) => Err(self.err(s.span, "`return` is only supported as the last statement of the function")),
             StmtKind::Assign { targets, value } => self.assign(targets, value, s),
@@ -537,7 +560,9 @@ impl<'a> Lower<'a> {
         let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
         // `a[i] = max(a[i], v)` under `#pragma atomic`.
         if atomic {
-            let [t] = targets else { return Err(self.err(s.span, "`#pragma atomic` needs a single target")) };
+            let [t] = targets else {
+                return Err(self.err(s.span, "`#pragma atomic` needs a single target"));
+            };
             if let ExprKind::Call { func, args, .. } = &value.kind {
                 if let (Some(q), [x, y]) = (qualify(&self.imports, func), args.as_slice()) {
                     let op = match q.as_str() {
@@ -546,20 +571,45 @@ impl<'a> Lower<'a> {
                         _ => None,
                     };
                     if let Some(op) = op {
-                        let other = if x == t { y } else if y == t { x } else { return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`")) };
+                        let other = if x == t {
+                            y
+                        } else if y == t {
+                            x
+                        } else {
+                            return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
+                        };
                         return self.atomic_update(t, op, other, false);
                     }
                 }
             }
-            return Err(self.err(s.span, "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`"));
+            return Err(self.err(
+                s.span,
+                "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`",
+            ));
         }
         if let ExprKind::Call { func, args, kwargs } = &value.kind {
             if let Some(q) = qualify(&self.imports, func) {
-                if matches!(q.as_str(), "numpy.empty" | "numpy.zeros" | "numpy.ones" | "numpy.empty_like" | "numpy.zeros_like" | "numpy.ones_like" | "numpy.full") {
-                    let [t] = targets else { return Err(self.err(s.span, "array allocation needs a single name target")) };
-                    let ExprKind::Name(n) = &t.kind else { return Err(self.err(t.span, "assign the new array to a name")) };
+                if matches!(
+                    q.as_str(),
+                    "numpy.empty"
+                        | "numpy.zeros"
+                        | "numpy.ones"
+                        | "numpy.empty_like"
+                        | "numpy.zeros_like"
+                        | "numpy.ones_like"
+                        | "numpy.full"
+                ) {
+                    let [t] = targets else {
+                        return Err(self.err(s.span, "array allocation needs a single name target"));
+                    };
+                    let ExprKind::Name(n) = &t.kind else {
+                        return Err(self.err(t.span, "assign the new array to a name"));
+                    };
                     if self.scopes.len() != 1 || self.b.depth() != 1 {
-                        return Err(self.err(s.span, "arrays can only be allocated at the top level of the function, outside loops and conditionals"));
+                        return Err(self.err(
+                            s.span,
+                            "arrays can only be allocated at the top level of the function, outside loops and conditionals",
+                        ));
                     }
                     let arr = self.alloc_array(&q, args, kwargs, value.span)?;
                     self.bind(n, Binding::Val(arr));
@@ -590,7 +640,9 @@ impl<'a> Lower<'a> {
                 }
             },
             ExprKind::Tuple(ts) => {
-                let V::Tuple(vs) = v else { return Err(self.err(vspan, "cannot unpack a non-tuple value")) };
+                let V::Tuple(vs) = v else {
+                    return Err(self.err(vspan, "cannot unpack a non-tuple value"));
+                };
                 if vs.len() != ts.len() {
                     return Err(self.err(vspan, format!("cannot unpack {} values into {} targets", vs.len(), ts.len())));
                 }
@@ -601,7 +653,9 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Subscript { value, indices } => {
                 let (m, dt, idx) = self.element_ref(value, indices, t.span)?;
-                let V::S(x, ty) = v else { return Err(self.err(vspan, "only scalar values can be stored into an array element")) };
+                let V::S(x, ty) = v else {
+                    return Err(self.err(vspan, "only scalar values can be stored into an array element"));
+                };
                 let c = self.b.cast(x, ty, STy::strong(dt));
                 self.set_loc(t.span);
                 self.b.store(c, m, &idx);
@@ -623,7 +677,11 @@ impl<'a> Lower<'a> {
             return self.atomic_update(target, rop, value, neg);
         }
         let synthetic = Expr {
-            kind: ExprKind::Binary { op, lhs: Box::new(target.clone()), rhs: Box::new(value.clone()) },
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(target.clone()),
+                rhs: Box::new(value.clone()),
+            },
             span: target.span.to(value.span),
         };
         let v = self.expr(&synthetic)?;
@@ -637,13 +695,24 @@ impl<'a> Lower<'a> {
             "add" => RedOp::Add,
             "max" => RedOp::Max,
             "min" => RedOp::Min,
-            _ => return Err(self.err(span, format!("unknown atomic operation `appy.atomic_{op}`; use atomic_add, atomic_max or atomic_min"))),
+            _ => {
+                return Err(self.err(
+                    span,
+                    format!("unknown atomic operation `appy.atomic_{op}`; use atomic_add, atomic_max or atomic_min"),
+                ));
+            }
         };
         let indices = match &idx.kind {
             ExprKind::Tuple(es) => es.iter().cloned().map(Index::Expr).collect(),
             _ => vec![Index::Expr(idx.clone())],
         };
-        let target = Expr { kind: ExprKind::Subscript { value: Box::new(arr.clone()), indices }, span: arr.span.to(idx.span) };
+        let target = Expr {
+            kind: ExprKind::Subscript {
+                value: Box::new(arr.clone()),
+                indices,
+            },
+            span: arr.span.to(idx.span),
+        };
         self.atomic_update(&target, rop, v, false)
     }
 
@@ -653,7 +722,9 @@ impl<'a> Lower<'a> {
         };
         let (m, dt, idx) = self.element_ref(arr, indices, target.span)?;
         let v = self.expr(value)?;
-        let V::S(x, t) = v else { return Err(self.err(value.span, "atomic update value must be a scalar")) };
+        let V::S(x, t) = v else {
+            return Err(self.err(value.span, "atomic update value must be a scalar"));
+        };
         let mut x = self.b.cast(x, t, STy::strong(dt));
         if neg {
             x = self.negate(x, dt);
@@ -662,7 +733,8 @@ impl<'a> Lower<'a> {
         let mut ops = vec![x, m];
         ops.extend(idx);
         self.set_loc(target.span);
-        self.b.op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
+        self.b
+            .op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
         Ok(())
     }
 
@@ -686,22 +758,30 @@ impl<'a> Lower<'a> {
         let mut dims: Vec<Value> = vec![];
         let like = q.ends_with("_like");
         if like {
-            let Some(a) = args.first() else { return Err(self.err(span, format!("`{q}` needs an array argument"))) };
-            let V::Arr(m, d, r) = self.expr(a)? else { return Err(self.err(a.span, "expected an array")) };
+            let Some(a) = args.first() else {
+                return Err(self.err(span, format!("`{q}` needs an array argument")));
+            };
+            let V::Arr(m, d, r) = self.expr(a)? else {
+                return Err(self.err(a.span, "expected an array"));
+            };
             dtype = d;
             for i in 0..r {
                 let c = self.b.index(i as i64);
                 dims.push(self.b.op1("memref.dim", &[m, c], "index", &[]));
             }
         } else {
-            let Some(shape) = args.first() else { return Err(self.err(span, format!("`{q}` needs a shape"))) };
+            let Some(shape) = args.first() else {
+                return Err(self.err(span, format!("`{q}` needs a shape")));
+            };
             let sv = self.expr(shape)?;
             let items = match sv {
                 V::Tuple(vs) => vs,
                 v => vec![v],
             };
             for it in items {
-                let V::S(x, t) = it else { return Err(self.err(shape.span, "shape entries must be integers")) };
+                let V::S(x, t) = it else {
+                    return Err(self.err(shape.span, "shape entries must be integers"));
+                };
                 if !t.dt.is_int() {
                     return Err(self.err(shape.span, "shape entries must be integers"));
                 }
@@ -716,8 +796,12 @@ impl<'a> Lower<'a> {
         };
         let mut fill_val: Option<(Value, STy)> = None;
         if q == "numpy.full" {
-            let Some(v) = args.get(1) else { return Err(self.err(span, "np.full needs a fill value")) };
-            let V::S(x, t) = self.expr(v)? else { return Err(self.err(v.span, "fill value must be a scalar")) };
+            let Some(v) = args.get(1) else {
+                return Err(self.err(span, "np.full needs a fill value"));
+            };
+            let V::S(x, t) = self.expr(v)? else {
+                return Err(self.err(v.span, "fill value must be a scalar"));
+            };
             fill_val = Some((x, t));
             fill = None;
         }
@@ -737,7 +821,12 @@ impl<'a> Lower<'a> {
         let rank = dims.len();
         let ty = memref_type(dtype, rank);
         let n = dims.len() as i32;
-        let m = self.b.op1("memref.alloc", &dims, &ty, &[("operandSegmentSizes", format!("array<i32: {n}, 0>"))]);
+        let m = self.b.op1(
+            "memref.alloc",
+            &dims,
+            &ty,
+            &[("operandSegmentSizes", format!("array<i32: {n}, 0>"))],
+        );
         let fv = match (fill, fill_val) {
             (Some(f), _) => Some(self.b.scalar(f, STy::strong(dtype))),
             (_, Some((x, t))) => Some(self.b.cast(x, t, STy::strong(dtype))),
@@ -804,7 +893,8 @@ impl<'a> Lower<'a> {
         let q = qualify(&self.imports, func).unwrap_or_default();
         let is_prange = q.ends_with(".prange");
         if q != "builtins.range" && !is_prange {
-            return Err(self.err(iter.span, "only `for x in range(...)` loops are supported")
+            return Err(self
+                .err(iter.span, "only `for x in range(...)` loops are supported")
                 .with_note("help: iterate over indices: `for i in range(a.shape[0]):`"));
         }
         if !kwargs.is_empty() || args.is_empty() || args.len() > 3 {
@@ -814,7 +904,9 @@ impl<'a> Lower<'a> {
         let mut const_step = None;
         for (i, a) in args.iter().enumerate() {
             let v = self.expr(a)?;
-            let V::S(x, t) = v else { return Err(self.err(a.span, "range() arguments must be integers")) };
+            let V::S(x, t) = v else {
+                return Err(self.err(a.span, "range() arguments must be integers"));
+            };
             if !t.dt.is_int() && t.dt != DType::Bool {
                 return Err(self.err(a.span, format!("range() arguments must be integers, not {}", tyname(t))));
             }
@@ -893,8 +985,12 @@ impl<'a> Lower<'a> {
         let body: &[Stmt] = if simd && !parallel {
             let (b2, reds) = self.element_reductions(var, body)?;
             for (target, op, name) in &reds {
-                let ExprKind::Subscript { value, .. } = &target.kind else { unreachable!("subscript") };
-                let V::Arr(_, dt, _) = self.expr(value)? else { unreachable!("array") };
+                let ExprKind::Subscript { value, .. } = &target.kind else {
+                    unreachable!("subscript")
+                };
+                let V::Arr(_, dt, _) = self.expr(value)? else {
+                    unreachable!("array")
+                };
                 let t = STy::strong(dt);
                 let slot = self.new_slot(t);
                 let rop = if matches!(op, BinOp::Mul) { RedOp::Mul } else { RedOp::Add };
@@ -951,14 +1047,19 @@ impl<'a> Lower<'a> {
                 if parallel && red.is_some() {
                     d = d.with_note(format!("help: this looks like a reduction: add `shared({n})` to the pragma"));
                 } else {
-                    d = d.with_note("help: use a new name inside the loop, or make it an array of size 1 and update it with `#pragma atomic`");
+                    d = d.with_note(
+                        "help: use a new name inside the loop, or make it an array of size 1 and update it with `#pragma atomic`",
+                    );
                 }
                 return Err(d);
             }
         }
         for sh in &shared {
             if !assigned.iter().any(|(n, _)| *n == sh.name) {
-                return Err(self.err(sh.span, format!("`{}` is listed in shared(...) but is not assigned in the loop", sh.name)));
+                return Err(self.err(
+                    sh.span,
+                    format!("`{}` is listed in shared(...) but is not assigned in the loop", sh.name),
+                ));
             }
         }
         // Snapshot scalars that the body only reads.
@@ -1040,8 +1141,19 @@ impl<'a> Lower<'a> {
         }
         for (target, op, name) in &element_reds {
             let op = if matches!(op, BinOp::Sub) { BinOp::Add } else { *op };
-            let value = Expr { kind: ExprKind::Name(name.clone()), span: target.span };
-            let stmt = Stmt { kind: StmtKind::AugAssign { target: target.clone(), op, value: value.clone() }, span: target.span, pragma: None };
+            let value = Expr {
+                kind: ExprKind::Name(name.clone()),
+                span: target.span,
+            };
+            let stmt = Stmt {
+                kind: StmtKind::AugAssign {
+                    target: target.clone(),
+                    op,
+                    value: value.clone(),
+                },
+                span: target.span,
+                pragma: None,
+            };
             self.aug_assign(target, op, &value, &stmt)?;
         }
         // Privates are not visible after the loop.
@@ -1062,7 +1174,11 @@ impl<'a> Lower<'a> {
     fn element_reductions(&mut self, var: &Ident, body: &[Stmt]) -> DResult<(Vec<Stmt>, Vec<(Expr, BinOp, String)>)> {
         let mut assigned = vec![];
         ast_names_assigned(body, &mut assigned);
-        let varying: HashSet<String> = assigned.iter().map(|(n, _)| n.clone()).chain(std::iter::once(var.name.clone())).collect();
+        let varying: HashSet<String> = assigned
+            .iter()
+            .map(|(n, _)| n.clone())
+            .chain(std::iter::once(var.name.clone()))
+            .collect();
         let mut found: Vec<(Expr, BinOp, String)> = vec![];
         let text = self.file.text();
         fn key(text: &str, e: &Expr) -> String {
@@ -1072,7 +1188,11 @@ impl<'a> Lower<'a> {
         fn scan(stmts: &[Stmt], varying: &HashSet<String>, text: &str, out: &mut Vec<(Expr, BinOp)>) {
             for s in stmts {
                 match &s.kind {
-                    StmtKind::AugAssign { target, op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), .. } if s.pragma.is_none() => {
+                    StmtKind::AugAssign {
+                        target,
+                        op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul),
+                        ..
+                    } if s.pragma.is_none() => {
                         if let ExprKind::Subscript { value, indices } = &target.kind {
                             if matches!(value.kind, ExprKind::Name(_)) {
                                 let mut names = vec![];
@@ -1129,10 +1249,19 @@ impl<'a> Lower<'a> {
                             let k = key(text, target);
                             if let Some((_, _, n)) = found.iter().find(|(f, _, _)| key(text, f) == k) {
                                 let sp = target.span;
-                                *target = Expr { kind: ExprKind::Name(n.clone()), span: sp };
+                                *target = Expr {
+                                    kind: ExprKind::Name(n.clone()),
+                                    span: sp,
+                                };
                                 if *op == BinOp::Sub {
                                     *op = BinOp::Add;
-                                    *value = Expr { kind: ExprKind::Unary { op: UnaryOp::Neg, operand: Box::new(value.clone()) }, span: value.span };
+                                    *value = Expr {
+                                        kind: ExprKind::Unary {
+                                            op: UnaryOp::Neg,
+                                            operand: Box::new(value.clone()),
+                                        },
+                                        span: value.span,
+                                    };
                                 }
                             }
                         }
@@ -1163,14 +1292,19 @@ impl<'a> Lower<'a> {
         let i = self.iv_value(iv, lb, step, direct);
         let prev = self.lookup(&var.name).cloned();
         if let Some(Binding::Slot(..)) = prev {
-            return Err(self.err(var.span, format!("loop variable `{}` is also used as an ordinary variable", var.name)));
+            return Err(self.err(
+                var.span,
+                format!("loop variable `{}` is also used as an ordinary variable", var.name),
+            ));
         }
         self.bind(&var.name, Binding::Val(V::S(i, STy::INT)));
         self.block(body)?;
         self.b.push(Builder::yield_op(&[]));
         let ops = self.b.end();
         self.set_loc(s.span);
-        let mut op = Op::new("scf.for").with_operands([l, u, st]).with_region(Builder::region(vec![iv], ops));
+        let mut op = Op::new("scf.for")
+            .with_operands([l, u, st])
+            .with_region(Builder::region(vec![iv], ops));
         if matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::SequentialFor)) {
             op.set_attr("appy.sequential", "unit");
         }
@@ -1244,7 +1378,10 @@ impl<'a> Lower<'a> {
         let (start, len, bound) = probe.expect("vector statement");
         for t in targets_of(&stmt.kind) {
             if let ExprKind::Name(n) = &t.kind {
-                return Err(self.err(t.span, format!("cannot assign a vector to the scalar `{n}`; reduce it with sum/max/min or store it into an array")));
+                return Err(self.err(
+                    t.span,
+                    format!("cannot assign a vector to the scalar `{n}`; reduce it with sum/max/min or store it into an array"),
+                ));
             }
         }
         self.lane_loop(start, len, bound, None, Some(&stmt))?;
@@ -1253,7 +1390,14 @@ impl<'a> Lower<'a> {
 
     /// A lane loop `for l in [0, min(len, bound - start))` with every vidx name bound
     /// to `start + l`; either reduces `red` or runs `stmt` per lane.
-    fn lane_loop(&mut self, start: Value, len: Value, bound: Value, red: Option<(RedOp, &Expr)>, stmt: Option<&Stmt>) -> DResult<Option<(Value, STy)>> {
+    fn lane_loop(
+        &mut self,
+        start: Value,
+        len: Value,
+        bound: Value,
+        red: Option<(RedOp, &Expr)>,
+        stmt: Option<&Stmt>,
+    ) -> DResult<Option<(Value, STy)>> {
         let rem = self.b.bin("arith.subi", bound, start);
         let n = self.b.bin("arith.minsi", len, rem);
         let zero = self.b.int(0, "i64");
@@ -1283,7 +1427,9 @@ impl<'a> Lower<'a> {
         let mut out = None;
         let mut red_ty = None;
         if let Some((op, e)) = red {
-            let V::S(x, t) = self.expr(e)? else { return Err(self.err(e.span, "cannot reduce this expression")) };
+            let V::S(x, t) = self.expr(e)? else {
+                return Err(self.err(e.span, "cannot reduce this expression"));
+            };
             red_ty = Some((op, t));
             let mut reduce = Op::new("scf.reduce").with_operands([x]);
             reduce.regions.push(combiner(&mut self.b, op, t));
@@ -1302,7 +1448,9 @@ impl<'a> Lower<'a> {
         }
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
-        let mut op = Op::new("scf.parallel").with_attr("appy.simd", "unit").with_region(Builder::region(vec![iv], ops));
+        let mut op = Op::new("scf.parallel")
+            .with_attr("appy.simd", "unit")
+            .with_region(Builder::region(vec![iv], ops));
         if let Some((rop, t)) = red_ty {
             let init = identity(&mut self.b, rop, t);
             let r = self.b.m.value(t.mlir());
@@ -1331,7 +1479,8 @@ impl<'a> Lower<'a> {
     fn scalar(&mut self, e: &Expr) -> DResult<(Value, STy)> {
         match self.expr(e)? {
             V::S(x, t) => Ok((x, t)),
-            V::Arr(..) => Err(self.err(e.span, "expected a scalar, found an array")
+            V::Arr(..) => Err(self
+                .err(e.span, "expected a scalar, found an array")
                 .with_note("help: index the array, e.g. `a[i]`; whole-array expressions are not supported yet")),
             V::Tuple(_) => Err(self.err(e.span, "expected a scalar, found a tuple")),
             V::VIdx { .. } => Err(self.err(e.span, "expected a scalar, found a vector index")),
@@ -1350,8 +1499,14 @@ impl<'a> Lower<'a> {
                 Some(Binding::Val(v)) => Ok(v),
                 Some(Binding::Private(sp)) => {
                     let (l, c) = self.file.line_col(sp.start);
-                    Err(self.err(e.span, format!("`{n}` is private to the loop at line {l}, column {c}; its value is not available after the loop"))
-                        .with_note(format!("help: to get a value out of a parallel loop, make `{n}` an array or a `shared({n})` reduction")))
+                    Err(self
+                        .err(
+                            e.span,
+                            format!("`{n}` is private to the loop at line {l}, column {c}; its value is not available after the loop"),
+                        )
+                        .with_note(format!(
+                            "help: to get a value out of a parallel loop, make `{n}` an array or a `shared({n})` reduction"
+                        )))
                 }
                 None => {
                     if let Some(q) = qualify(&self.imports, e) {
@@ -1544,7 +1699,13 @@ impl<'a> Lower<'a> {
         if indices.len() != rank {
             let has_slice = indices.iter().any(|i| !matches!(i, Index::Expr(_)));
             if !has_slice {
-                return Err(self.err(span, format!("array has {rank} dimension(s) but {} index(es) were given; appy needs one index per dimension", indices.len())));
+                return Err(self.err(
+                    span,
+                    format!(
+                        "array has {rank} dimension(s) but {} index(es) were given; appy needs one index per dimension",
+                        indices.len()
+                    ),
+                ));
             }
         }
         let mut idx = vec![];
@@ -1566,10 +1727,16 @@ impl<'a> Lower<'a> {
                     idx.push(self.b.to_index(v));
                 }
                 Index::Slice { span, .. } => {
-                    return Err(self.err(*span, "slices (sliced index notation) are not supported yet in this context")
+                    return Err(self
+                        .err(*span, "slices (sliced index notation) are not supported yet in this context")
                         .with_note("help: write an explicit `#pragma simd` loop over the elements"));
                 }
-                Index::NewAxis(sp) => return Err(self.err(*sp, "`None` (new axis) is only supported in tensor expressions, which are not supported yet")),
+                Index::NewAxis(sp) => {
+                    return Err(self.err(
+                        *sp,
+                        "`None` (new axis) is only supported in tensor expressions, which are not supported yet",
+                    ));
+                }
             }
         }
         Ok((m, dt, idx))
@@ -1601,7 +1768,10 @@ impl<'a> Lower<'a> {
             self.b.push(Builder::yield_op(&[next]));
             let body = self.b.end();
             self.b.push(
-                Op::new("scf.for").with_operands([c0, n, c1, one]).with_results([r]).with_region(Builder::region(vec![iv, acc], body)),
+                Op::new("scf.for")
+                    .with_operands([c0, n, c1, one])
+                    .with_results([r])
+                    .with_region(Builder::region(vec![iv, acc], body)),
             );
             return Ok(V::S(r, t));
         }
@@ -1622,9 +1792,27 @@ impl<'a> Lower<'a> {
         let y = self.b.cast(b, tb, t);
         let f = t.is_float();
         let name = match op {
-            BinOp::Add => if f { "arith.addf" } else { "arith.addi" },
-            BinOp::Sub => if f { "arith.subf" } else { "arith.subi" },
-            BinOp::Mul => if f { "arith.mulf" } else { "arith.muli" },
+            BinOp::Add => {
+                if f {
+                    "arith.addf"
+                } else {
+                    "arith.addi"
+                }
+            }
+            BinOp::Sub => {
+                if f {
+                    "arith.subf"
+                } else {
+                    "arith.subi"
+                }
+            }
+            BinOp::Mul => {
+                if f {
+                    "arith.mulf"
+                } else {
+                    "arith.muli"
+                }
+            }
             BinOp::Div => "arith.divf",
             BinOp::Pow => "math.powf",
             BinOp::FloorDiv => {
@@ -1639,9 +1827,17 @@ impl<'a> Lower<'a> {
                 let r = self.b.bin(if f { "arith.remf" } else { "arith.remsi" }, x, y);
                 let zero = self.b.scalar(0.0, t);
                 let (rnz, rneg, yneg) = if f {
-                    (self.b.cmpf(FPred::Une, r, zero), self.b.cmpf(FPred::Olt, r, zero), self.b.cmpf(FPred::Olt, y, zero))
+                    (
+                        self.b.cmpf(FPred::Une, r, zero),
+                        self.b.cmpf(FPred::Olt, r, zero),
+                        self.b.cmpf(FPred::Olt, y, zero),
+                    )
                 } else {
-                    (self.b.cmpi(IPred::Ne, r, zero), self.b.cmpi(IPred::Slt, r, zero), self.b.cmpi(IPred::Slt, y, zero))
+                    (
+                        self.b.cmpi(IPred::Ne, r, zero),
+                        self.b.cmpi(IPred::Slt, r, zero),
+                        self.b.cmpi(IPred::Slt, y, zero),
+                    )
                 };
                 let diff = self.b.bin("arith.xori", rneg, yneg);
                 let fix = self.b.bin("arith.andi", rnz, diff);
@@ -2057,7 +2253,11 @@ fn count_target_updates(stmts: &[Stmt], key: &str, text: &str) -> usize {
         .iter()
         .map(|s| match &s.kind {
             StmtKind::AugAssign { target, .. } => {
-                let k: String = text.get(target.span.start..target.span.end).unwrap_or("").split_whitespace().collect();
+                let k: String = text
+                    .get(target.span.start..target.span.end)
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
                 usize::from(k == key)
             }
             StmtKind::If { then, orelse, .. } => count_target_updates(then, key, text) + count_target_updates(orelse, key, text),

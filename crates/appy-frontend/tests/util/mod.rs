@@ -59,12 +59,7 @@ pub fn assert_err(body: &str, msg: &str, line: usize, col: usize) {
         "for {body:?}: expected message containing {msg:?}, got:\n{}",
         d.render()
     );
-    assert_eq!(
-        body_loc(&d),
-        (line, col),
-        "for {body:?}, location of:\n{}",
-        d.render()
-    );
+    assert_eq!(body_loc(&d), (line, col), "for {body:?}, location of:\n{}", d.render());
 }
 
 /// The value of `x = <src>`.
@@ -111,10 +106,7 @@ pub fn sx(e: &Expr) -> String {
         }
         ExprKind::BoolOp { op, values } => {
             let op = if *op == BoolOpKind::And { "and" } else { "or" };
-            format!(
-                "({op} {})",
-                values.iter().map(sx).collect::<Vec<_>>().join(" ")
-            )
+            format!("({op} {})", values.iter().map(sx).collect::<Vec<_>>().join(" "))
         }
         ExprKind::IfExp { cond, then, orelse } => {
             format!("(if {} {} {})", sx(cond), sx(then), sx(orelse))
@@ -132,11 +124,8 @@ pub fn sx(e: &Expr) -> String {
                 .map(|i| match i {
                     Index::Expr(e) => sx(e),
                     Index::NewAxis(_) => "None".to_string(),
-                    Index::Slice {
-                        lower, upper, step, ..
-                    } => {
-                        let f =
-                            |x: &Option<Box<Expr>>| x.as_ref().map(|e| sx(e)).unwrap_or_default();
+                    Index::Slice { lower, upper, step, .. } => {
+                        let f = |x: &Option<Box<Expr>>| x.as_ref().map(|e| sx(e)).unwrap_or_default();
                         match step {
                             Some(_) => format!("{}:{}:{}", f(lower), f(upper), f(step)),
                             None => format!("{}:{}", f(lower), f(upper)),
@@ -146,10 +135,7 @@ pub fn sx(e: &Expr) -> String {
                 .collect();
             format!("{}[{}]", sx(value), idx.join(", "))
         }
-        ExprKind::Tuple(items) => format!(
-            "(tuple {})",
-            items.iter().map(sx).collect::<Vec<_>>().join(" ")
-        ),
+        ExprKind::Tuple(items) => format!("(tuple {})", items.iter().map(sx).collect::<Vec<_>>().join(" ")),
     }
 }
 
@@ -177,22 +163,15 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
     fn go(out: &mut String, stmts: &[Stmt], d: usize) {
         for s in stmts {
             let pad = "  ".repeat(d);
-            let pragma = s
-                .pragma
-                .as_ref()
-                .map(|p| format!(" #{}", p.text))
-                .unwrap_or_default();
+            let pragma = s.pragma.as_ref().map(|p| format!(" #{}", p.text)).unwrap_or_default();
             match &s.kind {
                 StmtKind::Assign { targets, value } => {
                     let t: Vec<String> = targets.iter().map(sx).collect();
                     out.push_str(&format!("{pad}{} = {}{pragma}\n", t.join(" = "), sx(value)));
                 }
-                StmtKind::AugAssign { target, op, value } => out.push_str(&format!(
-                    "{pad}{} {}= {}{pragma}\n",
-                    sx(target),
-                    binop(*op),
-                    sx(value)
-                )),
+                StmtKind::AugAssign { target, op, value } => {
+                    out.push_str(&format!("{pad}{} {}= {}{pragma}\n", sx(target), binop(*op), sx(value)))
+                }
                 StmtKind::For { var, iter, body } => {
                     out.push_str(&format!("{pad}for {} in {}{pragma}\n", var.name, sx(iter)));
                     go(out, body, d + 1);
@@ -207,9 +186,7 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
                 }
                 StmtKind::Return(v) => out.push_str(&format!(
                     "{pad}return{}{pragma}\n",
-                    v.as_ref()
-                        .map(|e| format!(" {}", sx(e)))
-                        .unwrap_or_default()
+                    v.as_ref().map(|e| format!(" {}", sx(e))).unwrap_or_default()
                 )),
                 StmtKind::Pass => out.push_str(&format!("{pad}pass{pragma}\n")),
                 StmtKind::Expr(e) => out.push_str(&format!("{pad}{}{pragma}\n", sx(e))),

@@ -4,7 +4,10 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG")).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
     let argv: Vec<String> = std::env::args().collect();
     let mut stdin = String::new();
     if argv.iter().skip(1).any(|a| a == "-") {

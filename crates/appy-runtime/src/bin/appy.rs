@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "appy", version, about = "Compile and run annotated Python (APPy) functions on the GPU or the CPU")]
+#[command(
+    name = "appy",
+    version,
+    about = "Compile and run annotated Python (APPy) functions on the GPU or the CPU"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -38,7 +42,7 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Maximum vector length (threads per block on the GPU).
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
         mvl: i64,
         /// Run this many times and report the times (first run included separately).
         #[arg(long, default_value_t = 1)]
@@ -59,7 +63,7 @@ enum Cmd {
         #[arg(long)]
         signature: Option<String>,
         /// Maximum vector length.
-        #[arg(long, default_value_t = 256)]
+        #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
         mvl: i64,
         /// Output bundle file.
         #[arg(short = 'o')]
@@ -86,7 +90,10 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG")).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -101,9 +108,14 @@ fn main() -> ExitCode {
 fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
     let mut vals: Vec<Option<HostValue>> = vec![None; params.len()];
     for a in raw {
-        let (name, v) = a.split_once('=').ok_or_else(|| Diagnostic::bare(format!("--arg `{a}`: expected NAME=@file.npy or NAME=value")))?;
+        let (name, v) = a
+            .split_once('=')
+            .ok_or_else(|| Diagnostic::bare(format!("--arg `{a}`: expected NAME=@file.npy or NAME=value")))?;
         let Some(i) = params.iter().position(|p| p == name) else {
-            return Err(Diagnostic::bare(format!("--arg {name}: the function has no parameter `{name}` (parameters: {})", params.join(", "))));
+            return Err(Diagnostic::bare(format!(
+                "--arg {name}: the function has no parameter `{name}` (parameters: {})",
+                params.join(", ")
+            )));
         };
         if vals[i].is_some() {
             return Err(Diagnostic::bare(format!("--arg {name} given twice")));
@@ -115,7 +127,12 @@ fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagno
         };
         vals[i] = Some(hv);
     }
-    let missing: Vec<&str> = params.iter().zip(&vals).filter(|(_, v)| v.is_none()).map(|(p, _)| p.as_str()).collect();
+    let missing: Vec<&str> = params
+        .iter()
+        .zip(&vals)
+        .filter(|(_, v)| v.is_none())
+        .map(|(p, _)| p.as_str())
+        .collect();
     if !missing.is_empty() {
         return Err(Diagnostic::bare(format!("missing --arg for parameter(s): {}", missing.join(", "))));
     }
@@ -134,7 +151,9 @@ fn write_outputs(out: &Option<PathBuf>, params: &[String], args: &[HostValue], r
         results[0].to_array().write_npy(&dir.join("return.npy")).map_err(Diagnostic::bare)?;
     } else {
         for (k, r) in results.iter().enumerate() {
-            r.to_array().write_npy(&dir.join(format!("return_{k}.npy"))).map_err(Diagnostic::bare)?;
+            r.to_array()
+                .write_npy(&dir.join(format!("return_{k}.npy")))
+                .map_err(Diagnostic::bare)?;
         }
     }
     Ok(())
@@ -156,13 +175,29 @@ fn report(times: &[f64]) {
 
 fn run(cli: Cli) -> Result<(), Diagnostic> {
     match cli.cmd {
-        Cmd::Run { file, func, args, device, out, mvl, repeat } => {
+        Cmd::Run {
+            file,
+            func,
+            args,
+            device,
+            out,
+            mvl,
+            repeat,
+        } => {
             let device: Device = device.parse().map_err(Diagnostic::bare)?;
             run_source(&file, &func, &args, device, &out, mvl, repeat)
         }
         #[cfg(feature = "jit")]
-        Cmd::Compile { file, func, args, signature, mvl, output } => {
-            let src = appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+        Cmd::Compile {
+            file,
+            func,
+            args,
+            signature,
+            mvl,
+            output,
+        } => {
+            let src =
+                appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
             let compiler = appy_gpu::Compiler::new();
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
@@ -178,11 +213,21 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             };
             let t0 = std::time::Instant::now();
             let bundle = compiler.compile_gpu(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() })?;
-            eprintln!("appy: compiled {func} ({} kernel(s)) in {:.1} ms", bundle.kernels.len(), t0.elapsed().as_secs_f64() * 1e3);
+            eprintln!(
+                "appy: compiled {func} ({} kernel(s)) in {:.1} ms",
+                bundle.kernels.len(),
+                t0.elapsed().as_secs_f64() * 1e3
+            );
             std::fs::write(&output, bundle.to_json()).map_err(|e| Diagnostic::bare(format!("cannot write {}: {e}", output.display())))?;
             Ok(())
         }
-        Cmd::Exec { bundle, args, out, repeat, bench } => exec_bundle(&bundle, &args, &out, repeat, bench),
+        Cmd::Exec {
+            bundle,
+            args,
+            out,
+            repeat,
+            bench,
+        } => exec_bundle(&bundle, &args, &out, repeat, bench),
     }
 }
 
@@ -219,7 +264,15 @@ fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize) 
 }
 
 #[cfg(feature = "jit")]
-fn run_source(file: &Path, func: &str, raw: &[String], device: Device, out: &Option<PathBuf>, mvl: i64, repeat: usize) -> Result<(), Diagnostic> {
+fn run_source(
+    file: &Path,
+    func: &str,
+    raw: &[String],
+    device: Device,
+    out: &Option<PathBuf>,
+    mvl: i64,
+    repeat: usize,
+) -> Result<(), Diagnostic> {
     let src = appy_ir::diag::SourceFile::read(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
     let compiler = appy_gpu::Compiler::new();
     let program = compiler.parse(&src, func)?;
@@ -274,7 +327,9 @@ fn run_source(file: &Path, func: &str, raw: &[String], device: Device, out: &Opt
 
 #[cfg(not(feature = "jit"))]
 fn run_source(_: &Path, _: &str, _: &[String], _: Device, _: &Option<PathBuf>, _: i64, _: usize) -> Result<(), Diagnostic> {
-    Err(Diagnostic::bare("this appy was built without the compiler (feature `jit`); compile elsewhere with `appy compile` and use `appy exec`"))
+    Err(Diagnostic::bare(
+        "this appy was built without the compiler (feature `jit`); compile elsewhere with `appy compile` and use `appy exec`",
+    ))
 }
 
 #[cfg(feature = "jit")]
