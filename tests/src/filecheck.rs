@@ -156,8 +156,7 @@ pub fn check(check_file: &str, output: &str) -> Result<(), String> {
 
 fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (usize, usize)) -> Result<(), String> {
     for d in nots {
-        for l in from.0..to.0.min(lines.len()).max(from.0) {
-            let line = lines[l];
+        for (l, line) in lines.iter().enumerate().take(to.0.min(lines.len()).max(from.0)).skip(from.0) {
             let s = if l == from.0 { from.1.min(line.len()) } else { 0 };
             let e = if l == to.0 { to.1.min(line.len()) } else { line.len() };
             if s <= e && d.re.is_match(&line[s..e]) {

@@ -8,6 +8,9 @@
 //! Every level is printable and re-parseable MLIR (except `ast`), and every Rust pass's
 //! output is verified by MLIR.
 #![warn(missing_docs)]
+// `Diagnostic`, the error of everything that can reject a user's program, is large;
+// boxing it would complicate every caller for no measurable gain.
+#![allow(clippy::result_large_err)]
 
 pub mod opt;
 pub mod outline;
@@ -152,7 +155,7 @@ impl Compiler {
     }
 
     /// Runs pipeline text over a module.
-    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<&mut dyn FnMut(&str, &str)>) -> DResult<Module> {
+    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<appy_passes::AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
         p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
     }

@@ -20,6 +20,7 @@ use clap::Parser;
     name = "appy-opt",
     about = "Print and transform appy's IR levels (ast, appy, loops, gpu, llvm, ptx)"
 )]
+/// `appy-opt`'s command line.
 pub struct Args {
     /// Input: an APPy `.py` file or an `.mlir` file at any level.
     input: Option<String>,
@@ -189,7 +190,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let mut after = |name: &str, text: &str| {
         eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
     };
-    let after: Option<&mut dyn FnMut(&str, &str)> = if a.print_ir_after_all { Some(&mut after) } else { None };
+    let after: Option<appy_passes::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
     let module = if is_mlir {
         let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_error(&file, &e))?;
         appy_ir::mlir::import(&parsed)

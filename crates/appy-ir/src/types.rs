@@ -256,7 +256,6 @@ pub fn promote(a: STy, b: STy) -> STy {
     }
 }
 
-
 impl ArgType {
     /// Parses `f32[:,:]`, `float64[:]`, `int`, `float`, `bool`, `i32`, `np.float32`, ...
     pub fn parse(s: &str) -> Result<ArgType, String> {

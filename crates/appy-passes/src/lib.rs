@@ -7,6 +7,9 @@
 //! mirror ([`appy_ir::ir`]) and the result is printed, re-parsed and verified by MLIR
 //! after each one, so every pass's output is checked.
 #![warn(missing_docs)]
+// `Diagnostic`, the error of everything that can reject a user's program, is large;
+// boxing it would complicate every caller for no measurable gain.
+#![allow(clippy::result_large_err)]
 
 pub mod hoist_allocas;
 pub mod strip_mine;
@@ -144,6 +147,9 @@ pub enum Stage {
     Upstream(String),
 }
 
+/// A callback receiving a stage's name and the IR printed after it.
+pub type AfterPass<'a> = &'a mut dyn FnMut(&str, &str);
+
 /// A parsed pipeline.
 pub struct Pipeline {
     /// Stages in order.
@@ -211,7 +217,7 @@ impl Pipeline {
 
     /// Runs the pipeline. `after` is called with the stage name and the module's
     /// pretty text after each stage when IR printing is requested.
-    pub fn run(&self, ctx: &Ctx, m: Module, mut after: Option<&mut dyn FnMut(&str, &str)>) -> Result<Module, String> {
+    pub fn run(&self, ctx: &Ctx, m: Module, mut after: Option<AfterPass<'_>>) -> Result<Module, String> {
         let mut m = m;
         for st in &self.stages {
             match st {

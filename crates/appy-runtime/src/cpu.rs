@@ -47,7 +47,7 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
     let mut desc_ptrs: Vec<Box<*mut i64>> = vec![];
     let mut scalars: Vec<Box<[u64; 1]>> = vec![];
     enum Slot {
-        Desc(usize),
+        Desc,
         Scalar(usize),
     }
     let mut slots = vec![];
@@ -66,7 +66,7 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
                 }
                 d.extend(strides);
                 descs.push(d.into_boxed_slice());
-                slots.push(Slot::Desc(descs.len() - 1));
+                slots.push(Slot::Desc);
             }
             HostValue::Int(i, dt, _) => {
                 let bits: u64 = match dt {
@@ -107,7 +107,7 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
     let mut di = 0;
     for s in &slots {
         match s {
-            Slot::Desc(_) => {
+            Slot::Desc => {
                 packed.push(&mut *desc_ptrs[di] as *mut *mut i64 as *mut ());
                 di += 1;
             }

@@ -2,6 +2,9 @@
 //! ([`cpu`], feature `jit`), and the GPU runner ([`gpu`], feature `cuda`), which runs a
 //! compiled [`appy_ir::bundle::Bundle`] with only the NVIDIA driver present.
 #![warn(missing_docs)]
+// `Diagnostic`, the error of everything that can reject a user's program, is large;
+// boxing it would complicate every caller for no measurable gain.
+#![allow(clippy::result_large_err)]
 
 pub mod array;
 #[cfg(feature = "jit")]

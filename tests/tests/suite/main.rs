@@ -1,4 +1,5 @@
 //! appy's integration suite (one test binary: every binary that links MLIR is large).
+#![allow(clippy::result_large_err)]
 
 mod e2e;
 mod errors;

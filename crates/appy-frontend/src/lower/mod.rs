@@ -130,6 +130,10 @@ fn qualify(imports: &Imports, e: &Expr) -> Option<String> {
     }
 }
 
+/// An array-element reduction in a simd loop: the target, its operator, the scalar
+/// that accumulates it.
+type ElementRed = (Expr, BinOp, String);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RedOp {
     Add,
@@ -147,7 +151,7 @@ enum V {
     /// A tuple (shapes, multiple values).
     Tuple(Vec<V>),
     /// `appy.vidx(start, len, bound)`.
-    VIdx { start: Value, len: Value, bound: Value },
+    Vidx { start: Value, len: Value, bound: Value },
 }
 
 #[derive(Clone, Debug)]
@@ -518,12 +522,11 @@ impl<'a> Lower<'a> {
                 if let ExprKind::Str(_) = e.kind {
                     return Ok(());
                 }
-                if let ExprKind::Call { func, args, .. } = &e.kind {
-                    if let Some(q) = qualify(&self.imports, func) {
-                        if let Some(op) = q.strip_prefix("appy.atomic_") {
-                            return self.atomic_call(op, args, e.span);
-                        }
-                    }
+                if let ExprKind::Call { func, args, .. } = &e.kind
+                    && let Some(q) = qualify(&self.imports, func)
+                    && let Some(op) = q.strip_prefix("appy.atomic_")
+                {
+                    return self.atomic_call(op, args, e.span);
                 }
                 Err(self.err(
                     e.span,
@@ -535,7 +538,7 @@ impl<'a> Lower<'a> {
             StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value, s),
             StmtKind::If { cond, then, orelse } => {
                 let c = self.expr(cond)?;
-                let c = self.to_bool(c, cond.span)?;
+                let c = self.as_bool(c, cond.span)?;
                 self.b.begin();
                 self.block(then)?;
                 self.b.push(Builder::yield_op(&[]));
@@ -563,23 +566,23 @@ impl<'a> Lower<'a> {
             let [t] = targets else {
                 return Err(self.err(s.span, "`#pragma atomic` needs a single target"));
             };
-            if let ExprKind::Call { func, args, .. } = &value.kind {
-                if let (Some(q), [x, y]) = (qualify(&self.imports, func), args.as_slice()) {
-                    let op = match q.as_str() {
-                        "builtins.max" | "numpy.maximum" => Some(RedOp::Max),
-                        "builtins.min" | "numpy.minimum" => Some(RedOp::Min),
-                        _ => None,
+            if let ExprKind::Call { func, args, .. } = &value.kind
+                && let (Some(q), [x, y]) = (qualify(&self.imports, func), args.as_slice())
+            {
+                let op = match q.as_str() {
+                    "builtins.max" | "numpy.maximum" => Some(RedOp::Max),
+                    "builtins.min" | "numpy.minimum" => Some(RedOp::Min),
+                    _ => None,
+                };
+                if let Some(op) = op {
+                    let other = if x == t {
+                        y
+                    } else if y == t {
+                        x
+                    } else {
+                        return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
                     };
-                    if let Some(op) = op {
-                        let other = if x == t {
-                            y
-                        } else if y == t {
-                            x
-                        } else {
-                            return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
-                        };
-                        return self.atomic_update(t, op, other, false);
-                    }
+                    return self.atomic_update(t, op, other, false);
                 }
             }
             return Err(self.err(
@@ -587,35 +590,28 @@ impl<'a> Lower<'a> {
                 "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`",
             ));
         }
-        if let ExprKind::Call { func, args, kwargs } = &value.kind {
-            if let Some(q) = qualify(&self.imports, func) {
-                if matches!(
-                    q.as_str(),
-                    "numpy.empty"
-                        | "numpy.zeros"
-                        | "numpy.ones"
-                        | "numpy.empty_like"
-                        | "numpy.zeros_like"
-                        | "numpy.ones_like"
-                        | "numpy.full"
-                ) {
-                    let [t] = targets else {
-                        return Err(self.err(s.span, "array allocation needs a single name target"));
-                    };
-                    let ExprKind::Name(n) = &t.kind else {
-                        return Err(self.err(t.span, "assign the new array to a name"));
-                    };
-                    if self.scopes.len() != 1 || self.b.depth() != 1 {
-                        return Err(self.err(
-                            s.span,
-                            "arrays can only be allocated at the top level of the function, outside loops and conditionals",
-                        ));
-                    }
-                    let arr = self.alloc_array(&q, args, kwargs, value.span)?;
-                    self.bind(n, Binding::Val(arr));
-                    return Ok(());
-                }
+        if let ExprKind::Call { func, args, kwargs } = &value.kind
+            && let Some(q) = qualify(&self.imports, func)
+            && matches!(
+                q.as_str(),
+                "numpy.empty" | "numpy.zeros" | "numpy.ones" | "numpy.empty_like" | "numpy.zeros_like" | "numpy.ones_like" | "numpy.full"
+            )
+        {
+            let [t] = targets else {
+                return Err(self.err(s.span, "array allocation needs a single name target"));
+            };
+            let ExprKind::Name(n) = &t.kind else {
+                return Err(self.err(t.span, "assign the new array to a name"));
+            };
+            if self.scopes.len() != 1 || self.b.depth() != 1 {
+                return Err(self.err(
+                    s.span,
+                    "arrays can only be allocated at the top level of the function, outside loops and conditionals",
+                ));
             }
+            let arr = self.alloc_array(&q, args, kwargs, value.span)?;
+            self.bind(n, Binding::Val(arr));
+            return Ok(());
         }
         let v = self.expr(value)?;
         for t in targets {
@@ -628,8 +624,8 @@ impl<'a> Lower<'a> {
         match &t.kind {
             ExprKind::Name(n) => match v {
                 V::S(x, ty) => self.assign_scalar(n, x, ty, t.span),
-                V::Arr(..) | V::Tuple(_) | V::VIdx { .. } => {
-                    if self.scopes.len() != 1 && !matches!(v, V::VIdx { .. }) {
+                V::Arr(..) | V::Tuple(_) | V::Vidx { .. } => {
+                    if self.scopes.len() != 1 && !matches!(v, V::Vidx { .. }) {
                         return Err(self.err(t.span, "arrays and tuples can only be bound at the top level of the function"));
                     }
                     if let Some(Binding::Slot(..)) = self.lookup(n) {
@@ -1031,11 +1027,9 @@ impl<'a> Lower<'a> {
                 continue;
             }
             if defined_outside {
-                if !parallel {
-                    if let Some(op) = red {
-                        reductions.push((n.clone(), op));
-                        continue;
-                    }
+                if !parallel && let Some(op) = red {
+                    reductions.push((n.clone(), op));
+                    continue;
                 }
                 let what = if parallel { "parallel" } else { "simd" };
                 let mut d = self.err(
@@ -1171,7 +1165,7 @@ impl<'a> Lower<'a> {
     /// Finds `X[idx] op= e` updates in a simd loop body whose indices do not depend on
     /// the loop (reductions into one element, seed 000's array rule), and rewrites them to
     /// updates of fresh scalars `_appy_redN`.
-    fn element_reductions(&mut self, var: &Ident, body: &[Stmt]) -> DResult<(Vec<Stmt>, Vec<(Expr, BinOp, String)>)> {
+    fn element_reductions(&mut self, var: &Ident, body: &[Stmt]) -> DResult<(Vec<Stmt>, Vec<ElementRed>)> {
         let mut assigned = vec![];
         ast_names_assigned(body, &mut assigned);
         let varying: HashSet<String> = assigned
@@ -1185,7 +1179,7 @@ impl<'a> Lower<'a> {
             text.get(e.span.start..e.span.end).unwrap_or("").split_whitespace().collect()
         }
         // Candidates.
-        fn scan(stmts: &[Stmt], varying: &HashSet<String>, text: &str, out: &mut Vec<(Expr, BinOp)>) {
+        fn scan(stmts: &[Stmt], varying: &HashSet<String>, out: &mut Vec<(Expr, BinOp)>) {
             for s in stmts {
                 match &s.kind {
                     StmtKind::AugAssign {
@@ -1193,31 +1187,31 @@ impl<'a> Lower<'a> {
                         op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul),
                         ..
                     } if s.pragma.is_none() => {
-                        if let ExprKind::Subscript { value, indices } = &target.kind {
-                            if matches!(value.kind, ExprKind::Name(_)) {
-                                let mut names = vec![];
-                                for i in indices {
-                                    if let Index::Expr(x) = i {
-                                        expr_names(x, &mut names);
-                                    }
+                        if let ExprKind::Subscript { value, indices } = &target.kind
+                            && matches!(value.kind, ExprKind::Name(_))
+                        {
+                            let mut names = vec![];
+                            for i in indices {
+                                if let Index::Expr(x) = i {
+                                    expr_names(x, &mut names);
                                 }
-                                if names.iter().all(|(n, _)| !varying.contains(n)) && indices.iter().all(|i| matches!(i, Index::Expr(_))) {
-                                    out.push((target.clone(), *op));
-                                }
+                            }
+                            if names.iter().all(|(n, _)| !varying.contains(n)) && indices.iter().all(|i| matches!(i, Index::Expr(_))) {
+                                out.push((target.clone(), *op));
                             }
                         }
                     }
                     StmtKind::If { then, orelse, .. } => {
-                        scan(then, varying, text, out);
-                        scan(orelse, varying, text, out);
+                        scan(then, varying, out);
+                        scan(orelse, varying, out);
                     }
-                    StmtKind::For { body, .. } => scan(body, varying, text, out),
+                    StmtKind::For { body, .. } => scan(body, varying, out),
                     _ => {}
                 }
             }
         }
         let mut cands = vec![];
-        scan(body, &varying, text, &mut cands);
+        scan(body, &varying, &mut cands);
         let mut names_used = vec![];
         ast_names_read(body, &mut names_used);
         for (t, op) in cands {
@@ -1322,7 +1316,7 @@ impl<'a> Lower<'a> {
         let mut names = vec![];
         expr_names(e, &mut names);
         names.iter().find_map(|(n, _)| match self.lookup(n) {
-            Some(Binding::Val(V::VIdx { start, len, bound })) => Some((*start, *len, *bound)),
+            Some(Binding::Val(V::Vidx { start, len, bound })) => Some((*start, *len, *bound)),
             _ => None,
         })
     }
@@ -1412,7 +1406,7 @@ impl<'a> Lower<'a> {
             .iter()
             .flat_map(|s| s.vars.iter())
             .filter_map(|(k, b)| match b {
-                Binding::Val(V::VIdx { start: s0, .. }) if *s0 == start => Some(k.clone()),
+                Binding::Val(V::Vidx { start: s0, .. }) if *s0 == start => Some(k.clone()),
                 _ => None,
             })
             .collect();
@@ -1469,7 +1463,7 @@ impl<'a> Lower<'a> {
 
     // ----- expressions ---------------------------------------------------------------
 
-    fn to_bool(&mut self, v: V, span: Span) -> DResult<Value> {
+    fn as_bool(&mut self, v: V, span: Span) -> DResult<Value> {
         match v {
             V::S(x, t) => Ok(self.b.cast(x, t, STy::BOOL)),
             _ => Err(self.err(span, "expected a scalar condition")),
@@ -1483,7 +1477,7 @@ impl<'a> Lower<'a> {
                 .err(e.span, "expected a scalar, found an array")
                 .with_note("help: index the array, e.g. `a[i]`; whole-array expressions are not supported yet")),
             V::Tuple(_) => Err(self.err(e.span, "expected a scalar, found a tuple")),
-            V::VIdx { .. } => Err(self.err(e.span, "expected a scalar, found a vector index")),
+            V::Vidx { .. } => Err(self.err(e.span, "expected a scalar, found a vector index")),
         }
     }
 
@@ -1509,10 +1503,10 @@ impl<'a> Lower<'a> {
                         )))
                 }
                 None => {
-                    if let Some(q) = qualify(&self.imports, e) {
-                        if q == "appy.MVL" {
-                            return Ok(V::S(self.b.int(self.opts.mvl, "i64"), STy::INT));
-                        }
+                    if let Some(q) = qualify(&self.imports, e)
+                        && q == "appy.MVL"
+                    {
+                        return Ok(V::S(self.b.int(self.opts.mvl, "i64"), STy::INT));
                     }
                     Err(self.err(e.span, format!("undefined name `{n}`")))
                 }
@@ -1558,15 +1552,15 @@ impl<'a> Lower<'a> {
             ExprKind::Subscript { value, indices } => {
                 // Tuples (shapes) index with constants.
                 if let V::Tuple(vs) = self.expr(value)? {
-                    if let [Index::Expr(ix)] = indices.as_slice() {
-                        if let Some(k) = const_int(ix) {
-                            let n = vs.len() as i64;
-                            let k = if k < 0 { k + n } else { k };
-                            if (0..n).contains(&k) {
-                                return Ok(vs[k as usize].clone());
-                            }
-                            return Err(self.err(ix.span, format!("index {k} is out of range for a tuple of {n}")));
+                    if let [Index::Expr(ix)] = indices.as_slice()
+                        && let Some(k) = const_int(ix)
+                    {
+                        let n = vs.len() as i64;
+                        let k = if k < 0 { k + n } else { k };
+                        if (0..n).contains(&k) {
+                            return Ok(vs[k as usize].clone());
                         }
+                        return Err(self.err(ix.span, format!("index {k} is out of range for a tuple of {n}")));
                     }
                     return Err(self.err(e.span, "tuples can only be indexed with an integer constant"));
                 }
@@ -1634,11 +1628,11 @@ impl<'a> Lower<'a> {
                 // reads out of bounds.
                 let (first, rest) = values.split_first().expect("two operands");
                 let v = self.expr(first)?;
-                let mut acc = self.to_bool(v, first.span)?;
+                let mut acc = self.as_bool(v, first.span)?;
                 for r in rest {
                     self.b.begin();
                     let v = self.expr(r)?;
-                    let rv = self.to_bool(v, r.span)?;
+                    let rv = self.as_bool(v, r.span)?;
                     self.b.push(Builder::yield_op(&[rv]));
                     let then = self.b.end();
                     let res = self.b.m.value("i1");
@@ -1660,7 +1654,7 @@ impl<'a> Lower<'a> {
             }
             ExprKind::IfExp { cond, then, orelse } => {
                 let c = self.expr(cond)?;
-                let c = self.to_bool(c, cond.span)?;
+                let c = self.as_bool(c, cond.span)?;
                 self.b.begin();
                 let (tv, tt) = self.scalar(then)?;
                 let t_ops_marker = self.b.end();
@@ -2020,7 +2014,7 @@ impl<'a> Lower<'a> {
             ("appy", "where") | ("numpy", "where") => {
                 nargs(3, self)?;
                 let c = self.expr(&args[0])?;
-                let c = self.to_bool(c, args[0].span)?;
+                let c = self.as_bool(c, args[0].span)?;
                 let a = self.scalar(&args[1])?;
                 let b = self.scalar(&args[2])?;
                 let t = promote(a.1, b.1);
@@ -2040,7 +2034,7 @@ impl<'a> Lower<'a> {
                 let start = self.b.cast(s, ts, STy::INT);
                 let len = self.b.cast(l, tl, STy::INT);
                 let bound = self.b.cast(bv, tb, STy::INT);
-                Ok(V::VIdx { start, len, bound })
+                Ok(V::Vidx { start, len, bound })
             }
             ("builtins", "sum") | ("numpy", "sum" | "max" | "min" | "amax" | "amin") => {
                 Err(self.err(e.span, format!("`{short}` needs a vector argument (`{short}(a[vi])` with `vi = appy.vidx(...)`); whole-array reductions are not supported yet")))
@@ -2062,21 +2056,23 @@ fn targets_of(k: &StmtKind) -> Vec<&Expr> {
 
 /// Replaces `sum(E)` / `max(E)` / `min(E)` of a vector `E` by a fresh name, recording it.
 fn rewrite_reductions(e: &mut Expr, this: &Lower<'_>, counter: &mut usize, out: &mut Vec<(String, RedOp, Expr)>) {
-    if let ExprKind::Call { func, args, kwargs } = &e.kind {
-        if args.len() == 1 && kwargs.is_empty() && this.vidx_of(&args[0]).is_some() {
-            let op = match qualify(&this.imports, func).as_deref() {
-                Some("builtins.sum" | "numpy.sum") => Some(RedOp::Add),
-                Some("builtins.max" | "numpy.max" | "numpy.amax") => Some(RedOp::Max),
-                Some("builtins.min" | "numpy.min" | "numpy.amin") => Some(RedOp::Min),
-                _ => None,
-            };
-            if let Some(op) = op {
-                let name = format!("_appy_red{}", *counter);
-                *counter += 1;
-                out.push((name.clone(), op, args[0].clone()));
-                e.kind = ExprKind::Name(name);
-                return;
-            }
+    if let ExprKind::Call { func, args, kwargs } = &e.kind
+        && args.len() == 1
+        && kwargs.is_empty()
+        && this.vidx_of(&args[0]).is_some()
+    {
+        let op = match qualify(&this.imports, func).as_deref() {
+            Some("builtins.sum" | "numpy.sum") => Some(RedOp::Add),
+            Some("builtins.max" | "numpy.max" | "numpy.amax") => Some(RedOp::Max),
+            Some("builtins.min" | "numpy.min" | "numpy.amin") => Some(RedOp::Min),
+            _ => None,
+        };
+        if let Some(op) = op {
+            let name = format!("_appy_red{}", *counter);
+            *counter += 1;
+            out.push((name.clone(), op, args[0].clone()));
+            e.kind = ExprKind::Name(name);
+            return;
         }
     }
     match &mut e.kind {

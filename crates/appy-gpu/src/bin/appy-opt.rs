@@ -1,5 +1,7 @@
 //! `appy-opt`: print and transform appy's IR levels (see `appy_gpu::opt`).
 
+#![allow(clippy::result_large_err)]
+
 use std::io::{Read, Write};
 use std::process::ExitCode;
 

@@ -6,6 +6,8 @@
 //! appy exec vector_add.bundle.json --arg A=@a.npy ... --out out/                          # needs only the driver
 //! ```
 
+#![allow(clippy::result_large_err)]
+
 use appy_ir::diag::Diagnostic;
 use appy_runtime::{Device, HostArray, HostValue};
 use clap::{Parser, Subcommand};
