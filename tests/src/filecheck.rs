@@ -55,16 +55,17 @@ fn literal(s: &str) -> String {
     out
 }
 
-fn directives(check_file: &str) -> Result<Vec<Directive>, String> {
+fn directives(check_file: &str, prefix: &str) -> Result<Vec<Directive>, String> {
     let mut out = vec![];
     for (i, line) in check_file.lines().enumerate() {
         let t = line.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
+        let Some(t) = t.strip_prefix(prefix) else { continue };
         for (tag, kind) in [
-            ("CHECK-NEXT:", Kind::Next),
-            ("CHECK-SAME:", Kind::Same),
-            ("CHECK-NOT:", Kind::Not),
-            ("CHECK-LABEL:", Kind::Label),
-            ("CHECK:", Kind::Check),
+            ("-NEXT:", Kind::Next),
+            ("-SAME:", Kind::Same),
+            ("-NOT:", Kind::Not),
+            ("-LABEL:", Kind::Label),
+            (":", Kind::Check),
         ] {
             if let Some(rest) = t.strip_prefix(tag) {
                 out.push(Directive {
@@ -83,9 +84,14 @@ fn directives(check_file: &str) -> Result<Vec<Directive>, String> {
     Ok(out)
 }
 
-/// Checks `output` against the directives in `check_file`.
+/// Checks `output` against the `CHECK` directives in `check_file`.
 pub fn check(check_file: &str, output: &str) -> Result<(), String> {
-    let ds = directives(check_file)?;
+    check_prefix(check_file, output, "CHECK")
+}
+
+/// Checks `output` against the directives with prefix `prefix` (`--check-prefix`).
+pub fn check_prefix(check_file: &str, output: &str, prefix: &str) -> Result<(), String> {
+    let ds = directives(check_file, prefix)?;
     let lines: Vec<&str> = output.lines().collect();
     // Position: (line index, column within line) after the last match.
     let mut pos = (0usize, 0usize);

@@ -148,8 +148,8 @@ impl Compiler {
 
     /// Lowers a parsed function to the `appy` level, specialised for `args`, and
     /// verifies the result with MLIR.
-    pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], opts: &Options) -> DResult<Lowered> {
-        let l = appy_frontend::lower::lower(file, program, args, &LowerOptions { mvl: opts.mvl })?;
+    pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Options) -> DResult<Lowered> {
+        let l = appy_frontend::lower::lower(file, program, args, &LowerOptions::default())?;
         self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
         Ok(l)
     }

@@ -33,6 +33,21 @@ impl Default for Ctx {
 
 static PASSES: std::sync::Once = std::sync::Once::new();
 
+/// The `appy` dialect, defined with IRDL: the ops the `appy` level needs beyond
+/// upstream MLIR. Loops and reductions are upstream `scf` ops carrying appy's
+/// annotations as discardable attributes (`appy.parallel`, `appy.simd`,
+/// `appy.sequential`, and after strip-mining `appy.lanes`, `appy.chunks`).
+pub const APPY_IRDL: &str = r#"
+irdl.dialect @appy {
+  // `appy.MVL`: the maximum vector length, symbolic at the appy level; appy-strip-mine
+  // replaces it by the chosen constant, so one appy-level function serves every MVL.
+  irdl.operation @mvl {
+    %i64 = irdl.is i64
+    irdl.results(value: %i64)
+  }
+}
+"#;
+
 impl Ctx {
     /// Creates a context (single-threaded: appy's modules are small, and the machines
     /// that run CI have two cores).
@@ -55,7 +70,10 @@ impl Ctx {
             sink.borrow_mut().push(msg);
             true
         });
-        Ctx { context, diags }
+        let ctx = Ctx { context, diags };
+        let dialect = Module::parse(&ctx.context, APPY_IRDL).expect("the appy IRDL dialect parses");
+        assert!(melior::utility::load_irdl_dialects(&dialect), "the appy IRDL dialect loads");
+        ctx
     }
 
     /// Takes the diagnostics MLIR reported since the last call.

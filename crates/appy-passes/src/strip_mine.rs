@@ -33,6 +33,13 @@ impl Pass for StripMine {
         "appy-strip-mine"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        // `appy.mvl` becomes the chosen constant.
+        m.op.walk_mut(&mut |o| {
+            if o.name == "appy.mvl" {
+                o.name = "arith.constant".into();
+                o.set_attr("value", format!("{} : i64", self.mvl));
+            }
+        });
         let mut body = std::mem::take(m.body_mut());
         for f in &mut body {
             if f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty() {

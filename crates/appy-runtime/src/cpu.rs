@@ -28,19 +28,52 @@ impl Aligned {
     }
 }
 
+/// A function compiled for the CPU, specialised for one signature.
+pub struct CpuFunction {
+    engine: ExecutionEngine,
+    name: String,
+    results: Vec<ArgType>,
+    args: Vec<ArgType>,
+}
+
 /// Compiles `func` for the CPU and runs it on `args`; array arguments are updated in
 /// place, and the return values are returned.
 pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostValue], opts: &Options) -> DResult<Vec<HostValue>> {
     let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
-    let (llvm, lowered) = compiler.compile_cpu(file, func, &sig, opts)?;
-    let module = compiler.ctx.load(&llvm).map_err(|e| appy_gpu::mlir_error(file, &e))?;
-    let engine = ExecutionEngine::new(&module, 2, &[], false, false);
-    if engine.lookup(&format!("_mlir_ciface_{}", lowered.name)).is_null() {
-        return Err(Diagnostic::bare(format!(
-            "the CPU execution engine could not compile `{}`",
-            lowered.name
-        )));
+    CpuFunction::compile(compiler, file, func, &sig, opts)?.call(args)
+}
+
+impl CpuFunction {
+    /// Compiles `func` for argument types `sig` (LLVM through MLIR's execution engine).
+    pub fn compile(compiler: &Compiler, file: &SourceFile, func: &str, sig: &[ArgType], opts: &Options) -> DResult<CpuFunction> {
+        let (llvm, lowered) = compiler.compile_cpu(file, func, sig, opts)?;
+        let module = compiler.ctx.load(&llvm).map_err(|e| appy_gpu::mlir_error(file, &e))?;
+        let engine = ExecutionEngine::new(&module, 2, &[], false, false);
+        if engine.lookup(&format!("_mlir_ciface_{}", lowered.name)).is_null() {
+            return Err(Diagnostic::bare(format!(
+                "the CPU execution engine could not compile `{}`",
+                lowered.name
+            )));
+        }
+        Ok(CpuFunction {
+            engine,
+            name: lowered.name,
+            results: lowered.results,
+            args: sig.to_vec(),
+        })
     }
+
+    /// Runs the function; array arguments are updated in place.
+    pub fn call(&self, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
+        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
+        if sig != self.args {
+            return Err(Diagnostic::bare(format!("`{}` was compiled for other argument types", self.name)));
+        }
+        call_engine(&self.engine, &self.name, &self.results, args)
+    }
+}
+
+fn call_engine(engine: &ExecutionEngine, name: &str, results: &[ArgType], args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
     // Argument storage (kept alive until the call returns).
     let mut buffers: Vec<Aligned> = vec![];
     let mut descs: Vec<Box<[i64]>> = vec![];
@@ -96,7 +129,7 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
     let mut packed: Vec<*mut ()> = vec![];
     // Results: a single scalar comes back in the last slot; memrefs or several results
     // through a pointer to a struct passed first.
-    let results = lowered.results.clone();
+    let results = results.to_vec();
     let struct_ret = results.len() > 1 || results.iter().any(|r| matches!(r, ArgType::Array { .. }));
     let layout = result_layout(&results);
     let mut ret_buf = vec![0u64; layout.iter().map(|(o, s)| o + s).max().unwrap_or(8).div_ceil(8) + 1];
@@ -119,8 +152,8 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
     }
     unsafe {
         engine
-            .invoke_packed(&lowered.name, &mut packed)
-            .map_err(|e| Diagnostic::bare(format!("running `{}` on the CPU failed: {e}", lowered.name)))?;
+            .invoke_packed(name, &mut packed)
+            .map_err(|e| Diagnostic::bare(format!("running `{name}` on the CPU failed: {e}")))?;
     }
     // Copy arrays back.
     let mut bi = 0;

@@ -11,6 +11,8 @@ pub mod array;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(feature = "jit")]
+pub mod jit;
 
 pub use array::{HostArray, HostValue};
 

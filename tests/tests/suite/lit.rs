@@ -13,7 +13,10 @@ fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
             Some("appy-opt") => {
                 input = appy_gpu::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
             }
-            Some("filecheck") => appy_tests::filecheck::check(text, &input)?,
+            Some("filecheck") => {
+                let prefix = words.iter().find_map(|w| w.strip_prefix("--check-prefix=")).unwrap_or("CHECK");
+                appy_tests::filecheck::check_prefix(text, &input, prefix)?
+            }
             other => return Err(format!("unknown command {other:?} in RUN line")),
         }
     }

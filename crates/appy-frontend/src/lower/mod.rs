@@ -25,18 +25,10 @@ use appy_ir::ir::{Block, Op, Region, Value};
 use appy_ir::types::{ArgType, DType, STy, memref_type, promote};
 use std::collections::{HashMap, HashSet};
 
-/// Options that affect code generation (part of the specialisation key).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct LowerOptions {
-    /// The maximum vector length `appy.MVL` (lanes of a worker).
-    pub mvl: i64,
-}
-
-impl Default for LowerOptions {
-    fn default() -> Self {
-        LowerOptions { mvl: 1024 }
-    }
-}
+/// Options that affect the `appy` level (part of the specialisation key). `appy.MVL` is
+/// not one of them: it stays symbolic (`appy.mvl`) until strip-mining.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LowerOptions {}
 
 /// The result of lowering one function.
 #[derive(Clone, Debug)]
@@ -52,7 +44,7 @@ pub struct Lowered {
 }
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
-pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
+pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &LowerOptions) -> DResult<Lowered> {
     let f = &program.function;
     if f.params.len() != args.len() {
         return Err(Diagnostic::error(
@@ -71,7 +63,6 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &Lowe
         b: Builder::new(),
         scopes: vec![],
         imports: Imports::new(&program.imports),
-        opts: opts.clone(),
         results: None,
         counter: 0,
     };
@@ -185,7 +176,6 @@ struct Lower<'a> {
     b: Builder,
     scopes: Vec<Scope>,
     imports: Imports,
-    opts: LowerOptions,
     results: Option<Vec<ArgType>>,
     counter: usize,
 }
@@ -1506,7 +1496,7 @@ impl<'a> Lower<'a> {
                     if let Some(q) = qualify(&self.imports, e)
                         && q == "appy.MVL"
                     {
-                        return Ok(V::S(self.b.int(self.opts.mvl, "i64"), STy::INT));
+                        return Ok(V::S(self.b.op1("appy.mvl", &[], "i64", &[]), STy::INT));
                     }
                     Err(self.err(e.span, format!("undefined name `{n}`")))
                 }
@@ -1514,7 +1504,7 @@ impl<'a> Lower<'a> {
             ExprKind::Attribute { value, attr } => {
                 let q = qualify(&self.imports, e).unwrap_or_default();
                 if q == "appy.MVL" {
-                    return Ok(V::S(self.b.int(self.opts.mvl, "i64"), STy::INT));
+                    return Ok(V::S(self.b.op1("appy.mvl", &[], "i64", &[]), STy::INT));
                 }
                 if q == "numpy.inf" || q == "math.inf" {
                     return Ok(V::S(self.b.float(f64::INFINITY, "f64"), STy::FLOAT));

@@ -1,0 +1,181 @@
+//! The `appy` command: a run writes the final arguments and return values as `.npy`;
+//! bad command lines and bad files are clean errors with a non-zero exit.
+
+use appy_ir::types::DType;
+use appy_runtime::{HostArray, HostValue};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn appy() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_appy"))
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("appy-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, a: &HostArray) -> String {
+    let p = dir.join(name);
+    a.write_npy(&p).unwrap();
+    format!("@{}", p.display())
+}
+
+#[test]
+fn run_writes_arguments_and_return_value() {
+    let d = tmp("run");
+    let n = 1001;
+    let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+    let arr = HostArray::from_f64(DType::F64, vec![n], &a);
+    let out = d.join("out");
+    let st = appy()
+        .args([
+            "run",
+            examples().join("shared_sum.py").to_str().unwrap(),
+            "--func",
+            "shared_sum",
+            "--device",
+            "cpu",
+        ])
+        .args([
+            "--arg",
+            &format!("A={}", write(&d, "a.npy", &arr)),
+            "--arg",
+            &format!("N={n}"),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let ret = HostArray::read_npy(&out.join("return.npy")).unwrap();
+    let want: f64 = a.iter().map(|x| x * x).sum();
+    assert!(
+        (ret.get_f64(0) - want).abs() < 1e-9 * want.abs().max(1.0),
+        "{} vs {want}",
+        ret.get_f64(0)
+    );
+    let a_out = HostArray::read_npy(&out.join("A.npy")).unwrap();
+    assert_eq!(a_out, arr);
+}
+
+#[test]
+fn command_line_errors_are_clean() {
+    let d = tmp("errors");
+    let file = examples().join("vector_add.py");
+    let f = file.to_str().unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), f.into(), "--func".into(), "nope".into()],
+            "no function named `nope`",
+        ),
+        (
+            vec![
+                "run".into(),
+                f.into(),
+                "--func".into(),
+                "vector_add".into(),
+                "--arg".into(),
+                "Q=1".into(),
+            ],
+            "has no parameter `Q`",
+        ),
+        (
+            vec![
+                "run".into(),
+                f.into(),
+                "--func".into(),
+                "vector_add".into(),
+                "--arg".into(),
+                "N=1".into(),
+            ],
+            "missing --arg",
+        ),
+        (
+            vec![
+                "run".into(),
+                f.into(),
+                "--func".into(),
+                "vector_add".into(),
+                "--arg".into(),
+                "N=abc".into(),
+            ],
+            "is not a number",
+        ),
+        (
+            vec!["run".into(), "/nonexistent.py".into(), "--func".into(), "f".into()],
+            "cannot read",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = appy().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(err.contains(want), "{args:?}: expected `{want}` in:\n{err}");
+        assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    }
+    // A bad .npy file.
+    let bad = d.join("bad.npy");
+    std::fs::write(&bad, b"\x93NUMPY garbage").unwrap();
+    let o = appy()
+        .args([
+            "run",
+            f,
+            "--func",
+            "vector_add",
+            "--device",
+            "cpu",
+            "--arg",
+            &format!("A=@{}", bad.display()),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.npy"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A compile error is located.
+    let src = d.join("k.py");
+    std::fs::write(
+        &src,
+        "import appy\n\n@appy.jit\ndef k(a, N):\n    #pragma parallel for\n    for i in range(N):\n        a[i] = undefined_name\n",
+    )
+    .unwrap();
+    let arr = HostArray::from_f64(DType::F64, vec![4], &[1.0, 2.0, 3.0, 4.0]);
+    let o = appy()
+        .args(["run", src.to_str().unwrap(), "--func", "k", "--device", "cpu"])
+        .args(["--arg", &format!("a={}", write(&d, "a.npy", &arr)), "--arg", "N=4"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("k.py:7:16: error: undefined name `undefined_name`"), "{err}");
+}
+
+#[test]
+fn jit_caches_specialisations() {
+    let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
+    let mut jit = appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu);
+    for dtype in [DType::F32, DType::F32, DType::F64, DType::F32] {
+        let a = HostArray::from_f64(dtype, vec![5], &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let b = HostArray::from_f64(dtype, vec![5], &[0.5, 0.5, 0.5, 0.5, -1.0]);
+        let c = HostArray::zeros(dtype, vec![5]);
+        let mut args = vec![
+            HostValue::Array(a),
+            HostValue::Array(b),
+            HostValue::Array(c),
+            HostValue::Int(5, DType::I64, true),
+        ];
+        jit.call("vector_add", &mut args).unwrap();
+        let HostValue::Array(c) = &args[2] else { unreachable!() };
+        assert_eq!((0..5).map(|i| c.get_f64(i)).collect::<Vec<_>>(), vec![1.5, 2.5, 3.5, 4.5, 4.0]);
+    }
+    assert_eq!(jit.compilations(), 2, "one specialisation per signature");
+}
