@@ -19,3 +19,12 @@ def masked_max(A, N):
         if A[i] < 0.5:
             m = max(m, A[i])
     return m
+
+
+@appy.jit
+def int_init_sum(A, N):
+    s = 0
+    #pragma parallel for shared(s)
+    for i in range(N):
+        s += A[i]
+    return s

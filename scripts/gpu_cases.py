@@ -47,6 +47,7 @@ def _cases():
         "vector_sum": ("vector_sum.py", "vector_sum", "f64[:],f64[:],int",
                        lambda r, n: [arr(r, n, np.float64), arr(r, 1, np.float64), n]),
         "shared_sum": ("shared_sum.py", "shared_sum", "f64[:],int", lambda r, n: [arr(r, n, np.float64), n]),
+        "int_init_sum": ("shared_sum.py", "int_init_sum", "f32[:],int", lambda r, n: [arr(r, n, np.float32), n]),
         "masked_max": ("shared_sum.py", "masked_max", "f32[:],int", lambda r, n: [arr(r, n, np.float32, 0, 1), n]),
         "spmv": ("spmv.py", "spmv", "i64[:],i32[:],f64[:],f64[:],f64[:],int", spmv),
         "row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int",

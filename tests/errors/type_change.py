@@ -3,10 +3,9 @@ import appy
 
 @appy.jit
 def f(a, N):
-    s = 0
-    for i in range(N):
-        s += a[i]
-    return s
+    x = a
+    x = 1.0
+    return x
 
 # SIGNATURE: f64[:];int
-# ERROR: type_change.py:8:9: error: `s` holds int values but is assigned a float64 here; appy needs one type per variable
+# ERROR: type_change.py:7:5: error: `x` is an array; it cannot be rebound to a scalar

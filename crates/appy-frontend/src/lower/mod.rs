@@ -58,15 +58,31 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             ),
         ));
     }
-    let mut l = Lower {
-        file,
-        b: Builder::new(),
-        scopes: vec![],
-        imports: Imports::new(&program.imports),
-        results: None,
-        counter: 0,
+    // A variable's type is the join of the types assigned to it (`s = 0` followed by
+    // `s += a[i]` makes `s` a float, as in Python): when an assignment widens a
+    // variable, lowering restarts with the wider type for it from the first assignment.
+    let mut hints: HashMap<String, STy> = HashMap::new();
+    let mut l = loop {
+        let mut l = Lower {
+            file,
+            b: Builder::new(),
+            scopes: vec![],
+            imports: Imports::new(&program.imports),
+            results: None,
+            counter: 0,
+            hints: hints.clone(),
+            widen: None,
+        };
+        match l.function(f, args) {
+            Ok(()) => break l,
+            Err(e) => match l.widen.take() {
+                Some((name, t)) if hints.len() < 64 && hints.get(&name) != Some(&t) => {
+                    hints.insert(name, t);
+                }
+                _ => return Err(e),
+            },
+        }
     };
-    l.function(f, args)?;
     let results = l.results.clone().unwrap_or_default();
     Ok(Lowered {
         module: l.b.m,
@@ -178,6 +194,10 @@ struct Lower<'a> {
     imports: Imports,
     results: Option<Vec<ArgType>>,
     counter: usize,
+    /// Types of variables widened by a previous attempt.
+    hints: HashMap<String, STy>,
+    /// Set when an assignment needs a wider variable type (lowering restarts).
+    widen: Option<(String, STy)>,
 }
 
 fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
@@ -332,6 +352,7 @@ impl<'a> Lower<'a> {
         match self.lookup(name).cloned() {
             Some(Binding::Slot(slot, st)) => {
                 if !st.is_float() && t.is_float() {
+                    self.widen = Some((name.to_string(), promote(st, t)));
                     return Err(self
                         .err(
                             span,
@@ -366,8 +387,8 @@ impl<'a> Lower<'a> {
 
     /// The type a scalar variable will hold: the join of the types of every value
     /// assigned to it in the function (so `s = 0` followed by `s += a[i]` is a float).
-    fn var_type(&mut self, _name: &str) -> Option<STy> {
-        None
+    fn var_type(&mut self, name: &str) -> Option<STy> {
+        self.hints.get(name).copied()
     }
 
     // ----- function --------------------------------------------------------------
