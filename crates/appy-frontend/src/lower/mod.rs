@@ -62,7 +62,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
     // `s += a[i]` makes `s` a float, as in Python): when an assignment widens a
     // variable, lowering restarts with the wider type for it from the first assignment.
     let mut hints: HashMap<String, STy> = HashMap::new();
-    let mut l = loop {
+    let l = loop {
         let mut l = Lower {
             file,
             b: Builder::new(),
