@@ -1966,8 +1966,9 @@ impl<'a> Lower<'a> {
                 if t.is_float() {
                     Ok(V::S(self.b.op1("math.absf", &[x], t.mlir(), &[]), t))
                 } else {
+                    let t0 = t;
                     let t = if t.dt == DType::Bool { STy::INT } else { t };
-                    let x = self.b.cast(x, STy::BOOL, t);
+                    let x = self.b.cast(x, t0, t);
                     Ok(V::S(self.b.op1("math.absi", &[x], t.mlir(), &[]), t))
                 }
             }
