@@ -10,4 +10,3 @@ def f(a, N):
     return s
 
 # SIGNATURE: f64[:];int
-# ERROR: data_sharing.py:9:9: error: scalar `s` is defined outside this parallel loop and assigned inside it; each worker would get its own copy and the value after the loop is undefined

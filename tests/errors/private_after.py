@@ -9,4 +9,3 @@ def f(a, N):
     return t
 
 # SIGNATURE: f64[:];int
-# ERROR: private_after.py:9:12: error: `t` is private to the loop at line 7, column 5; its value is not available after the loop

@@ -10,4 +10,3 @@ def f(a, N):
     return s
 
 # SIGNATURE: f64[:];int
-# ERROR: shared_not_reduction.py:9:9: error: `s` is listed in shared(...) but is not updated by a single reduction operator (+, *, max, min) in this loop

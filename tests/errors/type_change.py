@@ -8,4 +8,3 @@ def f(a, N):
     return x
 
 # SIGNATURE: f64[:];int
-# ERROR: type_change.py:7:5: error: `x` is an array; it cannot be rebound to a scalar

@@ -9,4 +9,3 @@ def f(a, N):
         a[i] = np.frobnicate(a[i])
 
 # SIGNATURE: f64[:];int
-# ERROR: unknown_function.py:9:16: error: unsupported function `numpy.frobnicate`

@@ -7,4 +7,3 @@ def f(a, N):
     while i < N:
         i += 1
 
-# ERROR: while_loop.py:7:5: error: `while` loops are not supported in APPy functions

@@ -6,6 +6,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod filecheck;
+pub mod progen;
 
 use appy_ir::types::DType;
 use appy_runtime::{HostArray, HostValue};

@@ -46,19 +46,43 @@ pub fn run(compiler: &Compiler, file: &SourceFile, func: &str, args: &mut [HostV
 impl CpuFunction {
     /// Compiles `func` for argument types `sig` (LLVM through MLIR's execution engine).
     pub fn compile(compiler: &Compiler, file: &SourceFile, func: &str, sig: &[ArgType], opts: &Options) -> DResult<CpuFunction> {
+        Ok(Self::compile_with_payload(compiler, file, func, sig, opts)?.0)
+    }
+
+    /// Compiles, also returning the cache payload (the LLVM-dialect module as text and
+    /// the function's metadata).
+    pub fn compile_with_payload(
+        compiler: &Compiler,
+        file: &SourceFile,
+        func: &str,
+        sig: &[ArgType],
+        opts: &Options,
+    ) -> DResult<(CpuFunction, serde_json::Value)> {
         let (llvm, lowered) = compiler.compile_cpu(file, func, sig, opts)?;
-        let module = compiler.ctx.load(&llvm).map_err(|e| appy_gpu::mlir_error(file, &e))?;
+        let text = llvm.to_generic();
+        let payload = serde_json::json!({ "name": lowered.name, "results": lowered.results, "llvm": text });
+        let f = Self::from_llvm(compiler, &text, &lowered.name, lowered.results, sig).map_err(|e| appy_gpu::mlir_error(file, &e))?;
+        Ok((f, payload))
+    }
+
+    /// Rebuilds a function from a cache payload; `None` if the payload is invalid.
+    pub fn from_cached(compiler: &Compiler, v: &serde_json::Value, sig: &[ArgType]) -> Option<CpuFunction> {
+        let name = v.get("name")?.as_str()?;
+        let results: Vec<ArgType> = serde_json::from_value(v.get("results")?.clone()).ok()?;
+        let text = v.get("llvm")?.as_str()?;
+        Self::from_llvm(compiler, text, name, results, sig).ok()
+    }
+
+    fn from_llvm(compiler: &Compiler, text: &str, name: &str, results: Vec<ArgType>, sig: &[ArgType]) -> Result<CpuFunction, String> {
+        let module = compiler.ctx.parse(text)?;
         let engine = ExecutionEngine::new(&module, 2, &[], false, false);
-        if engine.lookup(&format!("_mlir_ciface_{}", lowered.name)).is_null() {
-            return Err(Diagnostic::bare(format!(
-                "the CPU execution engine could not compile `{}`",
-                lowered.name
-            )));
+        if engine.lookup(&format!("_mlir_ciface_{name}")).is_null() {
+            return Err(format!("the CPU execution engine could not compile `{name}`"));
         }
         Ok(CpuFunction {
             engine,
-            name: lowered.name,
-            results: lowered.results,
+            name: name.to_string(),
+            results,
             args: sig.to_vec(),
         })
     }

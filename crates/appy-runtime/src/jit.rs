@@ -4,7 +4,7 @@
 //! (dtype and rank of arrays, scalar kinds); the specialisation is compiled on the first
 //! call and cached, so later calls with the same types run without compiling.
 //!
-//! ```no_run
+//! ```
 //! use appy_runtime::{Device, HostArray, HostValue, jit::Jit};
 //! use appy_ir::types::DType;
 //!
@@ -34,6 +34,8 @@ pub struct Jit {
     gpu: Option<crate::gpu::Gpu>,
     cache: HashMap<(String, Vec<ArgType>), Compiled>,
     compilations: usize,
+    disk_hits: usize,
+    cache_dir: Option<std::path::PathBuf>,
 }
 
 enum Compiled {
@@ -60,7 +62,28 @@ impl Jit {
             gpu,
             cache: HashMap::new(),
             compilations: 0,
+            disk_hits: 0,
+            cache_dir: crate::cache::dir(),
         }
+    }
+
+    /// Uses `dir` for the persistent compile cache (`None` disables it).
+    pub fn with_cache_dir(mut self, dir: Option<std::path::PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// How many specialisations were loaded from the persistent cache.
+    pub fn disk_hits(&self) -> usize {
+        self.disk_hits
+    }
+
+    /// Whether calls run on the GPU.
+    pub fn on_gpu(&self) -> bool {
+        #[cfg(feature = "cuda")]
+        return self.gpu.is_some();
+        #[cfg(not(feature = "cuda"))]
+        false
     }
 
     /// Sets the compile options (clears nothing: options are part of no cache key, so
@@ -81,7 +104,6 @@ impl Jit {
         let key = (func.to_string(), sig.clone());
         if !self.cache.contains_key(&key) {
             let compiled = self.compile(func, &sig)?;
-            self.compilations += 1;
             self.cache.insert(key.clone(), compiled);
         }
         match self.cache.get(&key).expect("just inserted") {
@@ -89,27 +111,85 @@ impl Jit {
             #[cfg(feature = "cuda")]
             Compiled::Gpu(b, loaded) => {
                 let gpu = self.gpu.as_ref().expect("GPU specialisations need a GPU");
-                gpu.run(b, loaded, args).map(|(r, _)| r).map_err(Diagnostic::bare)
+                let before = args.to_vec();
+                match gpu.run(b, loaded, args) {
+                    Ok((r, _)) => Ok(r),
+                    Err(e) if self.device == Device::Auto => {
+                        // A GPU failure (out of memory, a launch or JIT error) with
+                        // `Device::Auto`: run on the CPU instead, from the original inputs.
+                        tracing::warn!("the GPU failed ({e}); running `{func}` on the CPU");
+                        args.clone_from_slice(&before);
+                        self.gpu = None;
+                        self.cache.retain(|_, c| matches!(c, Compiled::Cpu(_)));
+                        self.call(func, args)
+                    }
+                    Err(e) => Err(Diagnostic::bare(e)),
+                }
             }
         }
     }
 
+    fn cache_key(&self, kind: &str, func: &str, sig: &[ArgType]) -> String {
+        crate::cache::key(kind, self.file.text(), func, &format!("{sig:?}"), &format!("{:?}", self.opts))
+    }
+
     fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<Compiled> {
         #[cfg(feature = "cuda")]
-        if let Some(gpu) = &self.gpu {
-            let b = self.compiler.compile_gpu(&self.file, func, sig, &self.opts)?;
-            let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
-            return Ok(Compiled::Gpu(Box::new(b), loaded));
+        if self.gpu.is_some() {
+            let key = self.cache_key("gpu", func, sig);
+            let cached = self.cache_dir.as_ref().and_then(|d| crate::cache::load(d, &key));
+            let from_disk = cached
+                .and_then(|v| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok())
+                .filter(|b| b.version == appy_ir::bundle::BUNDLE_VERSION && b.func == func && b.args == sig);
+            let b = match from_disk {
+                Some(b) => {
+                    self.disk_hits += 1;
+                    b
+                }
+                None => {
+                    let b = self.compiler.compile_gpu(&self.file, func, sig, &self.opts)?;
+                    self.compilations += 1;
+                    if let Some(d) = &self.cache_dir {
+                        crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
+                    }
+                    b
+                }
+            };
+            let gpu = self.gpu.as_ref().expect("checked");
+            match gpu.load(&b) {
+                Ok(loaded) => return Ok(Compiled::Gpu(Box::new(b), loaded)),
+                Err(e) if self.device == Device::Auto => {
+                    tracing::warn!("the GPU rejected `{func}` ({e}); running on the CPU");
+                    self.gpu = None;
+                }
+                Err(e) => return Err(Diagnostic::bare(e)),
+            }
         }
         if self.device == Device::Gpu {
-            return Err(Diagnostic::bare("no usable GPU (device gpu was requested)"));
+            return Err(Diagnostic::bare(
+                "no usable GPU (device gpu was requested): no CUDA driver or device found",
+            ));
         }
-        Ok(Compiled::Cpu(crate::cpu::CpuFunction::compile(
-            &self.compiler,
-            &self.file,
-            func,
-            sig,
-            &self.opts,
-        )?))
+        let key = self.cache_key("cpu", func, sig);
+        if let Some(d) = &self.cache_dir
+            && let Some(v) = crate::cache::load(d, &key)
+        {
+            match crate::cpu::CpuFunction::from_cached(&self.compiler, &v, sig) {
+                Some(f) => {
+                    self.disk_hits += 1;
+                    return Ok(Compiled::Cpu(f));
+                }
+                None => {
+                    tracing::warn!("appy cache: invalid CPU entry for `{func}`; rebuilding");
+                    let _ = std::fs::remove_file(crate::cache::file_for(d, &key));
+                }
+            }
+        }
+        let (f, payload) = crate::cpu::CpuFunction::compile_with_payload(&self.compiler, &self.file, func, sig, &self.opts)?;
+        self.compilations += 1;
+        if let Some(d) = &self.cache_dir {
+            crate::cache::store(d, &key, payload);
+        }
+        Ok(Compiled::Cpu(f))
     }
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod array;
+pub mod cache;
 #[cfg(feature = "jit")]
 pub mod cpu;
 #[cfg(feature = "cuda")]

@@ -162,7 +162,7 @@ fn command_line_errors_are_clean() {
 #[test]
 fn jit_caches_specialisations() {
     let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
-    let mut jit = appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu);
+    let mut jit = appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu).with_cache_dir(None);
     for dtype in [DType::F32, DType::F32, DType::F64, DType::F32] {
         let a = HostArray::from_f64(dtype, vec![5], &[1.0, 2.0, 3.0, 4.0, 5.0]);
         let b = HostArray::from_f64(dtype, vec![5], &[0.5, 0.5, 0.5, 0.5, -1.0]);
@@ -178,4 +178,54 @@ fn jit_caches_specialisations() {
         assert_eq!((0..5).map(|i| c.get_f64(i)).collect::<Vec<_>>(), vec![1.5, 2.5, 3.5, 4.5, 4.0]);
     }
     assert_eq!(jit.compilations(), 2, "one specialisation per signature");
+}
+
+#[test]
+fn persistent_cache_is_reused_and_rebuilt_when_corrupt() {
+    let dir = tmp("cache");
+    let _ = std::fs::remove_dir_all(&dir);
+    let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
+    let call = |jit: &mut appy_runtime::jit::Jit| {
+        let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
+        let mut args = vec![
+            HostValue::Array(a.clone()),
+            HostValue::Array(a),
+            HostValue::Array(HostArray::zeros(DType::F64, vec![3])),
+            HostValue::Int(3, DType::I64, true),
+        ];
+        jit.call("vector_add", &mut args).unwrap();
+        let HostValue::Array(c) = &args[2] else { unreachable!() };
+        assert_eq!((0..3).map(|i| c.get_f64(i)).collect::<Vec<_>>(), vec![2.0, 4.0, 6.0]);
+    };
+    let new = || appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu).with_cache_dir(Some(dir.clone()));
+    // First use compiles and writes the cache.
+    let mut j = new();
+    call(&mut j);
+    assert_eq!((j.compilations(), j.disk_hits()), (1, 0));
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let entry = files[0].clone();
+    let good = std::fs::read(&entry).unwrap();
+    // A new process (a new Jit) loads it instead of compiling.
+    let mut j = new();
+    call(&mut j);
+    assert_eq!((j.compilations(), j.disk_hits()), (0, 1));
+    // Truncated, garbage, and valid-JSON-but-wrong entries are detected and rebuilt.
+    let mut wrong: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    wrong["payload"]["llvm"] = serde_json::Value::String("this is not MLIR".into());
+    for bad in [
+        good[..good.len() / 2].to_vec(),
+        b"\x00\x01garbage".to_vec(),
+        wrong.to_string().into_bytes(),
+    ] {
+        std::fs::write(&entry, &bad).unwrap();
+        let mut j = new();
+        call(&mut j);
+        assert_eq!((j.compilations(), j.disk_hits()), (1, 0), "a corrupt entry must be rebuilt");
+        let again: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+        assert!(
+            again["payload"]["llvm"].as_str().unwrap().contains("llvm.func"),
+            "the entry was rewritten"
+        );
+    }
 }

@@ -1,69 +1,74 @@
-//! Rejected programs: each file in `tests/errors/` states the first line of the
-//! expected diagnostic in a `# ERROR: ` comment (`FILE:LINE:COL: error: message`,
-//! FILE being the file name), and optionally the signature in `# SIGNATURE: `.
+//! Rejected programs (snapshot tests): each `tests/errors/NAME.py` must be rejected with
+//! exactly the diagnostic in `tests/errors/NAME.stderr` (location, message, source line,
+//! caret, notes). The signature used for lowering is given by a `# SIGNATURE: t1;t2`
+//! comment (default: every parameter a Python int). Run with `APPY_BLESS=1` to write the
+//! `.stderr` files after checking a change by eye.
 
 use appy_ir::diag::SourceFile;
-use appy_ir::types::ArgType;
+use appy_ir::types::{ArgType, DType};
 use appy_tests::root;
+
+fn diagnose(name: &str, text: &str) -> Option<String> {
+    let src = SourceFile::new(name, text);
+    let sig: Option<Vec<ArgType>> = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("# SIGNATURE: "))
+        .map(|s| s.split(';').map(|p| ArgType::parse(p).unwrap()).collect());
+    let compiler = appy_gpu::Compiler::new();
+    let func = appy_frontend::jit_functions(&src)
+        .first()
+        .map(|f| f.0.clone())
+        .unwrap_or_else(|| "f".into());
+    let result = compiler.parse(&src, &func).and_then(|p| {
+        let sig = sig.unwrap_or_else(|| {
+            p.function
+                .params
+                .iter()
+                .map(|_| ArgType::Scalar {
+                    dtype: DType::I64,
+                    weak: true,
+                })
+                .collect()
+        });
+        compiler.compile_cpu(&src, &func, &sig, &appy_gpu::Options::default()).map(|_| ())
+    });
+    result.err().map(|d| d.render())
+}
 
 #[test]
 fn rejected_programs() {
     let dir = root().join("tests/errors");
-    let mut n = 0;
-    let mut failures = vec![];
+    let bless = std::env::var_os("APPY_BLESS").is_some();
     let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
-    for path in entries {
-        if path.extension().and_then(|e| e.to_str()) != Some("py") {
+    let mut n = 0;
+    let mut failures = vec![];
+    for path in entries.into_iter().filter(|p| p.extension().and_then(|e| e.to_str()) == Some("py")) {
+        n += 1;
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let expected_path = path.with_extension("stderr");
+        let Some(got) = diagnose(&name, &text) else {
+            failures.push(format!("{name}: accepted, but it should be rejected"));
+            continue;
+        };
+        assert!(
+            !got.contains("internal compiler error"),
+            "{name}: an internal compiler error is a bug:\n{got}"
+        );
+        if bless {
+            std::fs::write(&expected_path, &got).unwrap();
             continue;
         }
-        n += 1;
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        let src = SourceFile::new(name.clone(), text.clone());
-        let want = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("# ERROR: "))
-            .expect("# ERROR: line")
-            .trim()
-            .to_string();
-        let sig: Option<Vec<ArgType>> = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("# SIGNATURE: "))
-            .map(|s| s.split(';').map(|p| ArgType::parse(p).unwrap()).collect());
-        let compiler = appy_gpu::Compiler::new();
-        let func = appy_frontend::jit_functions(&src)
-            .first()
-            .map(|f| f.0.clone())
-            .unwrap_or_else(|| "f".into());
-        let result = compiler.parse(&src, &func).and_then(|p| {
-            let sig = sig.clone().unwrap_or_else(|| {
-                p.function
-                    .params
-                    .iter()
-                    .map(|_| ArgType::Scalar {
-                        dtype: appy_ir::types::DType::I64,
-                        weak: true,
-                    })
-                    .collect()
-            });
-            compiler.lower(&src, &p, &sig, &appy_gpu::Options::default()).map(|_| ())
-        });
-        match result {
-            Ok(()) => failures.push(format!("{name}: accepted, expected `{want}`")),
-            Err(d) => {
-                let got = d.render();
-                let first = got.lines().next().unwrap_or("").to_string();
-                if first != want {
-                    failures.push(format!("{name}:\n  expected: {want}\n  got:      {first}\n{got}"));
-                }
-            }
+        let want = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        if want != got {
+            failures.push(format!("{name}:\n--- expected ({})\n{want}--- got\n{got}", expected_path.display()));
         }
     }
-    assert!(n > 0, "no error tests found");
+    assert!(n >= 20, "only {n} error tests found");
     assert!(
         failures.is_empty(),
-        "{} of {n} error tests failed:\n{}",
+        "{} of {n} error snapshots differ:\n{}",
         failures.len(),
         failures.join("\n")
     );

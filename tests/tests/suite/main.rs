@@ -4,4 +4,5 @@
 mod diff;
 mod e2e;
 mod errors;
+mod fuzz;
 mod lit;

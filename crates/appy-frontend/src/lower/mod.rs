@@ -51,10 +51,12 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             file,
             f.name.span,
             format!(
-                "`{}` takes {} argument(s) but {} were given",
+                "`{}` takes {} argument{} but {} {} given",
                 f.name.name,
                 f.params.len(),
-                args.len()
+                if f.params.len() == 1 { "" } else { "s" },
+                args.len(),
+                if args.len() == 1 { "was" } else { "were" }
             ),
         ));
     }
@@ -651,7 +653,7 @@ impl<'a> Lower<'a> {
                     return Err(self.err(vspan, "cannot unpack a non-tuple value"));
                 };
                 if vs.len() != ts.len() {
-                    return Err(self.err(vspan, format!("cannot unpack {} values into {} targets", vs.len(), ts.len())));
+                    return Err(self.err(vspan, format!("cannot unpack a tuple of {} into {} targets", vs.len(), ts.len())));
                 }
                 for (t, v) in ts.iter().zip(vs) {
                     self.store_to(t, v, vspan)?;

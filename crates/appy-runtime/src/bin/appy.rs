@@ -275,54 +275,26 @@ fn run_source(
     mvl: i64,
     repeat: usize,
 ) -> Result<(), Diagnostic> {
-    let src = appy_ir::diag::SourceFile::read(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-    let compiler = appy_gpu::Compiler::new();
-    let program = compiler.parse(&src, func)?;
+    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let orig = bind_args(&params, raw)?;
     let opts = appy_gpu::Options { mvl, ..Default::default() };
-    #[cfg(feature = "cuda")]
-    let gpu = match device {
-        Device::Cpu => None,
-        Device::Gpu => Some(appy_runtime::gpu::Gpu::open().map_err(|e| Diagnostic::bare(format!("--device gpu: {e}")))?),
-        Device::Auto => match appy_runtime::gpu::Gpu::open() {
-            Ok(g) => Some(g),
-            Err(e) => {
-                tracing::info!("no GPU ({e}); running on the CPU");
-                None
-            }
-        },
-    };
-    #[cfg(not(feature = "cuda"))]
-    if device == Device::Gpu {
-        return Err(Diagnostic::bare("--device gpu: this appy was built without the GPU runner"));
-    }
-    #[cfg(feature = "cuda")]
-    if let Some(gpu) = gpu {
-        let sig: Vec<_> = orig.iter().map(|a| a.arg_type()).collect();
-        let b = compiler.compile_gpu(&src, func, &sig, &opts)?;
-        let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
-        let mut times = vec![];
-        let mut last = (orig.clone(), vec![]);
-        for _ in 0..repeat.max(1) {
-            let mut args = orig.clone();
-            let t0 = std::time::Instant::now();
-            let (res, _) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
-            times.push(t0.elapsed().as_secs_f64());
-            last = (args, res);
-        }
-        report(&times);
-        return write_outputs(out, &params, &last.0, &last.1);
+    let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
+    if device == Device::Gpu && !jit.on_gpu() {
+        return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
     for _ in 0..repeat.max(1) {
         let mut args = orig.clone();
         let t0 = std::time::Instant::now();
-        let res = appy_runtime::cpu::run(&compiler, &src, func, &mut args, &opts)?;
+        let res = jit.call(func, &mut args)?;
         times.push(t0.elapsed().as_secs_f64());
         last = (args, res);
     }
+    tracing::info!("ran on the {}", if jit.on_gpu() { "GPU" } else { "CPU" });
     report(&times);
     write_outputs(out, &params, &last.0, &last.1)
 }

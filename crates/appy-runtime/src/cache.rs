@@ -1,0 +1,79 @@
+//! The persistent compile cache: one file per specialisation (source text, function,
+//! argument types, options, back end, compiler version), under `$APPY_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/appy`, else `~/.cache/appy`. Files are JSON and can be inspected;
+//! each one records its full key, and a file that is truncated, garbage, or for another
+//! key is ignored, recompiled and rewritten. Writes go through a temporary file and a
+//! rename, so a crash never leaves half a file under a valid name.
+
+use std::path::{Path, PathBuf};
+
+/// The cache directory, or `None` when caching is disabled (`APPY_CACHE_DIR=` empty or
+/// no home directory).
+pub fn dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("APPY_CACHE_DIR") {
+        return if d.is_empty() { None } else { Some(PathBuf::from(d)) };
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(x).join("appy"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/appy"))
+}
+
+/// The key text of a specialisation.
+pub fn key(kind: &str, source: &str, func: &str, sig: &str, options: &str) -> String {
+    format!(
+        "appy {} | {kind} | {func} | {sig} | {options} | {:016x}",
+        env!("CARGO_PKG_VERSION"),
+        fnv(source.as_bytes())
+    )
+}
+
+/// FNV-1a, 64 bits.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+fn path_for(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("{:016x}.json", fnv(key.as_bytes())))
+}
+
+/// Looks `key` up: the cached payload if a valid entry exists. Invalid entries are
+/// removed (and reported through `tracing`).
+pub fn load(dir: &Path, key: &str) -> Option<serde_json::Value> {
+    let p = path_for(dir, key);
+    let text = std::fs::read_to_string(&p).ok()?;
+    let parsed: Result<serde_json::Value, _> = serde_json::from_str(&text);
+    match parsed {
+        Ok(v) if v.get("key").and_then(|k| k.as_str()) == Some(key) && v.get("payload").is_some() => v.get("payload").cloned(),
+        _ => {
+            tracing::warn!("appy cache: ignoring invalid entry {} (it will be rebuilt)", p.display());
+            let _ = std::fs::remove_file(&p);
+            None
+        }
+    }
+}
+
+/// Stores `payload` under `key` (errors are reported and otherwise ignored: the cache
+/// is an optimisation).
+pub fn store(dir: &Path, key: &str, payload: serde_json::Value) {
+    let p = path_for(dir, key);
+    let doc = serde_json::json!({ "key": key, "payload": payload });
+    let r = std::fs::create_dir_all(dir).and_then(|_| {
+        let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, doc.to_string())?;
+        std::fs::rename(&tmp, &p)
+    });
+    if let Err(e) = r {
+        tracing::warn!("appy cache: cannot write {}: {e}", p.display());
+    }
+}
+
+/// The file a key is stored in (for tests and inspection).
+pub fn file_for(dir: &Path, key: &str) -> PathBuf {
+    path_for(dir, key)
+}

@@ -1,0 +1,6 @@
+import appy
+
+
+@appy.jit
+def f(a, N):
+    b = [a[i] for i in range(N)]

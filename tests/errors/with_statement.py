@@ -1,0 +1,7 @@
+import appy
+
+
+@appy.jit
+def f(a, N):
+    with open("x") as fh:
+        pass
