@@ -234,3 +234,50 @@ fn host_time_loop_stencils() {
         );
     }
 }
+
+#[test]
+fn prange_reductions_and_auto_simd() {
+    for (k, n) in [1usize, 255, 1000].into_iter().enumerate() {
+        let mut r = Rng::new(100 + k as u64);
+        check("prange.py", "vsum", vec![r.array(F64, &[n], -1.0, 1.0), int(n as i64)], 256);
+        check("prange.py", "masked_sum", vec![r.array(F64, &[n], 0.0, 1.0), int(n as i64)], 256);
+        let m = n / 9 + 1;
+        check("prange.py", "go_fast", vec![r.array(F64, &[m, m], -1.0, 1.0), int(m as i64)], 256);
+        check(
+            "prange.py",
+            "azimint_like",
+            vec![
+                r.array(F64, &[n], -1.0, 1.0),
+                r.array(F64, &[n], 0.0, 10.0),
+                float(2.5),
+                float(7.0),
+                int(n as i64),
+            ],
+            256,
+        );
+        check("prange.py", "add_one", vec![r.array(F64, &[n], -1.0, 1.0), int(n as i64)], 256);
+        let (rows, cols) = (n / 7 + 2, n % 300 + 3);
+        check(
+            "prange.py",
+            "col_sums",
+            vec![
+                r.array(F64, &[cols], -1.0, 1.0),
+                r.array(F64, &[rows, cols], -1.0, 1.0),
+                int(rows as i64),
+                int(cols as i64),
+            ],
+            256,
+        );
+        check(
+            "prange.py",
+            "row_sums",
+            vec![
+                r.array(F64, &[rows], -1.0, 1.0),
+                r.array(F64, &[rows, cols], -1.0, 1.0),
+                int(rows as i64),
+                int(cols as i64),
+            ],
+            256,
+        );
+    }
+}

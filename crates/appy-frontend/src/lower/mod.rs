@@ -975,10 +975,53 @@ impl<'a> Lower<'a> {
 
     fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
         let (lb, ub, step, cstep, is_prange) = self.range_args(iter)?;
+        let in_parallel = self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
+        let in_simd = self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd);
+        let mut auto_simd = false;
+        let mut prange_body;
+        let mut body = body;
         let kind = match s.pragma.as_ref().map(|p| &p.kind) {
             Some(PragmaKind::ParallelFor { simd, shared }) => Some((true, *simd, shared.clone())),
             Some(PragmaKind::Simd) => Some((false, true, vec![])),
-            _ if is_prange => Some((true, false, vec![])),
+            None if is_prange => {
+                // High-level interface (seed 000): reductions are detected, not declared.
+                // A scalar defined outside and updated with one reduction operator is a
+                // reduction; an array update whose indices do not use the loop variable is
+                // a reduction across iterations and becomes an atomic update.
+                let mut assigned = vec![];
+                ast_names_assigned(body, &mut assigned);
+                let mut shared: Vec<Ident> = vec![];
+                for (n, sp) in &assigned {
+                    let outside = matches!(self.lookup(n), Some(Binding::Slot(..)) | Some(Binding::Val(V::S(..))));
+                    if outside && *n != var.name && !shared.iter().any(|x| x.name == *n) && reduction_op(n, body, &self.imports).is_some() {
+                        shared.push(Ident {
+                            name: n.clone(),
+                            span: *sp,
+                        });
+                    }
+                }
+                prange_body = body.to_vec();
+                mark_atomic_reductions(&mut prange_body, &var.name);
+                body = &prange_body;
+                Some((true, false, shared))
+            }
+            None if in_parallel
+                && !in_simd
+                && vectorizable(
+                    body,
+                    var,
+                    &|n| {
+                        self.lookup(n)
+                            .is_some_and(|b| matches!(b, Binding::Slot(..) | Binding::Val(V::S(..))))
+                    },
+                    &self.imports,
+                ) =>
+            {
+                // Inner loop vectorization (seed 000): an innermost loop of a parallel loop
+                // whose iterations are independent runs as a simd loop.
+                auto_simd = true;
+                Some((false, true, vec![]))
+            }
             _ => None,
         };
         let Some((parallel, simd, shared)) = kind else {
@@ -995,10 +1038,10 @@ impl<'a> Lower<'a> {
             let (b2, reds) = self.element_reductions(var, body)?;
             for (target, op, name) in &reds {
                 let ExprKind::Subscript { value, .. } = &target.kind else {
-                    unreachable!("subscript")
+                    return Err(self.err(target.span, "expected an array element"));
                 };
                 let V::Arr(_, dt, _) = self.expr(value)? else {
-                    unreachable!("array")
+                    return Err(self.err(value.span, "only arrays can be subscripted"));
                 };
                 let t = STy::strong(dt);
                 let slot = self.new_slot(t);
@@ -1140,6 +1183,12 @@ impl<'a> Lower<'a> {
         }
         if simd {
             op.set_attr("appy.simd", "unit");
+        }
+        if auto_simd {
+            op.set_attr("appy.auto_simd", "unit");
+        }
+        if is_prange {
+            op.set_attr("appy.prange", "unit");
         }
         self.b.push(op);
         for ((n, _), r) in reductions.iter().zip(results) {
@@ -2275,4 +2324,232 @@ fn count_target_updates(stmts: &[Stmt], key: &str, text: &str) -> usize {
             _ => 0,
         })
         .sum()
+}
+
+/// Marks `a[idx] op= e` updates whose indices do not use `var` as atomic (they are
+/// reductions across the iterations of the parallel loop over `var`; seed 000's array
+/// rule). Updates whose indices use `var` are element-wise and stay as they are.
+fn mark_atomic_reductions(stmts: &mut [Stmt], var: &str) {
+    for s in stmts {
+        match &mut s.kind {
+            StmtKind::AugAssign {
+                target,
+                op: BinOp::Add | BinOp::Sub | BinOp::Mul,
+                ..
+            } if s.pragma.is_none() => {
+                if let ExprKind::Subscript { indices, .. } = &target.kind {
+                    let mut names = vec![];
+                    for i in indices {
+                        if let Index::Expr(x) = i {
+                            expr_names(x, &mut names);
+                        }
+                    }
+                    if !names.iter().any(|(n, _)| n == var) {
+                        s.pragma = Some(Pragma {
+                            kind: PragmaKind::Atomic,
+                            text: "atomic".into(),
+                            span: s.span,
+                        });
+                    }
+                }
+            }
+            StmtKind::For { body, .. } => mark_atomic_reductions(body, var),
+            StmtKind::If { then, orelse, .. } => {
+                mark_atomic_reductions(then, var);
+                mark_atomic_reductions(orelse, var);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether an unannotated loop over `var` may run as a simd loop: it is innermost, its
+/// scalars are private or reductions, and no array element it writes is read at another
+/// index (no loop-carried dependence through memory).
+fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bool, imports: &Imports) -> bool {
+    fn simple(stmts: &[Stmt]) -> bool {
+        stmts.iter().all(|s| match &s.kind {
+            StmtKind::Assign { .. } | StmtKind::AugAssign { .. } | StmtKind::Pass => {
+                s.pragma.is_none() || matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic))
+            }
+            StmtKind::If { then, orelse, .. } => simple(then) && simple(orelse),
+            _ => false,
+        })
+    }
+    if !simple(body) {
+        return false;
+    }
+    let mut assigned = vec![];
+    ast_names_assigned(body, &mut assigned);
+    for (n, _) in &assigned {
+        if defined_outside(n) && reduction_op(n, body, imports).is_none() {
+            return false;
+        }
+    }
+    // Stores and loads per array, by index text.
+    fn index_key(indices: &[Index]) -> String {
+        format!("{indices:?}").replace(|c: char| c.is_whitespace(), "")
+    }
+    fn spanless(e: &Expr) -> Expr {
+        let mut e = e.clone();
+        strip_spans(&mut e);
+        e
+    }
+    fn collect(stmts: &[Stmt], stores: &mut Vec<(String, String, bool, bool)>, loads: &mut Vec<(String, String)>) {
+        fn loads_in(e: &Expr, loads: &mut Vec<(String, String)>) {
+            match &e.kind {
+                ExprKind::Subscript { value, indices } => {
+                    if let ExprKind::Name(n) = &value.kind {
+                        let ix: Vec<Index> = indices
+                            .iter()
+                            .map(|i| match i {
+                                Index::Expr(x) => Index::Expr(spanless(x)),
+                                o => o.clone(),
+                            })
+                            .collect();
+                        loads.push((n.clone(), index_key(&ix)));
+                    }
+                    for i in indices {
+                        if let Index::Expr(x) = i {
+                            loads_in(x, loads);
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => loads_in(operand, loads),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    loads_in(lhs, loads);
+                    loads_in(rhs, loads);
+                }
+                ExprKind::Compare { first, rest } => {
+                    loads_in(first, loads);
+                    rest.iter().for_each(|(_, x)| loads_in(x, loads));
+                }
+                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| loads_in(x, loads)),
+                ExprKind::IfExp { cond, then, orelse } => {
+                    loads_in(cond, loads);
+                    loads_in(then, loads);
+                    loads_in(orelse, loads);
+                }
+                ExprKind::Call { args, .. } => args.iter().for_each(|x| loads_in(x, loads)),
+                _ => {}
+            }
+        }
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Assign { targets, value } => {
+                    for t in targets {
+                        if let ExprKind::Subscript { value: v, indices } = &t.kind
+                            && let ExprKind::Name(n) = &v.kind
+                        {
+                            let ix: Vec<Index> = indices
+                                .iter()
+                                .map(|i| match i {
+                                    Index::Expr(x) => Index::Expr(spanless(x)),
+                                    o => o.clone(),
+                                })
+                                .collect();
+                            stores.push((n.clone(), index_key(&ix), false, false));
+                        }
+                    }
+                    loads_in(value, loads);
+                }
+                StmtKind::AugAssign { target, value, op } => {
+                    if let ExprKind::Subscript { value: v, indices } = &target.kind
+                        && let ExprKind::Name(n) = &v.kind
+                    {
+                        let ix: Vec<Index> = indices
+                            .iter()
+                            .map(|i| match i {
+                                Index::Expr(x) => Index::Expr(spanless(x)),
+                                o => o.clone(),
+                            })
+                            .collect();
+                        let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
+                        let red = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul);
+                        stores.push((n.clone(), index_key(&ix), atomic, red));
+                    }
+                    loads_in(value, loads);
+                }
+                StmtKind::If { cond, then, orelse } => {
+                    loads_in(cond, loads);
+                    collect(then, stores, loads);
+                    collect(orelse, stores, loads);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut stores = vec![];
+    let mut loads = vec![];
+    collect(body, &mut stores, &mut loads);
+    let varying: Vec<String> = assigned
+        .iter()
+        .map(|(n, _)| format!("Name(\"{n}\")"))
+        .chain([format!("Name(\"{}\")", var.name)])
+        .collect();
+    for (arr, key, atomic, red) in &stores {
+        // The store is element-wise in the loop variable, an atomic update, or a
+        // reduction into one element (an update with indices invariant in the loop, to an
+        // array the loop does not otherwise read).
+        let uses_var = key.contains(&format!("Name(\"{}\")", var.name));
+        let invariant = !varying.iter().any(|v| key.contains(v.as_str()));
+        let element_reduction = *red && invariant && !loads.iter().any(|(a, _)| a == arr);
+        if !(uses_var || *atomic || element_reduction) {
+            return false;
+        }
+        // Every other access to the array must be to the same element.
+        if stores.iter().any(|(a, k, _, _)| a == arr && k != key) || loads.iter().any(|(a, k)| a == arr && k != key) {
+            return false;
+        }
+    }
+    true
+}
+
+fn strip_spans(e: &mut Expr) {
+    e.span = Span::default();
+    match &mut e.kind {
+        ExprKind::Unary { operand, .. } => strip_spans(operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            strip_spans(lhs);
+            strip_spans(rhs);
+        }
+        ExprKind::Compare { first, rest } => {
+            strip_spans(first);
+            rest.iter_mut().for_each(|(_, x)| strip_spans(x));
+        }
+        ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter_mut().for_each(strip_spans),
+        ExprKind::IfExp { cond, then, orelse } => {
+            strip_spans(cond);
+            strip_spans(then);
+            strip_spans(orelse);
+        }
+        ExprKind::Call { func, args, kwargs } => {
+            strip_spans(func);
+            args.iter_mut().for_each(strip_spans);
+            kwargs.iter_mut().for_each(|(k, x)| {
+                k.span = Span::default();
+                strip_spans(x)
+            });
+        }
+        ExprKind::Attribute { value, attr } => {
+            strip_spans(value);
+            attr.span = Span::default();
+        }
+        ExprKind::Subscript { value, indices } => {
+            strip_spans(value);
+            for i in indices {
+                match i {
+                    Index::Expr(x) => strip_spans(x),
+                    Index::Slice { lower, upper, step, span } => {
+                        *span = Span::default();
+                        for x in [lower, upper, step].into_iter().flatten() {
+                            strip_spans(x);
+                        }
+                    }
+                    Index::NewAxis(sp) => *sp = Span::default(),
+                }
+            }
+        }
+        _ => {}
+    }
 }
