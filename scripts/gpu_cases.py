@@ -73,6 +73,16 @@ def _cases():
                        lambda r, n: [arr(r, n // 10 + 2, np.float64), arr(r, n // 10 + 2, np.float64), n // 10 + 2]),
         "jacobi_1d": ("jacobi_1d.py", "jacobi_1d", "f64[:],f64[:],int,int",
                       lambda r, n: [arr(r, n, np.float64), arr(r, n, np.float64), n, 10]),
+        "vsum": ("prange.py", "vsum", "f64[:],int", lambda r, n: [arr(r, n, np.float64), n]),
+        "masked_sum": ("prange.py", "masked_sum", "f64[:],int", lambda r, n: [arr(r, n, np.float64, 0, 1), n]),
+        "go_fast": ("prange.py", "go_fast", "f64[:,:],int", lambda r, n: [arr(r, (n // 9 + 1, n // 9 + 1), np.float64), n // 9 + 1]),
+        "azimint_like": ("prange.py", "azimint_like", "f64[:],f64[:],float,float,int",
+                         lambda r, n: [arr(r, n, np.float64), arr(r, n, np.float64, 0, 10), 2.5, 7.0, n]),
+        "add_one": ("prange.py", "add_one", "f64[:],int", lambda r, n: [arr(r, n, np.float64), n]),
+        "col_sums": ("prange.py", "col_sums", "f64[:],f64[:,:],int,int",
+                     lambda r, n: [arr(r, n % 300 + 3, np.float64), arr(r, (n // 7 + 2, n % 300 + 3), np.float64), n // 7 + 2, n % 300 + 3]),
+        "row_sums": ("prange.py", "row_sums", "f64[:],f64[:,:],int,int",
+                     lambda r, n: [arr(r, n // 7 + 2, np.float64), arr(r, (n // 7 + 2, n % 300 + 3), np.float64), n // 7 + 2, n % 300 + 3]),
         "heat_2d": ("jacobi_1d.py", "heat_2d", "f64[:,:],f64[:,:],int,int,int",
                     lambda r, n: [arr(r, (n // 9 + 3, n // 3 + 3), np.float64), arr(r, (n // 9 + 3, n // 3 + 3), np.float64),
                                   n // 9 + 3, n // 3 + 3, 4]),
@@ -158,9 +168,12 @@ def check_all(args):
                         if not np.allclose(got, w, **tol, equal_nan=True):
                             bad.append(f"{pn}: max |diff| {np.nanmax(np.abs(got - w)):.3e}")
                 if want_ret is not None:
-                    got = np.load(os.path.join(d, "return.npy"))
-                    if not np.allclose(got, want_ret, rtol=1e-6, atol=1e-9):
-                        bad.append(f"return: {got} vs {want_ret}")
+                    rets = want_ret if isinstance(want_ret, tuple) else (want_ret,)
+                    for k, w in enumerate(rets):
+                        fname = "return.npy" if len(rets) == 1 else f"return_{k}.npy"
+                        got = np.load(os.path.join(d, fname))
+                        if not np.allclose(got, w, rtol=1e-6, atol=1e-9):
+                            bad.append(f"{fname}: {got} vs {w}")
                 if bad:
                     print(f"FAIL {name} n={n}: {'; '.join(bad)}")
                     fail += 1
