@@ -91,6 +91,11 @@ def _cases():
 
 MVLS = [256, 512, 1024, 2048]
 
+MOVEMENT = {
+    "mv_scale_row": ("data_movement.py", "scale_row", "f64[:,:],int,int"),
+    "mv_two_regions": ("data_movement.py", "two_regions", "f64[:],f64[:],int"),
+}
+
 BENCH = {
     "bench_vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int"),
     "bench_row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int"),
@@ -104,6 +109,7 @@ def compile_all(args):
     # appy.MVL (the oracle's shim says 256).
     items = [(k, v[0], v[1], v[2], 256 if k == "block_sums" else 1024) for k, v in _cases().items()]
     items += [(f"{k}_mvl{m}", *v, m) for k, v in BENCH.items() for m in MVLS]
+    items += [(k, *v, 1024) for k, v in MOVEMENT.items()]
     for name, f, func, sig, mvl in items:
         out = os.path.join(args.out, name + ".json")
         cmd = [args.appy, "compile", os.path.join(ROOT, "examples", f), "--func", func, "--signature", sig, "--mvl", str(mvl), "-o", out]
@@ -182,6 +188,36 @@ def check_all(args):
         print(f"ok   {name}")
     print(f"{ok} passed, {fail} failed")
     return fail == 0
+
+
+def movement(args):
+    """Counted transfers: one row of a 4096x4096 matrix; two consecutive regions."""
+    import numpy as np
+    ok = True
+    rng = np.random.default_rng(3)
+    cases = [
+        ("mv_scale_row", "scale_row", [rng.random((4096, 4096)), 17, 4096], 4096 * 8, 4096 * 8),
+        ("mv_two_regions", "two_regions", [rng.random(1 << 20), rng.random(1 << 20), 1 << 20], 2 * 8 << 20, 2 * 8 << 20),
+    ]
+    for name, func, vals, want_htod, want_dtoh in cases:
+        bundle = os.path.join(args.dir, name + ".json")
+        params = json.load(open(bundle))["params"]
+        want, _ = oracle("data_movement.py", func, vals)
+        with tempfile.TemporaryDirectory() as d:
+            p = run_bundle(args.runner, bundle, params, vals, d, extra=["--stats"])
+            line = [l for l in p.stdout.splitlines() if l.startswith("stats:")]
+            if p.returncode != 0 or not line:
+                print(f"FAIL {name}: {p.stderr}")
+                ok = False
+                continue
+            st = dict(kv.split("=") for kv in line[0].split()[1:])
+            correct = all(np.allclose(np.load(os.path.join(d, pn + ".npy")), w) for pn, v, w in zip(params, vals, want) if isinstance(v, np.ndarray))
+            good = int(st["htod_bytes"]) == want_htod and int(st["dtoh_bytes"]) == want_dtoh and correct
+            ok &= good
+            total = sum(v.nbytes for v in vals if isinstance(v, np.ndarray))
+            print(f"{'ok  ' if good else 'FAIL'} {func}: launches={st['launches']} htod={st['htod_bytes']} B dtoh={st['dtoh_bytes']} B "
+                  f"(expected {want_htod}/{want_dtoh}; whole arrays: {total} B each way), results match NumPy: {correct}")
+    return ok
 
 
 def sanitize(args):
@@ -263,7 +299,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize"])
+    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -271,6 +307,8 @@ def main():
     a = ap.parse_args()
     if a.mode == "compile":
         compile_all(a)
+    elif a.mode == "movement":
+        sys.exit(0 if movement(a) else 1)
     elif a.mode == "sanitize":
         sys.exit(0 if sanitize(a) else 1)
     elif a.mode == "check":

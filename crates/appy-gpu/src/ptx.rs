@@ -90,9 +90,8 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
     Ok((ptx, kernels))
 }
 
-/// The host part of a `gpu`-level module (everything but the `gpu.module`).
+/// The module a bundle carries: the host function (interpreted by the runtime) and the
+/// kernels' `gpu.module` (analysed by the runtime to move only the accessed data).
 pub fn host_module(gpu: &Module) -> Module {
-    let mut m = gpu.clone();
-    m.body_mut().retain(|o| o.name != "gpu.module");
-    m
+    gpu.clone()
 }

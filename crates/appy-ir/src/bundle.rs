@@ -7,7 +7,7 @@ use crate::types::ArgType;
 use serde::{Deserialize, Serialize};
 
 /// Format version; bumped on incompatible changes.
-pub const BUNDLE_VERSION: u32 = 1;
+pub const BUNDLE_VERSION: u32 = 2;
 
 /// One kernel of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -33,7 +33,8 @@ pub struct Bundle {
     pub results: Vec<ArgType>,
     /// Threads per block.
     pub mvl: i64,
-    /// The host module: one `func.func` whose body launches kernels (`gpu.launch_func`).
+    /// The `gpu`-level module: the host `func.func`, whose body launches kernels
+    /// (`gpu.launch_func`), and the kernels' `gpu.module` (for access analysis).
     pub host: Module,
     /// PTX text of the kernels (empty when there are none).
     pub ptx: String,

@@ -6,6 +6,7 @@
 //! the call and back after it (whole arrays, for now).
 
 use crate::array::{HostArray, HostValue};
+use crate::regions::{IndexBox, LaunchArg};
 use appy_ir::bundle::Bundle;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::types::{ArgType, DType, parse_memref};
@@ -28,6 +29,10 @@ pub struct Timing {
     pub kernel_s: f64,
     /// Number of launches.
     pub launches: usize,
+    /// Bytes copied host → device.
+    pub htod_bytes: usize,
+    /// Bytes copied device → host.
+    pub dtoh_bytes: usize,
 }
 
 impl Gpu {
@@ -203,10 +208,17 @@ enum HV {
 
 struct Mem {
     ptr: sys::CUdeviceptr,
+    /// Host scalar slot (`memref.alloca` in host code).
     host: Option<Vec<u64>>,
     dtype: DType,
     shape: Vec<usize>,
     freed: bool,
+    /// For an array argument: the host copy, moved to the device only where kernels
+    /// access it (`valid`: boxes whose device copy is current; `dirty`: boxes kernels
+    /// may have written, copied back at the end).
+    shadow: Option<Vec<u8>>,
+    valid: Vec<IndexBox>,
+    dirty: Vec<IndexBox>,
 }
 
 struct Interp<'a> {
@@ -236,26 +248,94 @@ fn wrap(v: i64, bits: u32) -> i64 {
 }
 
 impl Interp<'_> {
+    /// Makes a host array available to kernels: device memory is allocated, and parts
+    /// are copied when a kernel first accesses them (see [`crate::regions`]).
     fn upload(&mut self, arr: &HostArray) -> Result<usize, String> {
         let bytes = arr.data.len().max(1);
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
-        if !arr.data.is_empty() {
-            unsafe { result::memcpy_htod_sync(ptr, &arr.data) }.map_err(|e| format!("copy to device failed: {e:?}"))?;
-        }
         self.mems.push(Mem {
             ptr,
             host: None,
             dtype: arr.dtype,
             shape: arr.shape.clone(),
             freed: false,
+            shadow: Some(arr.data.clone()),
+            valid: vec![],
+            dirty: vec![],
         });
         Ok(self.mems.len() - 1)
     }
+
+    /// Copies the current contents of an array to `out`: for an argument, the parts
+    /// kernels wrote come back from the device into the host copy.
     fn download(&mut self, id: usize, out: &mut [u8]) -> Result<(), String> {
         if out.is_empty() {
             return Ok(());
         }
-        unsafe { result::memcpy_dtoh_sync(out, self.mems[id].ptr) }.map_err(|e| format!("copy from device failed: {e:?}"))
+        self.gpu
+            .stream
+            .synchronize()
+            .map_err(|e| format!("kernel execution failed: {e:?}"))?;
+        let m = &mut self.mems[id];
+        let Some(shadow) = m.shadow.as_mut() else {
+            self.timing.dtoh_bytes += out.len();
+            return unsafe { result::memcpy_dtoh_sync(out, m.ptr) }.map_err(|e| format!("copy from device failed: {e:?}"));
+        };
+        let es = m.dtype.size();
+        for b in std::mem::take(&mut m.dirty) {
+            for (start, len) in b.runs(&m.shape) {
+                let dst = &mut shadow[start * es..(start + len) * es];
+                unsafe { result::memcpy_dtoh_sync(dst, m.ptr + (start * es) as u64) }
+                    .map_err(|e| format!("copy from device failed: {e:?}"))?;
+                self.timing.dtoh_bytes += len * es;
+            }
+        }
+        out.copy_from_slice(shadow);
+        Ok(())
+    }
+
+    /// Before a launch: copies the parts of `id` that the kernel accesses and whose
+    /// device copy is not current.
+    fn make_valid(&mut self, id: usize, need: &IndexBox, written: Option<&IndexBox>) -> Result<(), String> {
+        let m = &mut self.mems[id];
+        let Some(shadow) = m.shadow.as_ref() else { return Ok(()) };
+        let es = m.dtype.size();
+        let mut missing = vec![need.clone()];
+        for v in &m.valid {
+            missing = missing.iter().flat_map(|b| b.subtract(v)).collect();
+        }
+        for b in &missing {
+            for (start, len) in b.runs(&m.shape) {
+                let src = &shadow[start * es..(start + len) * es];
+                unsafe { result::memcpy_htod_sync(m.ptr + (start * es) as u64, src) }
+                    .map_err(|e| format!("copy to device failed: {e:?}"))?;
+                self.timing.htod_bytes += len * es;
+            }
+        }
+        m.valid.extend(missing);
+        if let Some(w) = written.filter(|w| !w.is_empty() && !m.dirty.iter().any(|d| d.contains(w))) {
+            m.dirty.push(w.clone());
+        }
+        Ok(())
+    }
+
+    /// Whether flat element `flat` of `id` is current on the device.
+    fn on_device(&self, id: usize, flat: usize) -> bool {
+        let m = &self.mems[id];
+        if m.shadow.is_none() {
+            return true;
+        }
+        let mut idx = vec![0i64; m.shape.len()];
+        let mut rest = flat;
+        for d in (0..m.shape.len()).rev() {
+            idx[d] = (rest % m.shape[d].max(1)) as i64;
+            rest /= m.shape[d].max(1);
+        }
+        let point = IndexBox {
+            lo: idx.clone(),
+            hi: idx.iter().map(|x| x + 1).collect(),
+        };
+        m.valid.iter().any(|v| v.contains(&point))
     }
     fn free_all(&mut self) {
         for m in &mut self.mems {
@@ -592,6 +672,9 @@ impl Interp<'_> {
                         dtype,
                         shape,
                         freed: false,
+                        shadow: None,
+                        valid: vec![],
+                        dirty: vec![],
                     });
                 } else {
                     let bytes = (elems * dtype.size()).max(1);
@@ -602,6 +685,9 @@ impl Interp<'_> {
                         dtype,
                         shape,
                         freed: false,
+                        shadow: None,
+                        valid: vec![],
+                        dirty: vec![],
                     });
                 }
                 let id = self.mems.len() - 1;
@@ -664,6 +750,10 @@ impl Interp<'_> {
         let dt = m.dtype;
         let raw: u64 = if let Some(h) = &m.host {
             h[flat]
+        } else if let Some(sh) = m.shadow.as_ref().filter(|_| !self.on_device(id, flat)) {
+            let mut w = [0u8; 8];
+            w[..dt.size()].copy_from_slice(&sh[flat * dt.size()..(flat + 1) * dt.size()]);
+            u64::from_le_bytes(w)
         } else {
             let mut b = vec![0u8; dt.size()];
             self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
@@ -691,10 +781,14 @@ impl Interp<'_> {
             (DType::Bool, HV::I(i)) => (i & 1) as u64,
             _ => return Err("store of a mismatched value".into()),
         };
+        let on_device = self.on_device(id, flat);
         let m = &mut self.mems[id];
+        if let Some(sh) = &mut m.shadow {
+            sh[flat * dt.size()..(flat + 1) * dt.size()].copy_from_slice(&raw.to_le_bytes()[..dt.size()]);
+        }
         if let Some(h) = &mut m.host {
             h[flat] = raw;
-        } else {
+        } else if on_device {
             let b = &raw.to_le_bytes()[..dt.size()];
             self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
             unsafe { result::memcpy_htod_sync(m.ptr + (flat * dt.size()) as u64, b) }.map_err(|e| format!("{e:?}"))?;
@@ -713,6 +807,42 @@ impl Interp<'_> {
         let args = &o[6..];
         if args.len() != params.len() {
             return Err(format!("kernel {kname}: {} arguments for {} parameters", args.len(), params.len()));
+        }
+        // Move the parts of the arguments that this launch accesses (seed 002 §5).
+        if let Some(kop) = find_kernel(self.m, &kname) {
+            let mut largs = vec![];
+            for (v, ty) in args.iter().zip(params) {
+                largs.push(match self.get(*v)? {
+                    HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
+                    HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
+                    _ => LaunchArg::Float,
+                });
+            }
+            let acc = crate::regions::analyse(self.m, kop, &largs, grid.0 * grid.1 * grid.2, block.0 * block.1 * block.2);
+            for (p, v) in args.iter().enumerate() {
+                if let HV::Mem(id) = self.get(*v)? {
+                    if self.mems[id].shadow.is_none() {
+                        continue;
+                    }
+                    let r = acc.reads.get(&p);
+                    let w = acc.writes.get(&p);
+                    let need = match (r, w) {
+                        (Some(r), Some(w)) => r.hull(w),
+                        (Some(r), None) => r.clone(),
+                        (None, Some(w)) => w.clone(),
+                        (None, None) => continue,
+                    };
+                    self.make_valid(id, &need, w)?;
+                }
+            }
+        } else {
+            // No IR to analyse: move whole arrays.
+            for v in args {
+                if let HV::Mem(id) = self.get(*v)? {
+                    let whole = IndexBox::whole(&self.mems[id].shape);
+                    self.make_valid(id, &whole, Some(&whole))?;
+                }
+            }
         }
         // Marshal: every parameter is stored in an 8-byte cell.
         let mut cells: Vec<u64> = vec![];
@@ -767,4 +897,14 @@ impl Interp<'_> {
         self.timing.launches += 1;
         Ok(())
     }
+}
+
+/// The `gpu.func` named `name` in a bundle's module.
+fn find_kernel<'m>(m: &'m Module, name: &str) -> Option<&'m Op> {
+    let quoted = format!("\"{name}\"");
+    m.body()
+        .iter()
+        .filter(|o| o.name == "gpu.module")
+        .flat_map(|g| g.body(0).ops.iter())
+        .find(|f| f.name == "gpu.func" && f.attr("sym_name") == Some(&quoted))
 }

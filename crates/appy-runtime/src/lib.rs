@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod gpu;
 #[cfg(feature = "jit")]
 pub mod jit;
+pub mod regions;
 
 pub use array::{HostArray, HostValue};
 

@@ -281,3 +281,31 @@ fn prange_reductions_and_auto_simd() {
         );
     }
 }
+
+#[test]
+fn data_movement_examples() {
+    let mut r = Rng::new(200);
+    check(
+        "data_movement.py",
+        "scale_row",
+        vec![r.array(F64, &[37, 41], -1.0, 1.0), int(5), int(41)],
+        256,
+    );
+    check(
+        "data_movement.py",
+        "two_regions",
+        vec![r.array(F64, &[1001], -1.0, 1.0), r.array(F64, &[1001], -1.0, 1.0), int(1001)],
+        256,
+    );
+    check(
+        "data_movement.py",
+        "interior",
+        vec![
+            r.array(F64, &[37, 41], -1.0, 1.0),
+            r.array(F64, &[37, 41], -1.0, 1.0),
+            int(37),
+            int(41),
+        ],
+        256,
+    );
+}

@@ -6,3 +6,4 @@ mod e2e;
 mod errors;
 mod fuzz;
 mod lit;
+mod movement;

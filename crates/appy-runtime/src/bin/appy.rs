@@ -88,6 +88,9 @@ enum Cmd {
         /// `bench: min median max` in milliseconds.
         #[arg(long, default_value_t = 0)]
         bench: usize,
+        /// Print `stats: launches=N htod_bytes=N dtoh_bytes=N` for the (last) run.
+        #[arg(long)]
+        stats: bool,
     },
 }
 
@@ -229,25 +232,34 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             out,
             repeat,
             bench,
-        } => exec_bundle(&bundle, &args, &out, repeat, bench),
+            stats,
+        } => exec_bundle(&bundle, &args, &out, repeat, bench, stats),
     }
 }
 
 #[cfg(feature = "cuda")]
-fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize, bench: usize) -> Result<(), Diagnostic> {
+fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize, bench: usize, stats: bool) -> Result<(), Diagnostic> {
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
     let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
     let orig = bind_args(&b.params, raw)?;
+    let mut timing = appy_runtime::gpu::Timing::default();
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
     for _ in 0..repeat.max(1) {
         let mut args = orig.clone();
         let t0 = std::time::Instant::now();
-        let (res, _t) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
+        let (res, t) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
         times.push(t0.elapsed().as_secs_f64());
         last = (args, res);
+        timing = t;
+    }
+    if stats {
+        println!(
+            "stats: launches={} htod_bytes={} dtoh_bytes={}",
+            timing.launches, timing.htod_bytes, timing.dtoh_bytes
+        );
     }
     report(&times);
     write_outputs(out, &b.params, &last.0, &last.1)?;
@@ -261,7 +273,7 @@ fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize
 }
 
 #[cfg(not(feature = "cuda"))]
-fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize) -> Result<(), Diagnostic> {
+fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize, _: bool) -> Result<(), Diagnostic> {
     Err(Diagnostic::bare("this appy was built without the GPU runner (feature `cuda`)"))
 }
 
