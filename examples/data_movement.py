@@ -31,3 +31,13 @@ def interior(a, b, M, N):
         #pragma simd
         for j in range(1, N - 1):
             b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+
+@appy.jit
+def big_temporary(a, N):
+    # Allocates an N x N float64 temporary: with a huge N the device runs out of memory,
+    # which must be a clean error.
+    t = np.zeros((N, N))
+    #pragma parallel for
+    for i in range(N):
+        a[i] = t[i, i] + 1.0

@@ -94,6 +94,7 @@ MVLS = [256, 512, 1024, 2048]
 MOVEMENT = {
     "mv_scale_row": ("data_movement.py", "scale_row", "f64[:,:],int,int"),
     "mv_two_regions": ("data_movement.py", "two_regions", "f64[:],f64[:],int"),
+    "fault_big": ("data_movement.py", "big_temporary", "f64[:],int"),
 }
 
 BENCH = {
@@ -220,6 +221,31 @@ def movement(args):
     return ok
 
 
+def faults(args):
+    """Failures on the GPU are clean errors: a PTX the driver rejects, a device out of
+    memory, a bundle that is not JSON. Never a crash or an abort."""
+    import numpy as np
+    ok = True
+    src = json.load(open(os.path.join(args.dir, "vector_add.json")))
+    with tempfile.TemporaryDirectory() as d:
+        bad = dict(src, ptx=src["ptx"].replace(".entry", ".entyr"))
+        json.dump(bad, open(os.path.join(d, "bad_ptx.json"), "w"))
+        open(os.path.join(d, "garbage.json"), "w").write("{ not json")
+        vals = [np.ones(10, np.float32), np.ones(10, np.float32), np.zeros(10, np.float32), 10]
+        cases = [
+            ("bad_ptx.json", src["params"], vals, "rejected the PTX"),
+            ("garbage.json", src["params"], vals, "not a valid appy bundle"),
+            (os.path.join(args.dir, "fault_big.json"), ["a", "N"], [np.ones(4, np.float64), 4_000_000], "out of memory"),
+        ]
+        for bundle, params, v, want in cases:
+            path = bundle if os.path.isabs(bundle) else os.path.join(d, bundle)
+            p = run_bundle(args.runner, path, params, v, d)
+            good = p.returncode not in (0,) and p.returncode > 0 and want in p.stderr and "panicked" not in p.stderr
+            ok &= good
+            print(f"{'ok  ' if good else 'FAIL'} {os.path.basename(bundle)}: exit {p.returncode}: {p.stderr.strip().splitlines()[0] if p.stderr.strip() else ''}")
+    return ok
+
+
 def sanitize(args):
     """compute-sanitizer memcheck and racecheck over every example bundle (n=1000)."""
     import numpy as np
@@ -299,7 +325,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement"])
+    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement", "faults"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -307,6 +333,8 @@ def main():
     a = ap.parse_args()
     if a.mode == "compile":
         compile_all(a)
+    elif a.mode == "faults":
+        sys.exit(0 if faults(a) else 1)
     elif a.mode == "movement":
         sys.exit(0 if movement(a) else 1)
     elif a.mode == "sanitize":

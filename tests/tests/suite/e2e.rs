@@ -309,3 +309,15 @@ fn data_movement_examples() {
         256,
     );
 }
+
+#[test]
+fn two_dimensional_zeros_fill() {
+    // np.zeros((N, N)) fills through a 2-D nest of parallel loops (a 2-D grid on the GPU).
+    let mut r = Rng::new(300);
+    check(
+        "data_movement.py",
+        "big_temporary",
+        vec![r.array(F64, &[37], -1.0, 1.0), int(37)],
+        256,
+    );
+}

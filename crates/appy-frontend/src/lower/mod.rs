@@ -842,29 +842,32 @@ impl<'a> Lower<'a> {
             _ => None,
         };
         if let Some(fv) = fv {
-            // A parallel fill: a kernel on the GPU, a loop nest on the CPU.
+            // A parallel fill: a perfect nest of 1-D parallel loops (one grid on the
+            // GPU, a loop nest on the CPU).
             let c0 = self.b.index(0);
             let c1 = self.b.index(1);
-            let mut ivs = vec![];
-            for _ in 0..rank {
-                ivs.push(self.b.m.value("index"));
-            }
-            self.b.begin();
-            self.b.store(fv, m, &ivs);
-            self.b.op0("scf.reduce", &[], &[]);
-            let body = self.b.end();
-            let mut operands = vec![c0; rank];
-            operands.extend(dims.iter().copied());
-            operands.extend(vec![c1; rank]);
-            if rank > 0 {
-                let op = Op::new("scf.parallel")
-                    .with_operands(operands)
-                    .with_attr("operandSegmentSizes", format!("array<i32: {rank}, {rank}, {rank}, 0>"))
-                    .with_attr("appy.parallel", "unit")
-                    .with_region(Builder::region(ivs, body));
-                self.b.push(op);
-            } else {
+            let ivs: Vec<Value> = (0..rank).map(|_| self.b.m.value("index")).collect();
+            if rank == 0 {
                 self.b.store(fv, m, &[]);
+            } else {
+                let mut inner = vec![
+                    Op::new("memref.store")
+                        .with_operands([fv, m].into_iter().chain(ivs.iter().copied()))
+                        .with_loc(self.b.loc.clone()),
+                ];
+                for d in (0..rank).rev() {
+                    inner.push(Op::new("scf.reduce").with_loc(self.b.loc.clone()));
+                    let op = Op::new("scf.parallel")
+                        .with_operands([c0, dims[d], c1])
+                        .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>")
+                        .with_attr("appy.parallel", "unit")
+                        .with_region(Builder::region(vec![ivs[d]], std::mem::take(&mut inner)))
+                        .with_loc(self.b.loc.clone());
+                    inner = vec![op];
+                }
+                for op in inner {
+                    self.b.push(op);
+                }
             }
         }
         Ok(V::Arr(m, dtype, rank))
