@@ -221,6 +221,54 @@ def movement(args):
     return ok
 
 
+def tiling(args):
+    """A forced small device memory budget (APPY_DEVICE_BUDGET): launches run in tiles
+    whose data fits, and the results still match NumPy."""
+    import numpy as np
+    ok = True
+    rng = np.random.default_rng(11)
+    cases = [
+        ("vector_add", [rng.random(1 << 20, dtype=np.float32), rng.random(1 << 20, dtype=np.float32), np.zeros(1 << 20, np.float32), 1 << 20]),
+        ("row_sum", [rng.random((2000, 3000)), np.zeros(2000), 2000, 3000]),
+        ("heat_2d", [rng.random((700, 900)), rng.random((700, 900)), 700, 900, 3]),
+        ("vector_sum", [rng.random(1 << 20), np.zeros(1), 1 << 20]),
+        ("spmv", _cases()["spmv"][3](rng, 20000)),
+    ]
+    env = dict(os.environ, APPY_DEVICE_BUDGET=str(1 << 20))
+    for name, vals in cases:
+        f, func = _cases()[name][0], _cases()[name][1]
+        bundle = os.path.join(args.dir, name + ".json")
+        params = json.load(open(bundle))["params"]
+        want, want_ret = oracle(f, func, vals)
+        with tempfile.TemporaryDirectory() as d:
+            cmd = [args.runner, "exec", bundle, "--out", d, "--stats"]
+            for pn, v in zip(params, vals):
+                if isinstance(v, np.ndarray):
+                    np.save(os.path.join(d, "in_" + pn + ".npy"), v)
+                    cmd += ["--arg", f"{pn}=@{os.path.join(d, 'in_' + pn + '.npy')}"]
+                else:
+                    cmd += ["--arg", f"{pn}={v!r}"]
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            line = [l for l in p.stdout.splitlines() if l.startswith("stats:")]
+            if p.returncode != 0 or not line:
+                print(f"FAIL {name}: {p.stderr}")
+                ok = False
+                continue
+            st = dict(kv.split("=") for kv in line[0].split()[1:])
+            correct = True
+            for pn, v, w in zip(params, vals, want):
+                if isinstance(v, np.ndarray):
+                    got = np.load(os.path.join(d, pn + ".npy"))
+                    tol = dict(rtol=2e-4, atol=2e-5) if got.dtype == np.float32 else dict(rtol=1e-9, atol=1e-9)
+                    correct &= bool(np.allclose(got, w, **tol))
+            good = correct and (int(st["tiles"]) > 1 or name == "spmv")
+            ok &= good
+            total = sum(v.nbytes for v in vals if isinstance(v, np.ndarray))
+            print(f"{'ok  ' if good else 'FAIL'} {name}: budget 1 MiB, arrays {total >> 20} MiB: tiles={st['tiles']} launches={st['launches']} "
+                  f"htod={st['htod_bytes']} B, results match NumPy: {correct}")
+    return ok
+
+
 def faults(args):
     """Failures on the GPU are clean errors: a PTX the driver rejects, a device out of
     memory, a bundle that is not JSON. Never a crash or an abort."""
@@ -325,7 +373,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement", "faults"])
+    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement", "faults", "tiling"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -333,6 +381,8 @@ def main():
     a = ap.parse_args()
     if a.mode == "compile":
         compile_all(a)
+    elif a.mode == "tiling":
+        sys.exit(0 if tiling(a) else 1)
     elif a.mode == "faults":
         sys.exit(0 if faults(a) else 1)
     elif a.mode == "movement":

@@ -210,6 +210,9 @@ impl State<'_> {
         }
         host_args.extend(trips.iter().copied());
         host_args.extend(bufs.iter().copied());
+        // The last parameter of every kernel is a block offset (0 here): a runtime that
+        // splits a launch into tiles launches the kernel once per range of blocks.
+        host_args.push(zero);
         let has_work = b.cmpi(IPred::Sgt, total, zero);
         let one = b.index(1);
         // A worker without vector work (e.g. a `sequential for`) is one thread.
@@ -278,7 +281,10 @@ impl State<'_> {
         kargs.extend(ktrips.iter().copied());
         let kbufs: Vec<Value> = red_tys.iter().map(|t| b.m.value(format!("memref<1x{t}>"))).collect();
         kargs.extend(kbufs.iter().copied());
-        let bid = b.op1("gpu.block_id", &[], "index", &[("dimension", "#gpu<dim x>".into())]);
+        let koff = b.m.value("index");
+        kargs.push(koff);
+        let bid0 = b.op1("gpu.block_id", &[], "index", &[("dimension", "#gpu<dim x>".into())]);
+        let bid = b.bin("arith.addi", bid0, koff);
         let tid = b.op1("gpu.thread_id", &[], "index", &[("dimension", "#gpu<dim x>".into())]);
         let mut rem = bid;
         let mut idxs = vec![Value(0); levels.len()];

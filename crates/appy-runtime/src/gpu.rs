@@ -33,6 +33,8 @@ pub struct Timing {
     pub htod_bytes: usize,
     /// Bytes copied device → host.
     pub dtoh_bytes: usize,
+    /// Tiles run by launches split to fit the memory budget.
+    pub tiles: usize,
 }
 
 impl Gpu {
@@ -84,7 +86,20 @@ impl Gpu {
             ));
         }
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        // The device memory budget (bytes) for the arguments: `APPY_DEVICE_BUDGET`, else
+        // 90 % of the device's free memory. Beyond it, launches run in tiles.
+        let budget = match std::env::var("APPY_DEVICE_BUDGET").ok().and_then(|v| v.parse::<usize>().ok()) {
+            Some(b) => b,
+            None => result::mem_get_info().map(|(free, _)| free / 10 * 9).unwrap_or(usize::MAX),
+        };
+        let arg_bytes: usize = args
+            .iter()
+            .map(|a| if let HostValue::Array(x) = a { x.data.len() } else { 0 })
+            .sum();
+        let tiled = arg_bytes > budget;
         let mut it = Interp {
+            tiled,
+            budget,
             gpu: self,
             loaded,
             m: &b.host,
@@ -157,6 +172,8 @@ impl Gpu {
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
         let mut it = Interp {
+            tiled: false,
+            budget: usize::MAX,
             gpu: self,
             loaded,
             m: &b.host,
@@ -222,6 +239,10 @@ struct Mem {
 }
 
 struct Interp<'a> {
+    /// Arguments are not copied to the device whole: every launch runs in tiles of
+    /// blocks whose data fits the memory budget (seed 002 §5.4).
+    tiled: bool,
+    budget: usize,
     gpu: &'a Gpu,
     loaded: &'a Loaded,
     m: &'a Module,
@@ -252,7 +273,11 @@ impl Interp<'_> {
     /// are copied when a kernel first accesses them (see [`crate::regions`]).
     fn upload(&mut self, arr: &HostArray) -> Result<usize, String> {
         let bytes = arr.data.len().max(1);
-        let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
+        let ptr = if self.tiled {
+            0
+        } else {
+            unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?
+        };
         self.mems.push(Mem {
             ptr,
             host: None,
@@ -282,6 +307,10 @@ impl Interp<'_> {
             return unsafe { result::memcpy_dtoh_sync(out, m.ptr) }.map_err(|e| format!("copy from device failed: {e:?}"));
         };
         let es = m.dtype.size();
+        if m.ptr == 0 {
+            out.copy_from_slice(shadow);
+            return Ok(());
+        }
         for b in std::mem::take(&mut m.dirty) {
             for (start, len) in b.runs(&m.shape) {
                 let dst = &mut shadow[start * es..(start + len) * es];
@@ -339,7 +368,7 @@ impl Interp<'_> {
     }
     fn free_all(&mut self) {
         for m in &mut self.mems {
-            if m.host.is_none() && !m.freed {
+            if m.host.is_none() && !m.freed && m.ptr != 0 {
                 unsafe {
                     let _ = result::free_sync(m.ptr);
                 }
@@ -808,6 +837,9 @@ impl Interp<'_> {
         if args.len() != params.len() {
             return Err(format!("kernel {kname}: {} arguments for {} parameters", args.len(), params.len()));
         }
+        if self.tiled {
+            return self.launch_tiled(&kname, func, params, args, grid.0 * grid.1 * grid.2, block);
+        }
         // Move the parts of the arguments that this launch accesses (seed 002 §5).
         if let Some(kop) = find_kernel(self.m, &kname) {
             let mut largs = vec![];
@@ -844,17 +876,31 @@ impl Interp<'_> {
                 }
             }
         }
-        // Marshal: every parameter is stored in an 8-byte cell.
+        let mut cells = self.marshal(args, params, &HashMap::new(), None)?;
+        self.raw_launch(&kname, func, &mut cells, grid, block)
+    }
+
+    /// Kernel parameters, one 8-byte cell each (memrefs expand to descriptors).
+    /// `ptrs` replaces the (allocated, aligned) pointers of some parameters (tiles);
+    /// `offset` replaces the last parameter (the block offset).
+    fn marshal(
+        &self,
+        args: &[Value],
+        params: &[String],
+        ptrs: &HashMap<usize, (u64, u64)>,
+        offset: Option<i64>,
+    ) -> Result<Vec<u64>, String> {
         let mut cells: Vec<u64> = vec![];
-        for (v, ty) in args.iter().zip(params) {
+        for (p, (v, ty)) in args.iter().zip(params).enumerate() {
             if let Some((_, rank)) = parse_memref(ty) {
                 let id = self.mem(*v)?;
                 let m = &self.mems[id];
                 if m.host.is_some() {
                     return Err("a host scalar slot cannot be passed to a kernel".into());
                 }
-                cells.push(m.ptr);
-                cells.push(m.ptr);
+                let (alloc, aligned) = ptrs.get(&p).copied().unwrap_or((m.ptr, m.ptr));
+                cells.push(alloc);
+                cells.push(aligned);
                 cells.push(0);
                 for d in 0..rank {
                     cells.push(*m.shape.get(d).unwrap_or(&1) as u64);
@@ -866,6 +912,8 @@ impl Interp<'_> {
                     stride *= *m.shape.get(d).unwrap_or(&1) as u64;
                 }
                 cells.extend(strides);
+            } else if p + 1 == args.len() && offset.is_some() {
+                cells.push(offset.unwrap_or(0) as u64);
             } else {
                 let raw = match (ty.as_str(), self.get(*v)?) {
                     ("f32", HV::F(f)) => (f as f32).to_bits() as u64,
@@ -877,6 +925,17 @@ impl Interp<'_> {
                 cells.push(raw);
             }
         }
+        Ok(cells)
+    }
+
+    fn raw_launch(
+        &mut self,
+        kname: &str,
+        func: &CudaFunction,
+        cells: &mut [u64],
+        grid: (i64, i64, i64),
+        block: (i64, i64, i64),
+    ) -> Result<(), String> {
         let mut ptrs: Vec<*mut std::ffi::c_void> = cells.iter_mut().map(|c| c as *mut u64 as *mut std::ffi::c_void).collect();
         let t0 = Instant::now();
         unsafe {
@@ -895,6 +954,112 @@ impl Interp<'_> {
             self.timing.kernel_s += t0.elapsed().as_secs_f64();
         }
         self.timing.launches += 1;
+        Ok(())
+    }
+
+    /// A launch in tiles of blocks: for each tile, the flat range of every argument
+    /// array it accesses goes to a temporary device buffer (the descriptor's aligned
+    /// pointer is shifted so that global indices land in it), the tile runs, and what it
+    /// wrote comes back to the host copy. Tiles shrink until their data fits the budget.
+    fn launch_tiled(
+        &mut self,
+        kname: &str,
+        func: &CudaFunction,
+        params: &[String],
+        args: &[Value],
+        total: i64,
+        block: (i64, i64, i64),
+    ) -> Result<(), String> {
+        let kop = find_kernel(self.m, kname).ok_or_else(|| format!("kernel {kname}: no IR to tile"))?;
+        let nthreads = block.0 * block.1 * block.2;
+        let mut largs = vec![];
+        for (v, ty) in args.iter().zip(params) {
+            largs.push(match self.get(*v)? {
+                HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
+                HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
+                _ => LaunchArg::Float,
+            });
+        }
+        // The flat element range [f0, f1) of each tiled array parameter for blocks
+        // [off, off + n), and whether the tile writes it.
+        let ranges = |this: &Self, off: i64, n: i64| -> Vec<(usize, usize, usize, bool)> {
+            let mut la = largs.clone();
+            if let Some(last) = la.last_mut() {
+                *last = LaunchArg::Int(off);
+            }
+            let acc = crate::regions::analyse(this.m, kop, &la, n, nthreads);
+            let mut out = vec![];
+            for (p, v) in args.iter().enumerate() {
+                let Ok(HV::Mem(id)) = this.get(*v) else { continue };
+                let m = &this.mems[id];
+                if m.ptr != 0 || m.shadow.is_none() {
+                    continue;
+                }
+                let need = match (acc.reads.get(&p), acc.writes.get(&p)) {
+                    (Some(r), Some(w)) => r.hull(w),
+                    (Some(r), None) => r.clone(),
+                    (None, Some(w)) => w.clone(),
+                    (None, None) => continue,
+                };
+                if need.is_empty() {
+                    continue;
+                }
+                let runs = need.runs(&m.shape);
+                let f0 = runs.first().map(|r| r.0).unwrap_or(0);
+                let f1 = runs.last().map(|r| r.0 + r.1).unwrap_or(0);
+                out.push((p, f0, f1, acc.writes.contains_key(&p)));
+            }
+            out
+        };
+        let bytes = |this: &Self, r: &[(usize, usize, usize, bool)]| -> usize {
+            r.iter()
+                .map(|(p, f0, f1, _)| (f1 - f0) * this.mems[this.mem(args[*p]).unwrap_or(0)].dtype.size())
+                .sum()
+        };
+        let mut tile = total.max(1);
+        while tile > 1 && bytes(self, &ranges(self, 0, tile)) > self.budget {
+            tile = (tile + 1) / 2;
+        }
+        if tile == 1 && total > 1 && bytes(self, &ranges(self, 0, 1)) > self.budget {
+            // Even one block needs more than the budget (its accesses could not be
+            // bounded, e.g. indirect ones): smaller tiles would only repeat the same
+            // transfers, so run the launch whole.
+            tracing::warn!("kernel {kname}: one block's data exceeds the device budget; not tiling");
+            tile = total;
+        }
+        let mut off = 0;
+        while off < total {
+            let n = tile.min(total - off);
+            let rs = ranges(self, off, n);
+            let mut ptrs = HashMap::new();
+            let mut bufs = vec![];
+            for (p, f0, f1, w) in &rs {
+                let id = self.mem(args[*p])?;
+                let es = self.mems[id].dtype.size();
+                let nbytes = (f1 - f0) * es;
+                let buf = unsafe { result::malloc_sync(nbytes.max(1)) }
+                    .map_err(|e| format!("device out of memory ({nbytes} bytes for a tile): {e:?}"))?;
+                let src = &self.mems[id].shadow.as_ref().expect("tiled arrays have a host copy")[f0 * es..f1 * es];
+                unsafe { result::memcpy_htod_sync(buf, src) }.map_err(|e| format!("copy to device failed: {e:?}"))?;
+                self.timing.htod_bytes += nbytes;
+                ptrs.insert(*p, (buf, buf.wrapping_sub((f0 * es) as u64)));
+                bufs.push((id, buf, *f0, *f1, *w));
+            }
+            let mut cells = self.marshal(args, params, &ptrs, Some(off))?;
+            self.raw_launch(kname, func, &mut cells, (n, 1, 1), block)?;
+            self.gpu.stream.synchronize().map_err(|e| format!("kernel {kname} failed: {e:?}"))?;
+            for (id, buf, f0, f1, w) in bufs {
+                let es = self.mems[id].dtype.size();
+                if w {
+                    let dst = &mut self.mems[id].shadow.as_mut().expect("tiled arrays have a host copy")[f0 * es..f1 * es];
+                    unsafe { result::memcpy_dtoh_sync(dst, buf) }.map_err(|e| format!("copy from device failed: {e:?}"))?;
+                    self.timing.dtoh_bytes += (f1 - f0) * es;
+                }
+                unsafe { result::free_sync(buf) }.map_err(|e| format!("{e:?}"))?;
+            }
+            self.timing.tiles += 1;
+            off += n;
+        }
         Ok(())
     }
 }

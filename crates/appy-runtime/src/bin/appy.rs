@@ -257,8 +257,8 @@ fn exec_bundle(path: &Path, raw: &[String], out: &Option<PathBuf>, repeat: usize
     }
     if stats {
         println!(
-            "stats: launches={} htod_bytes={} dtoh_bytes={}",
-            timing.launches, timing.htod_bytes, timing.dtoh_bytes
+            "stats: launches={} htod_bytes={} dtoh_bytes={} tiles={}",
+            timing.launches, timing.htod_bytes, timing.dtoh_bytes, timing.tiles
         );
     }
     report(&times);
