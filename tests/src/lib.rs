@@ -75,6 +75,7 @@ pub fn oracle(file: &Path, func: &str, params: &[String], args: &[HostValue]) ->
             HostValue::Int(i, _, _) => serde_json::json!({"int": i}),
             HostValue::Float(f, _, _) => serde_json::json!({"float": f}),
             HostValue::Bool(b) => serde_json::json!({"int": *b as i64}),
+            HostValue::Device { .. } => return Err("the oracle needs host arrays".into()),
         };
         meta.push(serde_json::json!([p, v]));
     }

@@ -2,6 +2,34 @@
 
 use appy_ir::types::{ArgType, DType};
 
+/// Element types of appy arrays.
+pub trait Element: Copy + 'static {
+    /// The dtype.
+    const DTYPE: DType;
+    /// Writes the little-endian bytes.
+    fn put(self, out: &mut [u8]);
+    /// Reads from little-endian bytes.
+    fn get(b: &[u8]) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $d:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            fn put(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            fn get(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("element size"))
+            }
+        }
+    };
+}
+element!(f32, DType::F32);
+element!(f64, DType::F64);
+element!(i32, DType::I32);
+element!(i64, DType::I64);
+
 /// A C-contiguous host array.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostArray {
@@ -24,6 +52,16 @@ pub enum HostValue {
     Float(f64, DType, bool),
     /// A boolean.
     Bool(bool),
+    /// An array already in GPU memory (a CUDA device pointer, C order): used in place,
+    /// never copied by the runtime.
+    Device {
+        /// The device address (`CUdeviceptr`).
+        ptr: u64,
+        /// Element type.
+        dtype: DType,
+        /// Shape.
+        shape: Vec<usize>,
+    },
 }
 
 impl HostValue {
@@ -38,6 +76,10 @@ impl HostValue {
             HostValue::Bool(_) => ArgType::Scalar {
                 dtype: DType::Bool,
                 weak: true,
+            },
+            HostValue::Device { dtype, shape, .. } => ArgType::Array {
+                dtype: *dtype,
+                rank: shape.len(),
             },
         }
     }
@@ -112,6 +154,35 @@ impl HostArray {
             DType::I64 => b.copy_from_slice(&(v as i64).to_le_bytes()),
             DType::Bool => b[0] = (v != 0.0) as u8,
         }
+    }
+
+    /// Copies an ndarray view of any layout (strided, transposed, negative strides) in
+    /// logical (C) order.
+    pub fn from_view<T: Element, D: ndarray::Dimension>(v: &ndarray::ArrayView<'_, T, D>) -> HostArray {
+        let es = T::DTYPE.size();
+        let mut a = HostArray::zeros(T::DTYPE, v.shape().to_vec());
+        for (k, x) in v.iter().enumerate() {
+            x.put(&mut a.data[k * es..(k + 1) * es]);
+        }
+        a
+    }
+
+    /// Writes the elements back into a view of the same shape (in logical order).
+    pub fn write_to_view<T: Element, D: ndarray::Dimension>(&self, v: &mut ndarray::ArrayViewMut<'_, T, D>) -> Result<(), String> {
+        if v.shape() != self.shape.as_slice() || T::DTYPE != self.dtype {
+            return Err(format!(
+                "cannot write a {}{:?} array into a {}{:?} view",
+                self.dtype,
+                self.shape,
+                T::DTYPE,
+                v.shape()
+            ));
+        }
+        let es = T::DTYPE.size();
+        for (k, x) in v.iter_mut().enumerate() {
+            *x = T::get(&self.data[k * es..(k + 1) * es]);
+        }
+        Ok(())
     }
 
     /// Reads a `.npy` file.
@@ -224,6 +295,7 @@ impl HostValue {
             HostValue::Int(i, d, _) => HostArray::from_f64(*d, vec![], &[*i as f64]),
             HostValue::Float(f, d, _) => HostArray::from_f64(*d, vec![], &[*f]),
             HostValue::Bool(b) => HostArray::from_f64(DType::Bool, vec![], &[*b as u8 as f64]),
+            HostValue::Device { dtype, .. } => HostArray::zeros(*dtype, vec![0]),
         }
     }
 }

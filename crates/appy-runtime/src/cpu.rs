@@ -145,6 +145,7 @@ fn call_engine(engine: &ExecutionEngine, name: &str, results: &[ArgType], args: 
                 scalars.push(Box::new([*b as u64]));
                 slots.push(Slot::Scalar(scalars.len() - 1));
             }
+            HostValue::Device { .. } => return Err(Diagnostic::bare("a device (GPU) array cannot be passed to the CPU back end")),
         }
     }
     for d in descs.iter_mut() {

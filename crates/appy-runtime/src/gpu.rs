@@ -125,6 +125,7 @@ impl Gpu {
                 HostValue::Int(i, _, _) => HV::I(*i),
                 HostValue::Float(f, _, _) => HV::F(*f),
                 HostValue::Bool(x) => HV::I(*x as i64),
+                HostValue::Device { ptr, dtype, shape } => HV::Mem(it.borrow(*ptr, *dtype, shape)),
             };
             it.env.insert(*v, hv);
         }
@@ -194,6 +195,7 @@ impl Gpu {
                 HostValue::Int(i, _, _) => HV::I(*i),
                 HostValue::Float(f, _, _) => HV::F(*f),
                 HostValue::Bool(x) => HV::I(*x as i64),
+                HostValue::Device { ptr, dtype, shape } => HV::Mem(it.borrow(*ptr, *dtype, shape)),
             };
             it.env.insert(*v, hv);
         }
@@ -289,6 +291,21 @@ impl Interp<'_> {
             dirty: vec![],
         });
         Ok(self.mems.len() - 1)
+    }
+
+    /// A caller's device array: used in place, never copied or freed.
+    fn borrow(&mut self, ptr: u64, dtype: DType, shape: &[usize]) -> usize {
+        self.mems.push(Mem {
+            ptr,
+            host: None,
+            dtype,
+            shape: shape.to_vec(),
+            freed: true,
+            shadow: None,
+            valid: vec![],
+            dirty: vec![],
+        });
+        self.mems.len() - 1
     }
 
     /// Copies the current contents of an array to `out`: for an argument, the parts

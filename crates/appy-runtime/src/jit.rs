@@ -24,6 +24,21 @@ use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::types::ArgType;
 use std::collections::HashMap;
 
+/// An argument of [`Jit::call_views`]: an ndarray view of any layout (its final
+/// contents are written back through the view), or a scalar.
+pub enum ViewArg<'a> {
+    /// A mutable view of float32 elements.
+    F32(ndarray::ArrayViewMutD<'a, f32>),
+    /// A mutable view of float64 elements.
+    F64(ndarray::ArrayViewMutD<'a, f64>),
+    /// A mutable view of int32 elements.
+    I32(ndarray::ArrayViewMutD<'a, i32>),
+    /// A mutable view of int64 elements.
+    I64(ndarray::ArrayViewMutD<'a, i64>),
+    /// A scalar.
+    Scalar(HostValue),
+}
+
 /// A source file whose jitted functions can be called.
 pub struct Jit {
     file: SourceFile,
@@ -96,6 +111,35 @@ impl Jit {
     /// How many specialisations have been compiled so far.
     pub fn compilations(&self) -> usize {
         self.compilations
+    }
+
+    /// Calls `func` with ndarray views (strided or transposed views work: their
+    /// elements are gathered, and what the function computed is written back through
+    /// the views).
+    pub fn call_views(&mut self, func: &str, args: &mut [ViewArg<'_>]) -> DResult<Vec<HostValue>> {
+        let mut vals: Vec<HostValue> = args
+            .iter()
+            .map(|a| match a {
+                ViewArg::F32(v) => HostValue::Array(crate::HostArray::from_view(&v.view())),
+                ViewArg::F64(v) => HostValue::Array(crate::HostArray::from_view(&v.view())),
+                ViewArg::I32(v) => HostValue::Array(crate::HostArray::from_view(&v.view())),
+                ViewArg::I64(v) => HostValue::Array(crate::HostArray::from_view(&v.view())),
+                ViewArg::Scalar(s) => s.clone(),
+            })
+            .collect();
+        let ret = self.call(func, &mut vals)?;
+        for (a, v) in args.iter_mut().zip(&vals) {
+            let HostValue::Array(arr) = v else { continue };
+            let r = match a {
+                ViewArg::F32(view) => arr.write_to_view(view),
+                ViewArg::F64(view) => arr.write_to_view(view),
+                ViewArg::I32(view) => arr.write_to_view(view),
+                ViewArg::I64(view) => arr.write_to_view(view),
+                ViewArg::Scalar(_) => Ok(()),
+            };
+            r.map_err(Diagnostic::bare)?;
+        }
+        Ok(ret)
     }
 
     /// Calls `func` with `args`; arrays are updated in place; returns the return values.

@@ -229,3 +229,40 @@ fn persistent_cache_is_reused_and_rebuilt_when_corrupt() {
         );
     }
 }
+
+#[test]
+fn strided_and_transposed_views() {
+    use appy_runtime::jit::{Jit, ViewArg};
+    use ndarray::{Array1, Array2, s};
+    let src = "import appy\n\n@appy.jit\ndef scale(a, N):\n    #pragma parallel for simd\n    for i in range(N):\n        a[i] = 2.0 * a[i] + 1.0\n\n\
+@appy.jit\ndef row_sum(a, out, M, N):\n    #pragma parallel for\n    for i in range(M):\n        s = 0.0\n        #pragma simd\n        for j in range(N):\n            s += a[i, j]\n        out[i] = s\n";
+    let mut jit = Jit::from_source("views.py", src, appy_runtime::Device::Cpu).with_cache_dir(None);
+    // Every other element of a base array: a strided view, updated in place.
+    let mut base = Array1::from_iter((0..11).map(|i| i as f64));
+    let n = base.slice(s![..;2]).len();
+    let mut args = vec![
+        ViewArg::F64(base.slice_mut(s![..;2]).into_dyn()),
+        ViewArg::Scalar(HostValue::Int(n as i64, DType::I64, true)),
+    ];
+    jit.call_views("scale", &mut args).unwrap();
+    drop(args);
+    for (i, x) in base.iter().enumerate() {
+        let want = if i % 2 == 0 { 2.0 * i as f64 + 1.0 } else { i as f64 };
+        assert_eq!(*x, want, "element {i}");
+    }
+    // A transposed (column-major) view as input.
+    let mut m = Array2::from_shape_fn((3, 5), |(i, j)| (i * 10 + j) as f64);
+    let mut t = m.view_mut().reversed_axes();
+    let mut out = Array1::<f64>::zeros(5);
+    let mut args = vec![
+        ViewArg::F64(t.view_mut().into_dyn()),
+        ViewArg::F64(out.view_mut().into_dyn()),
+        ViewArg::Scalar(HostValue::Int(5, DType::I64, true)),
+        ViewArg::Scalar(HostValue::Int(3, DType::I64, true)),
+    ];
+    jit.call_views("row_sum", &mut args).unwrap();
+    drop(args);
+    for j in 0..5 {
+        assert_eq!(out[j], (0..3).map(|i| (i * 10 + j) as f64).sum::<f64>());
+    }
+}
