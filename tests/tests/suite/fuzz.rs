@@ -47,6 +47,9 @@ fn compiler_never_panics() {
     let opts = appy_gpu::Options::default();
     let (mut accepted, mut rejected) = (0u64, 0u64);
     for k in 0..cases {
+        if k > 0 && k % 100_000 == 0 {
+            eprintln!("fuzz: {k} programs so far, {accepted} compiled, {rejected} rejected");
+        }
         let mut r = Rng::new(seed0 + k);
         let src = progen::program(&mut r);
         let sig = signature(&mut r);

@@ -87,3 +87,22 @@ fn consecutive_regions_and_stencil_boxes() {
     );
     assert!(!p[0].1.reads.contains_key(&1), "b is only written");
 }
+
+#[test]
+fn strided_view_moves_only_its_elements() {
+    // A view of every other element of a 2n-element base array is gathered into n
+    // contiguous elements; a kernel over the view moves those n elements, not the base.
+    use appy_runtime::HostArray;
+    let base = ndarray::Array1::from_iter((0..2000).map(|i| i as f64));
+    let view = base.slice(ndarray::s![..;2]);
+    let gathered = HostArray::from_view(&view);
+    assert_eq!(gathered.len(), 1000);
+    assert_eq!(gathered.get_f64(3), 6.0);
+    let b = bundle("two_regions", &[arr(1), arr(1), INT]);
+    let p = plan(
+        &b.host,
+        &[LaunchArg::Array(vec![1000]), LaunchArg::Array(vec![1000]), LaunchArg::Int(1000)],
+    );
+    let moved: usize = p[0].1.reads.get(&0).map(|b| b.len()).unwrap_or(0) * 8;
+    assert_eq!(moved, 8000, "the view's 1000 float64 elements, not the base's 2000");
+}
