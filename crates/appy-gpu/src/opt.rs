@@ -216,13 +216,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
             return Ok(appy_frontend::dump(&program));
         }
         let sig = match &a.signature {
-            Some(s) => {
-                let mut v = vec![];
-                for part in split_sig(s) {
-                    v.push(ArgType::parse(&part).map_err(Diagnostic::bare)?);
-                }
-                v
-            }
+            Some(s) => appy_ir::types::parse_signature(s).map_err(Diagnostic::bare)?,
             None => infer_signature(&program),
         };
         compiler.lower(&file, &program, &sig, &opts)?.module
@@ -251,28 +245,4 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     printed.push_str(&appy_ir::mlir::pretty(&parsed, a.locations));
     printed.push('\n');
     Ok(printed)
-}
-
-/// Splits `f32[:,:],int` at commas outside brackets.
-fn split_sig(s: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            _ => {}
-        }
-        if c == ',' && depth == 0 {
-            out.push(cur.trim().to_string());
-            cur.clear();
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
 }

@@ -256,6 +256,31 @@ pub fn promote(a: STy, b: STy) -> STy {
     }
 }
 
+/// Parses a comma-separated signature such as `f32[:,:],f64[:],int` (commas inside
+/// brackets belong to the type).
+pub fn parse_signature(s: &str) -> Result<Vec<ArgType>, String> {
+    let mut out = vec![];
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            out.push(ArgType::parse(&cur)?);
+            cur.clear();
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(ArgType::parse(&cur)?);
+    }
+    Ok(out)
+}
+
 impl ArgType {
     /// Parses `f32[:,:]`, `float64[:]`, `int`, `float`, `bool`, `i32`, `np.float32`, ...
     pub fn parse(s: &str) -> Result<ArgType, String> {

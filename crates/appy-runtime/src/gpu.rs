@@ -97,17 +97,7 @@ impl Gpu {
             .map(|a| if let HostValue::Array(x) = a { x.data.len() } else { 0 })
             .sum();
         let tiled = arg_bytes > budget;
-        let mut it = Interp {
-            tiled,
-            budget,
-            gpu: self,
-            loaded,
-            m: &b.host,
-            env: HashMap::new(),
-            mems: vec![],
-            timing: Timing::default(),
-            mvl: b.mvl,
-        };
+        let mut it = Interp::new(self, loaded, b, tiled, budget);
         let func = b
             .host
             .body()
@@ -172,17 +162,7 @@ impl Gpu {
     /// returns the wall time of each call, synchronised.
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
-        let mut it = Interp {
-            tiled: false,
-            budget: usize::MAX,
-            gpu: self,
-            loaded,
-            m: &b.host,
-            env: HashMap::new(),
-            mems: vec![],
-            timing: Timing::default(),
-            mvl: b.mvl,
-        };
+        let mut it = Interp::new(self, loaded, b, false, usize::MAX);
         let func = b
             .host
             .body()
@@ -270,7 +250,21 @@ fn wrap(v: i64, bits: u32) -> i64 {
     }
 }
 
-impl Interp<'_> {
+impl<'a> Interp<'a> {
+    fn new(gpu: &'a Gpu, loaded: &'a Loaded, b: &'a Bundle, tiled: bool, budget: usize) -> Self {
+        Interp {
+            tiled,
+            budget,
+            gpu,
+            loaded,
+            m: &b.host,
+            env: HashMap::new(),
+            mems: vec![],
+            timing: Timing::default(),
+            mvl: b.mvl,
+        }
+    }
+
     /// Makes a host array available to kernels: device memory is allocated, and parts
     /// are copied when a kernel first accesses them (see [`crate::regions`]).
     fn upload(&mut self, arr: &HostArray) -> Result<usize, String> {

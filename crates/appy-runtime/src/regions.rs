@@ -165,27 +165,7 @@ pub enum LaunchArg {
 /// Analyses one launch of `kernel` (a `gpu.func` of `m`) with `args` on a grid of
 /// `grid` blocks of `block` threads.
 pub fn analyse(m: &Module, kernel: &Op, args: &[LaunchArg], grid: i64, block: i64) -> Accesses {
-    let mut a = Analysis {
-        m,
-        env: HashMap::new(),
-        shapes: HashMap::new(),
-        acc: Accesses::default(),
-        grid,
-        block,
-        launches: vec![],
-        conds: HashMap::new(),
-    };
-    for (i, (v, arg)) in kernel.body(0).args.iter().zip(args).enumerate() {
-        let k = match arg {
-            LaunchArg::Int(x) => Known::Int(*x, *x),
-            LaunchArg::Float => Known::Top,
-            LaunchArg::Array(shape) => {
-                a.shapes.insert(i, shape.clone());
-                Known::Array(i)
-            }
-        };
-        a.env.insert(*v, k);
-    }
+    let mut a = Analysis::new(m, kernel, args, grid, block);
     a.ops(&kernel.body(0).ops);
     a.acc
 }
@@ -213,27 +193,7 @@ pub fn plan(m: &Module, args: &[LaunchArg]) -> Vec<(String, Accesses)> {
     let Some(func) = m.body().iter().find(|o| o.name == "func.func") else {
         return vec![];
     };
-    let mut a = Analysis {
-        m,
-        env: HashMap::new(),
-        shapes: HashMap::new(),
-        acc: Accesses::default(),
-        grid: 1,
-        block: 1,
-        launches: vec![],
-        conds: HashMap::new(),
-    };
-    for (i, (v, arg)) in func.body(0).args.iter().zip(args).enumerate() {
-        let k = match arg {
-            LaunchArg::Int(x) => Known::Int(*x, *x),
-            LaunchArg::Float => Known::Top,
-            LaunchArg::Array(shape) => {
-                a.shapes.insert(i, shape.clone());
-                Known::Array(i)
-            }
-        };
-        a.env.insert(*v, k);
-    }
+    let mut a = Analysis::new(m, func, args, 1, 1);
     a.ops(&func.body(0).ops);
     a.launches
 }
@@ -245,7 +205,33 @@ fn int(k: Known) -> Option<(i64, i64)> {
     }
 }
 
-impl Analysis<'_> {
+impl<'a> Analysis<'a> {
+    /// An analysis of `f`'s body with its arguments bound to `args`.
+    fn new(m: &'a Module, f: &Op, args: &[LaunchArg], grid: i64, block: i64) -> Self {
+        let mut a = Analysis {
+            m,
+            env: HashMap::new(),
+            shapes: HashMap::new(),
+            acc: Accesses::default(),
+            grid,
+            block,
+            launches: vec![],
+            conds: HashMap::new(),
+        };
+        for (i, (v, arg)) in f.body(0).args.iter().zip(args).enumerate() {
+            let k = match arg {
+                LaunchArg::Int(x) => Known::Int(*x, *x),
+                LaunchArg::Float => Known::Top,
+                LaunchArg::Array(shape) => {
+                    a.shapes.insert(i, shape.clone());
+                    Known::Array(i)
+                }
+            };
+            a.env.insert(*v, k);
+        }
+        a
+    }
+
     fn get(&self, v: Value) -> Known {
         self.env.get(&v).copied().unwrap_or(Known::Top)
     }

@@ -211,13 +211,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
             let sig = match signature {
-                Some(s) => {
-                    let mut v = vec![];
-                    for part in split_sig(&s) {
-                        v.push(appy_ir::types::ArgType::parse(&part).map_err(Diagnostic::bare)?);
-                    }
-                    v
-                }
+                Some(s) => appy_ir::types::parse_signature(&s).map_err(Diagnostic::bare)?,
                 None => bind_args(&params, &args)?.iter().map(|a| a.arg_type()).collect(),
             };
             let t0 = std::time::Instant::now();
@@ -380,28 +374,4 @@ fn run_source(_: &Path, _: &str, _: &[String], _: Device, _: &Option<PathBuf>, _
     Err(Diagnostic::bare(
         "this appy was built without the compiler (feature `jit`); compile elsewhere with `appy compile` and use `appy exec`",
     ))
-}
-
-#[cfg(feature = "jit")]
-fn split_sig(s: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            _ => {}
-        }
-        if c == ',' && depth == 0 {
-            out.push(cur.trim().to_string());
-            cur.clear();
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
 }
