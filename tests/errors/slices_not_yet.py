@@ -2,6 +2,6 @@ import appy
 
 
 @appy.jit
-def f(a, N):
-    a[:N] = 0.0
-# SIGNATURE: f64[:];int
+def f(b, M, N):
+    b[:M, :N] = 0.0
+# SIGNATURE: f64[:,:];int;int

@@ -321,3 +321,45 @@ fn two_dimensional_zeros_fill() {
         256,
     );
 }
+
+#[test]
+fn sliced_index_notation_one_dimension() {
+    for (k, (m, n)) in [(1usize, 1usize), (5, 257), (17, 1000)].into_iter().enumerate() {
+        let mut r = Rng::new(400 + k as u64);
+        check(
+            "softmax_tensor.py",
+            "softmax_tensor",
+            vec![
+                r.array(F32, &[m, n], -4.0, 4.0),
+                r.array(F32, &[m, n], -1.0, 1.0),
+                int(m as i64),
+                int(n as i64),
+            ],
+            256,
+        );
+        let labels: Vec<f64> = (0..m).map(|_| r.int(0, 3) as f64).collect();
+        check(
+            "softmax_tensor.py",
+            "group_by_sum",
+            vec![
+                r.array(F64, &[m, n], -1.0, 1.0),
+                HostValue::Array(HostArray::from_f64(I64, vec![m], &labels)),
+                r.array(F64, &[3, n], -1.0, 1.0),
+                int(m as i64),
+                int(n as i64),
+            ],
+            256,
+        );
+        check(
+            "softmax_tensor.py",
+            "saxpy_slice",
+            vec![
+                float(1.5),
+                r.array(F64, &[n], -1.0, 1.0),
+                r.array(F64, &[n], -1.0, 1.0),
+                int(n as i64),
+            ],
+            256,
+        );
+    }
+}

@@ -526,6 +526,9 @@ impl<'a> Lower<'a> {
                     .with_note("help: loop pragmas go right above a `for` loop, `#pragma atomic` above an update like `a[i] += x`"));
             }
         }
+        if let Some(rewritten) = self.desugar_slices(s)? {
+            return self.stmt(&rewritten);
+        }
         if self.uses_vidx_stmt(s) {
             return self.vector_stmt(s);
         }
@@ -1384,6 +1387,218 @@ impl<'a> Lower<'a> {
             Some(Binding::Val(V::Vidx { start, len, bound })) => Some((*start, *len, *bound)),
             _ => None,
         })
+    }
+
+    /// Sliced index notation in one dimension (seed 001 §4.1, Listing 6 right): a statement
+    /// whose array accesses use a slice `lo:hi` is a vector statement over
+    /// `hi - lo` lanes; each slice becomes `lo + lane`. Reductions of such vectors
+    /// (`sum(np.exp(a[i, :N] - m))`) become lane reductions.
+    fn desugar_slices(&mut self, s: &Stmt) -> DResult<Option<Stmt>> {
+        let (targets, value): (Vec<&Expr>, &Expr) = match &s.kind {
+            StmtKind::Assign { targets, value } => (targets.iter().collect(), value),
+            StmtKind::AugAssign { target, value, .. } => (vec![target], value),
+            _ => return Ok(None),
+        };
+        // The first slice (in the targets, then the value) gives the extent.
+        fn find<'e>(e: &'e Expr, out: &mut Vec<(&'e Expr, &'e [Index])>) {
+            match &e.kind {
+                ExprKind::Subscript { value, indices } => {
+                    if indices.iter().any(|i| !matches!(i, Index::Expr(_))) {
+                        out.push((value, indices));
+                    }
+                    for i in indices {
+                        if let Index::Expr(x) = i {
+                            find(x, out);
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => find(operand, out),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    find(lhs, out);
+                    find(rhs, out);
+                }
+                ExprKind::Compare { first, rest } => {
+                    find(first, out);
+                    rest.iter().for_each(|(_, x)| find(x, out));
+                }
+                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| find(x, out)),
+                ExprKind::IfExp { cond, then, orelse } => {
+                    find(cond, out);
+                    find(then, out);
+                    find(orelse, out);
+                }
+                ExprKind::Call { args, .. } => args.iter().for_each(|x| find(x, out)),
+                _ => {}
+            }
+        }
+        let mut sliced = vec![];
+        for t in &targets {
+            find(t, &mut sliced);
+        }
+        let n_target = sliced.len();
+        find(value, &mut sliced);
+        if sliced.is_empty() {
+            return Ok(None);
+        }
+        let text = |e: &Expr| -> String {
+            self.file
+                .text()
+                .get(e.span.start..e.span.end)
+                .unwrap_or("")
+                .split_whitespace()
+                .collect()
+        };
+        let mut extent: Option<(Option<Box<Expr>>, Box<Expr>)> = None;
+        for (_, indices) in &sliced {
+            let slices: Vec<&Index> = indices.iter().filter(|i| !matches!(i, Index::Expr(_))).collect();
+            if slices.len() > 1 {
+                let sp = match slices[1] {
+                    Index::Slice { span, .. } => *span,
+                    Index::NewAxis(sp) => *sp,
+                    Index::Expr(e) => e.span,
+                };
+                return Err(self.err(sp, "only one sliced dimension per array access is supported yet (multi-dimensional tensor statements come with tensor pragmas)"));
+            }
+            match slices[0] {
+                Index::NewAxis(sp) => return Err(self.err(*sp, "`None` (broadcasting) in sliced index notation is not supported yet")),
+                Index::Slice { lower, upper, step, span } => {
+                    if step.is_some() {
+                        return Err(self.err(*span, "slices with a step are not supported in sliced index notation"));
+                    }
+                    let Some(upper) = upper else {
+                        return Err(self
+                            .err(*span, "sliced index notation needs an explicit upper bound")
+                            .with_note("help: write the extent, e.g. `a[i, :N]` or `a[1:N-1]`"));
+                    };
+                    if extent.is_none() {
+                        extent = Some((lower.clone(), upper.clone()));
+                    }
+                }
+                Index::Expr(_) => {}
+            }
+        }
+        // A target array read with another slice would need a temporary (seed 001 §5.1.1).
+        for (tv, tidx) in sliced.iter().take(n_target) {
+            let tkey = format!(
+                "{}{:?}",
+                text(tv),
+                tidx.iter()
+                    .map(|i| match i {
+                        Index::Slice { span, .. } => self.file.text().get(span.start..span.end).unwrap_or("").replace(' ', ""),
+                        Index::Expr(e) => text(e),
+                        Index::NewAxis(_) => "None".into(),
+                    })
+                    .collect::<Vec<_>>()
+            );
+            for (v, idx) in sliced.iter().skip(n_target) {
+                let key = format!(
+                    "{}{:?}",
+                    text(v),
+                    idx.iter()
+                        .map(|i| match i {
+                            Index::Slice { span, .. } => self.file.text().get(span.start..span.end).unwrap_or("").replace(' ', ""),
+                            Index::Expr(e) => text(e),
+                            Index::NewAxis(_) => "None".into(),
+                        })
+                        .collect::<Vec<_>>()
+                );
+                if text(tv) == text(v) && key != tkey {
+                    return Err(self.err(v.span, "the assigned array is also read with a different slice; this needs a temporary array, which is not supported yet")
+                        .with_note("help: write the result to another array first"));
+                }
+            }
+        }
+        let (lower, upper) = extent.expect("a slice was found");
+        let span = s.span;
+        let zero = Expr {
+            kind: ExprKind::Int(0),
+            span,
+        };
+        let lo = lower.map(|b| *b).unwrap_or(zero);
+        let ext_expr = Expr {
+            kind: ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs: Box::new((*upper).clone()),
+                rhs: Box::new(lo),
+            },
+            span,
+        };
+        let (ext, et) = self.scalar(&ext_expr)?;
+        if !et.dt.is_int() {
+            return Err(self.err(upper.span, "slice bounds must be integers"));
+        }
+        let ext = self.b.cast(ext, et, STy::INT);
+        let start = self.b.int(0, "i64");
+        let lane_name = format!("_appy_s{}", self.fresh());
+        self.bind(
+            &lane_name,
+            Binding::Val(V::Vidx {
+                start,
+                len: ext,
+                bound: ext,
+            }),
+        );
+        fn rewrite(e: &mut Expr, lane: &str) {
+            match &mut e.kind {
+                ExprKind::Subscript { value, indices } => {
+                    rewrite(value, lane);
+                    for i in indices.iter_mut() {
+                        match i {
+                            Index::Slice { lower, span, .. } => {
+                                let sp = *span;
+                                let l = Expr {
+                                    kind: ExprKind::Name(lane.to_string()),
+                                    span: sp,
+                                };
+                                *i = Index::Expr(match lower.take() {
+                                    Some(lo) => Expr {
+                                        kind: ExprKind::Binary {
+                                            op: BinOp::Add,
+                                            lhs: lo,
+                                            rhs: Box::new(l),
+                                        },
+                                        span: sp,
+                                    },
+                                    None => l,
+                                });
+                            }
+                            Index::Expr(x) => rewrite(x, lane),
+                            Index::NewAxis(_) => {}
+                        }
+                    }
+                }
+                ExprKind::Unary { operand, .. } => rewrite(operand, lane),
+                ExprKind::Binary { lhs, rhs, .. } => {
+                    rewrite(lhs, lane);
+                    rewrite(rhs, lane);
+                }
+                ExprKind::Compare { first, rest } => {
+                    rewrite(first, lane);
+                    rest.iter_mut().for_each(|(_, x)| rewrite(x, lane));
+                }
+                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter_mut().for_each(|x| rewrite(x, lane)),
+                ExprKind::IfExp { cond, then, orelse } => {
+                    rewrite(cond, lane);
+                    rewrite(then, lane);
+                    rewrite(orelse, lane);
+                }
+                ExprKind::Call { args, .. } => args.iter_mut().for_each(|x| rewrite(x, lane)),
+                _ => {}
+            }
+        }
+        let mut out = s.clone();
+        match &mut out.kind {
+            StmtKind::Assign { targets, value } => {
+                targets.iter_mut().for_each(|t| rewrite(t, &lane_name));
+                rewrite(value, &lane_name);
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                rewrite(target, &lane_name);
+                rewrite(value, &lane_name);
+            }
+            _ => {}
+        }
+        Ok(Some(out))
     }
 
     fn uses_vidx_stmt(&self, s: &Stmt) -> bool {
