@@ -133,9 +133,11 @@ def compile_all(args):
     json.dump(times, open(os.path.join(args.out, "compile_times.json"), "w"), indent=1)
 
 
-def run_bundle(runner, bundle, params, vals, outdir, extra=()):
+def run_bundle(runner, bundle, params, vals, outdir, extra=(), prefix=(), env=None):
+    """Runs `runner exec bundle` with the values as .npy files / literals; `prefix`
+    wraps the command (e.g. compute-sanitizer), `env` replaces the environment."""
     import numpy as np
-    cmd = [runner, "exec", bundle, "--out", outdir, *extra]
+    cmd = [*prefix, runner, "exec", bundle, "--out", outdir, *extra]
     for p, v in zip(params, vals):
         if isinstance(v, np.ndarray):
             path = os.path.join(outdir, "in_" + p + ".npy")
@@ -143,7 +145,7 @@ def run_bundle(runner, bundle, params, vals, outdir, extra=()):
             cmd += ["--arg", f"{p}=@{path}"]
         else:
             cmd += ["--arg", f"{p}={v!r}"]
-    return subprocess.run(cmd, capture_output=True, text=True)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
 def oracle(f, func, vals):
@@ -251,14 +253,7 @@ def tiling(args):
         params = json.load(open(bundle))["params"]
         want, want_ret = oracle(f, func, vals)
         with tempfile.TemporaryDirectory() as d:
-            cmd = [args.runner, "exec", bundle, "--out", d, "--stats"]
-            for pn, v in zip(params, vals):
-                if isinstance(v, np.ndarray):
-                    np.save(os.path.join(d, "in_" + pn + ".npy"), v)
-                    cmd += ["--arg", f"{pn}=@{os.path.join(d, 'in_' + pn + '.npy')}"]
-                else:
-                    cmd += ["--arg", f"{pn}={v!r}"]
-            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            p = run_bundle(args.runner, bundle, params, vals, d, extra=["--stats"], env=env)
             line = [l for l in p.stdout.splitlines() if l.startswith("stats:")]
             if p.returncode != 0 or not line:
                 print(f"FAIL {name}: {p.stderr}")
@@ -314,17 +309,8 @@ def sanitize(args):
             params = json.load(open(bundle))["params"]
             vals = gen(np.random.default_rng(5), 1000)
             with tempfile.TemporaryDirectory() as d:
-                runner = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", args.runner]
-                p = run_bundle(runner[0], bundle, params, vals, d) if False else None
-                cmd = runner + ["exec", bundle, "--out", d]
-                for pn, v in zip(params, vals):
-                    if isinstance(v, np.ndarray):
-                        path = os.path.join(d, "in_" + pn + ".npy")
-                        np.save(path, v)
-                        cmd += ["--arg", f"{pn}=@{path}"]
-                    else:
-                        cmd += ["--arg", f"{pn}={v!r}"]
-                p = subprocess.run(cmd, capture_output=True, text=True)
+                sanitizer = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3"]
+                p = run_bundle(args.runner, bundle, params, vals, d, prefix=sanitizer)
                 summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
                 status = "ok  " if p.returncode == 0 else "FAIL"
                 if p.returncode != 0:

@@ -228,6 +228,86 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
 }
 
+impl Expr {
+    /// Calls `f` on each direct sub-expression, in source order (call: callee, arguments,
+    /// keyword values; subscript: value, then index expressions and slice bounds).
+    pub fn for_each_child<'a>(&'a self, f: &mut impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Unary { operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Compare { first, rest } => {
+                f(first);
+                rest.iter().for_each(|(_, x)| f(x));
+            }
+            ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(f),
+            ExprKind::IfExp { cond, then, orelse } => {
+                f(cond);
+                f(then);
+                f(orelse);
+            }
+            ExprKind::Call { func, args, kwargs } => {
+                f(func);
+                args.iter().for_each(&mut *f);
+                kwargs.iter().for_each(|(_, x)| f(x));
+            }
+            ExprKind::Attribute { value, .. } => f(value),
+            ExprKind::Subscript { value, indices } => {
+                f(value);
+                for i in indices {
+                    match i {
+                        Index::Expr(x) => f(x),
+                        Index::Slice { lower, upper, step, .. } => [lower, upper, step].into_iter().flatten().for_each(|x| f(x)),
+                        Index::NewAxis(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Calls `f` on each direct sub-expression, mutably (same order as
+    /// [`Expr::for_each_child`]).
+    pub fn for_each_child_mut(&mut self, f: &mut impl FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Unary { operand, .. } => f(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            ExprKind::Compare { first, rest } => {
+                f(first);
+                rest.iter_mut().for_each(|(_, x)| f(x));
+            }
+            ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter_mut().for_each(f),
+            ExprKind::IfExp { cond, then, orelse } => {
+                f(cond);
+                f(then);
+                f(orelse);
+            }
+            ExprKind::Call { func, args, kwargs } => {
+                f(func);
+                args.iter_mut().for_each(&mut *f);
+                kwargs.iter_mut().for_each(|(_, x)| f(x));
+            }
+            ExprKind::Attribute { value, .. } => f(value),
+            ExprKind::Subscript { value, indices } => {
+                f(value);
+                for i in indices {
+                    match i {
+                        Index::Expr(x) => f(x),
+                        Index::Slice { lower, upper, step, .. } => [lower, upper, step].into_iter().flatten().for_each(|x| f(x)),
+                        Index::NewAxis(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// One index of a subscript.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Index {

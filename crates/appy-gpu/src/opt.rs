@@ -72,42 +72,20 @@ pub fn run(argv: &[String], stdin: &str) -> Result<String, String> {
 fn infer_signature(p: &Program) -> Vec<ArgType> {
     fn walk(stmts: &[Stmt], name: &str, rank: &mut Option<usize>) {
         fn expr(e: &appy_frontend::ast::Expr, name: &str, rank: &mut Option<usize>) {
-            match &e.kind {
-                ExprKind::Subscript { value, indices } => {
-                    if matches!(&value.kind, ExprKind::Name(n) if n == name) && rank.is_none() {
+            if rank.is_none() {
+                match &e.kind {
+                    ExprKind::Subscript { value, indices } if matches!(&value.kind, ExprKind::Name(n) if n == name) => {
                         *rank = Some(indices.iter().filter(|i| !matches!(i, Index::NewAxis(_))).count());
                     }
-                    expr(value, name, rank);
-                    for i in indices {
-                        if let Index::Expr(x) = i {
-                            expr(x, name, rank);
-                        }
-                    }
-                }
-                ExprKind::Attribute { value, attr } => {
-                    if attr.name == "shape" && matches!(&value.kind, ExprKind::Name(n) if n == name) && rank.is_none() {
+                    ExprKind::Attribute { value, attr }
+                        if attr.name == "shape" && matches!(&value.kind, ExprKind::Name(n) if n == name) =>
+                    {
                         *rank = Some(1);
                     }
-                    expr(value, name, rank)
+                    _ => {}
                 }
-                ExprKind::Unary { operand, .. } => expr(operand, name, rank),
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    expr(lhs, name, rank);
-                    expr(rhs, name, rank);
-                }
-                ExprKind::Compare { first, rest } => {
-                    expr(first, name, rank);
-                    rest.iter().for_each(|(_, x)| expr(x, name, rank));
-                }
-                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| expr(x, name, rank)),
-                ExprKind::IfExp { cond, then, orelse } => {
-                    expr(cond, name, rank);
-                    expr(then, name, rank);
-                    expr(orelse, name, rank);
-                }
-                ExprKind::Call { args, .. } => args.iter().for_each(|x| expr(x, name, rank)),
-                _ => {}
             }
+            e.for_each_child(&mut |c| expr(c, name, rank));
         }
         for s in stmts {
             match &s.kind {

@@ -517,21 +517,7 @@ impl State<'_> {
         let b = &mut *self.b;
         b.loc = loc.clone();
         for (((p, init), region), res) in fresh.iter().zip(&orig_inits).zip(&combiners).zip(&partials) {
-            let ty = b.m.ty(*p).to_string();
-            let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
-                .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
-            let r = b.m.value(ty);
-            b.push(
-                Op::new("gpu.all_reduce")
-                    .with_operands([*p])
-                    .with_results([r])
-                    .with_attr("op", format!("#gpu<all_reduce_op {kind}>"))
-                    .with_attr("uniform", "unit")
-                    .with_region(Region::default()),
-            );
-            let c = emit_combine(b, region, *init, r);
-            out.extend(take(b));
-            out.push(Op::new("appy.alias").with_operands([c]).with_results([*res]));
+            block_reduce(b, *p, *init, region, *res, &loc, out)?;
         }
         Ok(())
     }
@@ -597,24 +583,39 @@ impl State<'_> {
                 out.push(Op::new("appy.alias").with_operands([part]).with_results([*res]));
                 continue;
             }
-            let ty = b.m.ty(part).to_string();
-            let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
-                .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
-            let r = b.m.value(ty.clone());
-            b.push(
-                Op::new("gpu.all_reduce")
-                    .with_operands([part])
-                    .with_results([r])
-                    .with_attr("op", format!("#gpu<all_reduce_op {kind}>"))
-                    .with_attr("uniform", "unit")
-                    .with_region(Region::default()),
-            );
-            let c = emit_combine(b, region, *init, r);
-            out.extend(take(b));
-            out.push(Op::new("appy.alias").with_operands([c]).with_results([*res]));
+            block_reduce(b, part, *init, region, *res, &loc, out)?;
         }
         Ok(())
     }
+}
+
+/// Reduces a thread's `part` across the block (`gpu.all_reduce`) and combines it with
+/// `init`; the result stands for `res` (through an `appy.alias`).
+fn block_reduce(
+    b: &mut Builder,
+    part: Value,
+    init: Value,
+    region: &Region,
+    res: Value,
+    loc: &Option<String>,
+    out: &mut Vec<Op>,
+) -> Result<(), PassError> {
+    let ty = b.m.ty(part).to_string();
+    let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
+        .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
+    let r = b.m.value(ty);
+    b.push(
+        Op::new("gpu.all_reduce")
+            .with_operands([part])
+            .with_results([r])
+            .with_attr("op", format!("#gpu<all_reduce_op {kind}>"))
+            .with_attr("uniform", "unit")
+            .with_region(Region::default()),
+    );
+    let c = emit_combine(b, region, init, r);
+    out.extend(take(b));
+    out.push(Op::new("appy.alias").with_operands([c]).with_results([res]));
+    Ok(())
 }
 
 fn all_reduce_kind(comb: &str) -> Option<&'static str> {

@@ -6,7 +6,7 @@
 //! the call and back after it (whole arrays, for now).
 
 use crate::array::{HostArray, HostValue};
-use crate::regions::{IndexBox, LaunchArg};
+use crate::regions::{IndexBox, LaunchArg, find_kernel};
 use appy_ir::bundle::Bundle;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::types::{ArgType, DType, parse_memref};
@@ -98,27 +98,8 @@ impl Gpu {
             .sum();
         let tiled = arg_bytes > budget;
         let mut it = Interp::new(self, loaded, b, tiled, budget);
-        let func = b
-            .host
-            .body()
-            .iter()
-            .find(|o| o.name == "func.func")
-            .ok_or("bundle has no host function")?;
-        let mut arg_mems = vec![];
-        for (v, a) in func.body(0).args.iter().zip(args.iter()) {
-            let hv = match a {
-                HostValue::Array(arr) => {
-                    let id = it.upload(arr)?;
-                    arg_mems.push(id);
-                    HV::Mem(id)
-                }
-                HostValue::Int(i, _, _) => HV::I(*i),
-                HostValue::Float(f, _, _) => HV::F(*f),
-                HostValue::Bool(x) => HV::I(*x as i64),
-                HostValue::Device { ptr, dtype, shape } => HV::Mem(it.borrow(*ptr, *dtype, shape)),
-            };
-            it.env.insert(*v, hv);
-        }
+        let func = host_function(b)?;
+        let arg_mems = it.bind_args(func, args)?;
         let t0 = Instant::now();
         let ret = it.block(&func.body(0).ops)?;
         self.stream.synchronize().map_err(|e| format!("kernel execution failed: {e:?}"))?;
@@ -163,22 +144,8 @@ impl Gpu {
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
         let mut it = Interp::new(self, loaded, b, false, usize::MAX);
-        let func = b
-            .host
-            .body()
-            .iter()
-            .find(|o| o.name == "func.func")
-            .ok_or("bundle has no host function")?;
-        for (v, a) in func.body(0).args.iter().zip(args.iter()) {
-            let hv = match a {
-                HostValue::Array(arr) => HV::Mem(it.upload(arr)?),
-                HostValue::Int(i, _, _) => HV::I(*i),
-                HostValue::Float(f, _, _) => HV::F(*f),
-                HostValue::Bool(x) => HV::I(*x as i64),
-                HostValue::Device { ptr, dtype, shape } => HV::Mem(it.borrow(*ptr, *dtype, shape)),
-            };
-            it.env.insert(*v, hv);
-        }
+        let func = host_function(b)?;
+        it.bind_args(func, args)?;
         let mut times = vec![];
         for _ in 0..reps {
             self.stream.synchronize().map_err(|e| format!("{e:?}"))?;
@@ -285,6 +252,41 @@ impl<'a> Interp<'a> {
             dirty: vec![],
         });
         Ok(self.mems.len() - 1)
+    }
+
+    /// Binds the host function's parameters to the call's arguments; returns the
+    /// memory ids of the host array arguments, in order.
+    fn bind_args(&mut self, func: &Op, args: &[HostValue]) -> Result<Vec<usize>, String> {
+        let mut arg_mems = vec![];
+        for (v, a) in func.body(0).args.iter().zip(args) {
+            let hv = match a {
+                HostValue::Array(arr) => {
+                    let id = self.upload(arr)?;
+                    arg_mems.push(id);
+                    HV::Mem(id)
+                }
+                HostValue::Int(i, _, _) => HV::I(*i),
+                HostValue::Float(f, _, _) => HV::F(*f),
+                HostValue::Bool(x) => HV::I(*x as i64),
+                HostValue::Device { ptr, dtype, shape } => HV::Mem(self.borrow(*ptr, *dtype, shape)),
+            };
+            self.env.insert(*v, hv);
+        }
+        Ok(arg_mems)
+    }
+
+    /// A launch's arguments as the access analysis sees them.
+    fn launch_args(&self, args: &[Value], params: &[String]) -> Result<Vec<LaunchArg>, String> {
+        args.iter()
+            .zip(params)
+            .map(|(v, ty)| {
+                Ok(match self.get(*v)? {
+                    HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
+                    HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
+                    _ => LaunchArg::Float,
+                })
+            })
+            .collect()
     }
 
     /// A caller's device array: used in place, never copied or freed.
@@ -853,14 +855,7 @@ impl<'a> Interp<'a> {
         }
         // Move the parts of the arguments that this launch accesses (seed 002 §5).
         if let Some(kop) = find_kernel(self.m, &kname) {
-            let mut largs = vec![];
-            for (v, ty) in args.iter().zip(params) {
-                largs.push(match self.get(*v)? {
-                    HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
-                    HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
-                    _ => LaunchArg::Float,
-                });
-            }
+            let largs = self.launch_args(args, params)?;
             let acc = crate::regions::analyse(self.m, kop, &largs, grid.0 * grid.1 * grid.2, block.0 * block.1 * block.2);
             for (p, v) in args.iter().enumerate() {
                 if let HV::Mem(id) = self.get(*v)? {
@@ -983,14 +978,7 @@ impl<'a> Interp<'a> {
     ) -> Result<(), String> {
         let kop = find_kernel(self.m, kname).ok_or_else(|| format!("kernel {kname}: no IR to tile"))?;
         let nthreads = block.0 * block.1 * block.2;
-        let mut largs = vec![];
-        for (v, ty) in args.iter().zip(params) {
-            largs.push(match self.get(*v)? {
-                HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
-                HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
-                _ => LaunchArg::Float,
-            });
-        }
+        let largs = self.launch_args(args, params)?;
         // The flat element range [f0, f1) of each tiled array parameter for blocks
         // [off, off + n), and whether the tile writes it.
         let ranges = |this: &Self, off: i64, n: i64| -> Vec<(usize, usize, usize, bool)> {
@@ -1075,12 +1063,11 @@ impl<'a> Interp<'a> {
     }
 }
 
-/// The `gpu.func` named `name` in a bundle's module.
-fn find_kernel<'m>(m: &'m Module, name: &str) -> Option<&'m Op> {
-    let quoted = format!("\"{name}\"");
-    m.body()
+/// A bundle's host function.
+fn host_function(b: &Bundle) -> Result<&Op, String> {
+    b.host
+        .body()
         .iter()
-        .filter(|o| o.name == "gpu.module")
-        .flat_map(|g| g.body(0).ops.iter())
-        .find(|f| f.name == "gpu.func" && f.attr("sym_name") == Some(&quoted))
+        .find(|o| o.name == "func.func")
+        .ok_or_else(|| "bundle has no host function".to_string())
 }

@@ -151,6 +151,16 @@ pub struct Accesses {
     pub writes: HashMap<usize, IndexBox>,
 }
 
+/// The `gpu.func` named `name` in a `gpu`-level module.
+pub fn find_kernel<'m>(m: &'m Module, name: &str) -> Option<&'m Op> {
+    let quoted = format!("\"{name}\"");
+    m.body()
+        .iter()
+        .filter(|o| o.name == "gpu.module")
+        .flat_map(|g| g.body(0).ops.iter())
+        .find(|f| f.name == "gpu.func" && f.attr("sym_name") == Some(&quoted))
+}
+
 /// A scalar or array argument of a launch, as the analysis sees it.
 #[derive(Clone, Debug)]
 pub enum LaunchArg {
@@ -376,14 +386,7 @@ impl<'a> Analysis<'a> {
                 let g: Option<i64> = (0..3).map(|i| exact(self.get(o[i]))).product();
                 let b: Option<i64> = (3..6).map(|i| exact(self.get(o[i]))).product();
                 let name = op.attr("kernel").unwrap_or("").rsplit("::@").next().unwrap_or("").to_string();
-                let quoted = format!("\"{name}\"");
-                let kernel = self
-                    .m
-                    .body()
-                    .iter()
-                    .filter(|x| x.name == "gpu.module")
-                    .flat_map(|x| x.body(0).ops.iter())
-                    .find(|f| f.attr("sym_name") == Some(&quoted));
+                let kernel = find_kernel(self.m, &name);
                 if let (Some(g), Some(b), Some(kernel)) = (g, b, kernel) {
                     let mut owners = vec![];
                     let largs: Vec<LaunchArg> = o[6..]

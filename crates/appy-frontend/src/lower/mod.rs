@@ -230,42 +230,7 @@ fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
 fn expr_names(e: &Expr, out: &mut Vec<(String, Span)>) {
     match &e.kind {
         ExprKind::Name(n) => out.push((n.clone(), e.span)),
-        ExprKind::Unary { operand, .. } => expr_names(operand, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_names(lhs, out);
-            expr_names(rhs, out);
-        }
-        ExprKind::Compare { first, rest } => {
-            expr_names(first, out);
-            rest.iter().for_each(|(_, x)| expr_names(x, out));
-        }
-        ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| expr_names(x, out)),
-        ExprKind::IfExp { cond, then, orelse } => {
-            expr_names(cond, out);
-            expr_names(then, out);
-            expr_names(orelse, out);
-        }
-        ExprKind::Call { func, args, kwargs } => {
-            expr_names(func, out);
-            args.iter().for_each(|x| expr_names(x, out));
-            kwargs.iter().for_each(|(_, x)| expr_names(x, out));
-        }
-        ExprKind::Attribute { value, .. } => expr_names(value, out),
-        ExprKind::Subscript { value, indices } => {
-            expr_names(value, out);
-            for i in indices {
-                match i {
-                    Index::Expr(x) => expr_names(x, out),
-                    Index::Slice { lower, upper, step, .. } => {
-                        for x in [lower, upper, step].into_iter().flatten() {
-                            expr_names(x, out);
-                        }
-                    }
-                    Index::NewAxis(_) => {}
-                }
-            }
-        }
-        _ => {}
+        _ => e.for_each_child(&mut |c| expr_names(c, out)),
     }
 }
 
@@ -1412,23 +1377,7 @@ impl<'a> Lower<'a> {
                         }
                     }
                 }
-                ExprKind::Unary { operand, .. } => find(operand, out),
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    find(lhs, out);
-                    find(rhs, out);
-                }
-                ExprKind::Compare { first, rest } => {
-                    find(first, out);
-                    rest.iter().for_each(|(_, x)| find(x, out));
-                }
-                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| find(x, out)),
-                ExprKind::IfExp { cond, then, orelse } => {
-                    find(cond, out);
-                    find(then, out);
-                    find(orelse, out);
-                }
-                ExprKind::Call { args, .. } => args.iter().for_each(|x| find(x, out)),
-                _ => {}
+                _ => e.for_each_child(&mut |c| find(c, out)),
             }
         }
         let mut sliced = vec![];
@@ -1567,23 +1516,7 @@ impl<'a> Lower<'a> {
                         }
                     }
                 }
-                ExprKind::Unary { operand, .. } => rewrite(operand, lane),
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    rewrite(lhs, lane);
-                    rewrite(rhs, lane);
-                }
-                ExprKind::Compare { first, rest } => {
-                    rewrite(first, lane);
-                    rest.iter_mut().for_each(|(_, x)| rewrite(x, lane));
-                }
-                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter_mut().for_each(|x| rewrite(x, lane)),
-                ExprKind::IfExp { cond, then, orelse } => {
-                    rewrite(cond, lane);
-                    rewrite(then, lane);
-                    rewrite(orelse, lane);
-                }
-                ExprKind::Call { args, .. } => args.iter_mut().for_each(|x| rewrite(x, lane)),
-                _ => {}
+                _ => e.for_each_child_mut(&mut |c| rewrite(c, lane)),
             }
         }
         let mut out = s.clone();
@@ -2633,23 +2566,7 @@ fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bo
                         }
                     }
                 }
-                ExprKind::Unary { operand, .. } => loads_in(operand, loads),
-                ExprKind::Binary { lhs, rhs, .. } => {
-                    loads_in(lhs, loads);
-                    loads_in(rhs, loads);
-                }
-                ExprKind::Compare { first, rest } => {
-                    loads_in(first, loads);
-                    rest.iter().for_each(|(_, x)| loads_in(x, loads));
-                }
-                ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(|x| loads_in(x, loads)),
-                ExprKind::IfExp { cond, then, orelse } => {
-                    loads_in(cond, loads);
-                    loads_in(then, loads);
-                    loads_in(orelse, loads);
-                }
-                ExprKind::Call { args, .. } => args.iter().for_each(|x| loads_in(x, loads)),
-                _ => {}
+                _ => e.for_each_child(&mut |c| loads_in(c, loads)),
             }
         }
         for s in stmts {
