@@ -45,6 +45,43 @@ irdl.dialect @appy {
     %i64 = irdl.is i64
     irdl.results(value: %i64)
   }
+  // The tensor level (seed 001 §4): statements in sliced index notation, as SSA values
+  // that are functions of the statement's dimensions (numbered 0..k-1 per statement).
+  // `appy.view %array(%i...) {dims}`: one i64 operand per array axis, either the slice's
+  // lower bound (dims[a] = the statement dimension) or a scalar index (dims[a] = -1).
+  irdl.operation @view {
+    %mem = irdl.base "!builtin.memref"
+    %i64 = irdl.is i64
+    %t = irdl.base "!builtin.tensor"
+    irdl.operands(source: %mem, index: variadic %i64)
+    irdl.results(result: %t)
+  }
+  // `appy.ew {op = "arith.addf", ...}`: the scalar op `op` applied element-wise; its one
+  // to three operands are tensors or scalars (broadcast); the other attributes are the
+  // scalar op's.
+  irdl.operation @ew {
+    %a = irdl.any
+    %b = irdl.any
+    %c = irdl.any
+    %t = irdl.base "!builtin.tensor"
+    irdl.operands(a: %a, b: optional %b, c: optional %c)
+    irdl.results(result: %t)
+  }
+  // `appy.reduce {kind = "sum"|"max"|"min", dims}`: reduces the listed dimensions.
+  irdl.operation @reduce {
+    %t = irdl.base "!builtin.tensor"
+    %any = irdl.any
+    irdl.operands(input: %t)
+    irdl.results(result: %any)
+  }
+  // `appy.assign %target(%i...) = %value` over extents %e (one per statement dimension);
+  // the loop order and per-dimension properties of the tensor pragma are attributes.
+  irdl.operation @assign {
+    %mem = irdl.base "!builtin.memref"
+    %any = irdl.any
+    %i64 = irdl.is i64
+    irdl.operands(target: %mem, value: %any, index: variadic %i64, extents: variadic %i64)
+  }
 }
 "#;
 

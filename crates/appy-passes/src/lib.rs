@@ -13,6 +13,11 @@
 
 pub mod hoist_allocas;
 pub mod strip_mine;
+pub mod tensor;
+pub mod tensor_fuse;
+pub mod tensor_sync;
+pub mod tensor_temporaries;
+pub mod tensor_to_loops;
 pub mod util;
 
 use appy_ir::ir::Module;
@@ -111,6 +116,42 @@ impl Registry {
                     return Err(format!("mvl must be a power of two in [1, 4096], got {mvl}"));
                 }
                 Ok(Box::new(strip_mine::StripMine { mvl }))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-tensor-temporaries",
+            description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(tensor_temporaries::TensorTemporaries))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-tensor-fuse",
+            description: "reduction-bounded fusion: split reductions used inside larger element-wise expressions (seed 001 §5.1.4)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(tensor_fuse::TensorFuse))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-tensor-sync",
+            description: "mark tensor statements in workers that need no barriers (appy.nosync, seed 001 §5.1.2)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(tensor_sync::TensorSync))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-tensor-to-loops",
+            description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(tensor_to_loops::TensorToLoops))
             },
         });
         r.add(PassInfo {
@@ -248,9 +289,13 @@ impl Pipeline {
     }
 }
 
+/// The tensor passes, in the order of seed 001 §5.1 (CSE first makes equal slices
+/// equal values for the analyses).
+pub const TENSOR_PIPELINE: &str = "appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
+
 /// The passes that take the `appy` level to the `loops` level.
 pub fn appy_to_loops(mvl: i64) -> String {
-    format!("loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
+    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
 }
 
 #[cfg(test)]

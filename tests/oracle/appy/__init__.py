@@ -32,3 +32,12 @@ def atomic_max(a, index, value):
 
 def atomic_min(a, index, value):
     a[index] = min(a[index], value)
+
+
+def mv(A, x):
+    """Matrix-vector product (seed 001 Listing 7/8)."""
+    return A @ x
+
+
+def transpose(a):
+    return np.transpose(a)

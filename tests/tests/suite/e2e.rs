@@ -363,3 +363,81 @@ fn sliced_index_notation_one_dimension() {
         );
     }
 }
+
+#[test]
+fn tensor_paper_examples() {
+    let shapes = [(1usize, 1usize), (2, 3), (37, 53), (130, 257), (3, 1031)];
+    for (k, (m, n)) in shapes.into_iter().enumerate() {
+        let mut r = Rng::new(500 + k as u64);
+        let (mi, ni) = (int(m as i64), int(n as i64));
+        check(
+            "tensor_paper.py",
+            "gesummv",
+            vec![
+                float(1.5),
+                float(-0.5),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[n], -1.0, 1.0),
+                r.array(F64, &[m], -1.0, 1.0),
+                r.array(F64, &[m], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+            ],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "jacobi_2d_one_iteration",
+            vec![r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "mv_alpha",
+            vec![float(0.75), r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[n], -1.0, 1.0), r.array(F32, &[m], -1.0, 1.0)],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "shift",
+            vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "outer_add",
+            vec![r.array(F64, &[m], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "column_sum",
+            vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), mi.clone(), ni.clone()],
+            256,
+        );
+        check(
+            "tensor_paper.py",
+            "layernorm",
+            vec![
+                r.array(F32, &[m, n], -2.0, 2.0),
+                r.array(F32, &[n], -1.0, 1.0),
+                r.array(F32, &[n], -1.0, 1.0),
+                r.array(F32, &[m, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+                float(1e-5),
+            ],
+            256,
+        );
+    }
+    for (k, n) in [3usize, 4, 11, 20].into_iter().enumerate() {
+        let mut r = Rng::new(600 + k as u64);
+        check(
+            "tensor_paper.py",
+            "heat_3d",
+            vec![r.array(F64, &[n, n, n], -1.0, 1.0), r.array(F64, &[n, n, n], -1.0, 1.0), int(n as i64), int(5)],
+            256,
+        );
+    }
+}

@@ -25,6 +25,8 @@ use appy_ir::ir::{Block, Op, Region, Value};
 use appy_ir::types::{ArgType, DType, STy, memref_type, promote};
 use std::collections::{HashMap, HashSet};
 
+mod tensor;
+
 /// Options that affect the `appy` level (part of the specialisation key). `appy.MVL` is
 /// not one of them: it stays symbolic (`appy.mvl`) until strip-mining.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -74,6 +76,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             counter: 0,
             hints: hints.clone(),
             widen: None,
+            auto_simd: f.options.iter().any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -200,6 +203,8 @@ struct Lower<'a> {
     hints: HashMap<String, STy>,
     /// Set when an assignment needs a wider variable type (lowering restarts).
     widen: Option<(String, STy)>,
+    /// `@appy.jit(auto_simd=True)`: tensor statements get `simd` on their last dimension.
+    auto_simd: bool,
 }
 
 fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
@@ -482,17 +487,21 @@ impl<'a> Lower<'a> {
                     StmtKind::For { .. }
                 ) | (PragmaKind::Atomic, StmtKind::AugAssign { .. } | StmtKind::Assign { .. })
             );
-            if let PragmaKind::Tensor(_) = p.kind {
-                return Err(self.err(p.span, "tensor pragmas (sliced index notation) are not supported yet"));
+            if let PragmaKind::Tensor(_) = p.kind
+                && !tensor::is_tensor_stmt(s)
+            {
+                return Err(self
+                    .err(p.span, "a tensor pragma must annotate a statement in sliced index notation")
+                    .with_note("help: e.g. `#pragma :M=>parallel :N=>simd` above `C[:M, :N] = A[:M, :N] + B[:M, :N]`"));
             }
-            if !ok {
+            if !ok && !matches!(p.kind, PragmaKind::Tensor(_)) {
                 return Err(self
                     .err(p.span, format!("`#pragma {}` cannot annotate this statement", p.text))
                     .with_note("help: loop pragmas go right above a `for` loop, `#pragma atomic` above an update like `a[i] += x`"));
             }
         }
-        if let Some(rewritten) = self.desugar_slices(s)? {
-            return self.stmt(&rewritten);
+        if tensor::is_tensor_stmt(s) {
+            return self.tensor_stmt(s);
         }
         if self.uses_vidx_stmt(s) {
             return self.vector_stmt(s);
@@ -1358,182 +1367,6 @@ impl<'a> Lower<'a> {
     /// whose array accesses use a slice `lo:hi` is a vector statement over
     /// `hi - lo` lanes; each slice becomes `lo + lane`. Reductions of such vectors
     /// (`sum(np.exp(a[i, :N] - m))`) become lane reductions.
-    fn desugar_slices(&mut self, s: &Stmt) -> DResult<Option<Stmt>> {
-        let (targets, value): (Vec<&Expr>, &Expr) = match &s.kind {
-            StmtKind::Assign { targets, value } => (targets.iter().collect(), value),
-            StmtKind::AugAssign { target, value, .. } => (vec![target], value),
-            _ => return Ok(None),
-        };
-        // The first slice (in the targets, then the value) gives the extent.
-        fn find<'e>(e: &'e Expr, out: &mut Vec<(&'e Expr, &'e [Index])>) {
-            match &e.kind {
-                ExprKind::Subscript { value, indices } => {
-                    if indices.iter().any(|i| !matches!(i, Index::Expr(_))) {
-                        out.push((value, indices));
-                    }
-                    for i in indices {
-                        if let Index::Expr(x) = i {
-                            find(x, out);
-                        }
-                    }
-                }
-                _ => e.for_each_child(&mut |c| find(c, out)),
-            }
-        }
-        let mut sliced = vec![];
-        for t in &targets {
-            find(t, &mut sliced);
-        }
-        let n_target = sliced.len();
-        find(value, &mut sliced);
-        if sliced.is_empty() {
-            return Ok(None);
-        }
-        let text = |e: &Expr| -> String {
-            self.file
-                .text()
-                .get(e.span.start..e.span.end)
-                .unwrap_or("")
-                .split_whitespace()
-                .collect()
-        };
-        let mut extent: Option<(Option<Box<Expr>>, Box<Expr>)> = None;
-        for (_, indices) in &sliced {
-            let slices: Vec<&Index> = indices.iter().filter(|i| !matches!(i, Index::Expr(_))).collect();
-            if slices.len() > 1 {
-                let sp = match slices[1] {
-                    Index::Slice { span, .. } => *span,
-                    Index::NewAxis(sp) => *sp,
-                    Index::Expr(e) => e.span,
-                };
-                return Err(self.err(sp, "only one sliced dimension per array access is supported yet (multi-dimensional tensor statements come with tensor pragmas)"));
-            }
-            match slices[0] {
-                Index::NewAxis(sp) => return Err(self.err(*sp, "`None` (broadcasting) in sliced index notation is not supported yet")),
-                Index::Slice { lower, upper, step, span } => {
-                    if step.is_some() {
-                        return Err(self.err(*span, "slices with a step are not supported in sliced index notation"));
-                    }
-                    let Some(upper) = upper else {
-                        return Err(self
-                            .err(*span, "sliced index notation needs an explicit upper bound")
-                            .with_note("help: write the extent, e.g. `a[i, :N]` or `a[1:N-1]`"));
-                    };
-                    if extent.is_none() {
-                        extent = Some((lower.clone(), upper.clone()));
-                    }
-                }
-                Index::Expr(_) => {}
-            }
-        }
-        // A target array read with another slice would need a temporary (seed 001 §5.1.1).
-        for (tv, tidx) in sliced.iter().take(n_target) {
-            let tkey = format!(
-                "{}{:?}",
-                text(tv),
-                tidx.iter()
-                    .map(|i| match i {
-                        Index::Slice { span, .. } => self.file.text().get(span.start..span.end).unwrap_or("").replace(' ', ""),
-                        Index::Expr(e) => text(e),
-                        Index::NewAxis(_) => "None".into(),
-                    })
-                    .collect::<Vec<_>>()
-            );
-            for (v, idx) in sliced.iter().skip(n_target) {
-                let key = format!(
-                    "{}{:?}",
-                    text(v),
-                    idx.iter()
-                        .map(|i| match i {
-                            Index::Slice { span, .. } => self.file.text().get(span.start..span.end).unwrap_or("").replace(' ', ""),
-                            Index::Expr(e) => text(e),
-                            Index::NewAxis(_) => "None".into(),
-                        })
-                        .collect::<Vec<_>>()
-                );
-                if text(tv) == text(v) && key != tkey {
-                    return Err(self.err(v.span, "the assigned array is also read with a different slice; this needs a temporary array, which is not supported yet")
-                        .with_note("help: write the result to another array first"));
-                }
-            }
-        }
-        let (lower, upper) = extent.expect("a slice was found");
-        let span = s.span;
-        let zero = Expr {
-            kind: ExprKind::Int(0),
-            span,
-        };
-        let lo = lower.map(|b| *b).unwrap_or(zero);
-        let ext_expr = Expr {
-            kind: ExprKind::Binary {
-                op: BinOp::Sub,
-                lhs: Box::new((*upper).clone()),
-                rhs: Box::new(lo),
-            },
-            span,
-        };
-        let (ext, et) = self.scalar(&ext_expr)?;
-        if !et.dt.is_int() {
-            return Err(self.err(upper.span, "slice bounds must be integers"));
-        }
-        let ext = self.b.cast(ext, et, STy::INT);
-        let start = self.b.int(0, "i64");
-        let lane_name = format!("_appy_s{}", self.fresh());
-        self.bind(
-            &lane_name,
-            Binding::Val(V::Vidx {
-                start,
-                len: ext,
-                bound: ext,
-            }),
-        );
-        fn rewrite(e: &mut Expr, lane: &str) {
-            match &mut e.kind {
-                ExprKind::Subscript { value, indices } => {
-                    rewrite(value, lane);
-                    for i in indices.iter_mut() {
-                        match i {
-                            Index::Slice { lower, span, .. } => {
-                                let sp = *span;
-                                let l = Expr {
-                                    kind: ExprKind::Name(lane.to_string()),
-                                    span: sp,
-                                };
-                                *i = Index::Expr(match lower.take() {
-                                    Some(lo) => Expr {
-                                        kind: ExprKind::Binary {
-                                            op: BinOp::Add,
-                                            lhs: lo,
-                                            rhs: Box::new(l),
-                                        },
-                                        span: sp,
-                                    },
-                                    None => l,
-                                });
-                            }
-                            Index::Expr(x) => rewrite(x, lane),
-                            Index::NewAxis(_) => {}
-                        }
-                    }
-                }
-                _ => e.for_each_child_mut(&mut |c| rewrite(c, lane)),
-            }
-        }
-        let mut out = s.clone();
-        match &mut out.kind {
-            StmtKind::Assign { targets, value } => {
-                targets.iter_mut().for_each(|t| rewrite(t, &lane_name));
-                rewrite(value, &lane_name);
-            }
-            StmtKind::AugAssign { target, value, .. } => {
-                rewrite(target, &lane_name);
-                rewrite(value, &lane_name);
-            }
-            _ => {}
-        }
-        Ok(Some(out))
-    }
-
     fn uses_vidx_stmt(&self, s: &Stmt) -> bool {
         match &s.kind {
             StmtKind::Assign { targets, value } => {

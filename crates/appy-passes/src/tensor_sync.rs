@@ -1,0 +1,107 @@
+//! `appy-tensor-sync` (seed 001 §5.1.2): decides which tensor statements inside a
+//! worker need thread synchronisation.
+//!
+//! A worker's lanes run as the threads of a block, and an element of a simd dimension
+//! is always handled by the same thread. The GPU outliner therefore puts barriers
+//! around every lanes loop that writes memory. They are not needed for a statement
+//! whose target array is, everywhere else in the worker, accessed only through the very
+//! same slice over the same dimensions (each thread then only ever reads elements it
+//! wrote itself, as in a chain of element-wise statements). Such statements get
+//! `appy.nosync`, which `appy-tensor-to-loops` copies to their simd loops and the
+//! outliner honours. Barriers remain where they are needed: after a reduction that
+//! writes an array element (one thread stores it), between statements that read a
+//! target through another slice (stencils, Figure 2's temporary), and around loop code
+//! that touches the target.
+
+use crate::tensor::*;
+use crate::util::is_parallel;
+use crate::{Pass, PassError};
+use appy_ir::ir::{Module, Op, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The pass.
+pub struct TensorSync;
+
+impl Pass for TensorSync {
+    fn name(&self) -> &'static str {
+        "appy-tensor-sync"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        m.op.walk_mut(&mut |o| {
+            if is_parallel(o) {
+                mark_worker(o);
+            }
+        });
+        Ok(())
+    }
+}
+
+/// How a statement touches an array: the array, the per-axis dimension and offset
+/// operands, the extents and the simd flag of each dimension involved.
+type Sig = (Value, Vec<i64>, Vec<Value>, Vec<(Value, bool)>);
+
+fn sig(arr: Value, dims: &[i64], idx: &[Value], a: &Assign) -> Sig {
+    let per: Vec<(Value, bool)> = dims.iter().filter(|d| **d >= 0).map(|d| (a.exts[*d as usize], a.simd[*d as usize] || a.parallel[*d as usize])).collect();
+    (arr, dims.to_vec(), idx.to_vec(), per)
+}
+
+fn mark_worker(w: &mut Op) {
+    // Everything that touches memory inside the worker.
+    let mut private: HashSet<Value> = HashSet::new();
+    let mut raw: HashSet<Value> = HashSet::new();
+    let mut sigs: HashMap<Value, Vec<Sig>> = HashMap::new();
+    let mut targets: Vec<(Value, Sig)> = vec![];
+    fn visit(ops: &[Op], private: &mut HashSet<Value>, raw: &mut HashSet<Value>, sigs: &mut HashMap<Value, Vec<Sig>>, targets: &mut Vec<(Value, Sig)>) {
+        let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+        for o in ops {
+            match o.name.as_str() {
+                "memref.alloca" => private.extend(o.results.iter().copied()),
+                "memref.load" => {
+                    raw.insert(o.operands[0]);
+                }
+                "memref.store" | "memref.atomic_rmw" => {
+                    raw.insert(o.operands[1]);
+                }
+                "appy.assign" => {
+                    let Ok(a) = Assign::of(o) else { continue };
+                    let s = sig(a.target, &a.dims, &a.idx, &a);
+                    sigs.entry(a.target).or_default().push(s.clone());
+                    if a.atomic.is_some() {
+                        raw.insert(a.target);
+                    }
+                    targets.push((a.target, s));
+                    for v in dag(&defs, a.value) {
+                        let d = &defs[&v];
+                        if d.name == "appy.view" {
+                            let dims = d.attr("dims").map(int_array).unwrap_or_default();
+                            sigs.entry(d.operands[0]).or_default().push(sig(d.operands[0], &dims, &d.operands[1..], &a));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for r in &o.regions {
+                for blk in &r.blocks {
+                    visit(&blk.ops, private, raw, sigs, targets);
+                }
+            }
+        }
+    }
+    for r in &w.regions {
+        for blk in &r.blocks {
+            visit(&blk.ops, &mut private, &mut raw, &mut sigs, &mut targets);
+        }
+    }
+    let ok: HashSet<Value> = targets
+        .iter()
+        .filter(|(t, s)| !private.contains(t) && !raw.contains(t) && sigs.get(t).is_some_and(|all| all.iter().all(|x| x == s)))
+        .map(|(t, _)| *t)
+        .collect();
+    w.walk_mut(&mut |o| {
+        if o.name == "appy.assign"
+            && o.operands.first().is_some_and(|t| ok.contains(t))
+        {
+            o.set_attr("appy.nosync", "unit");
+        }
+    });
+}

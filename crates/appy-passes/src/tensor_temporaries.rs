@@ -1,0 +1,116 @@
+//! `appy-tensor-temporaries` (seed 001 §5.1.1): a tensor statement whose target array
+//! is also read with a different slice (`A[i, 1:N] = A[i, :N-1] + ...`) would read
+//! elements it already overwrote once it runs as a loop. The statement is split in
+//! two: the value goes to a temporary array of the target's shape (allocated once, at
+//! the start of the function), then the temporary is copied to the target.
+
+use crate::tensor::*;
+use crate::util::{builder_for, finish};
+use crate::{Pass, PassError};
+use appy_ir::build::Builder;
+use appy_ir::ir::{Module, Op, Value};
+use std::collections::HashMap;
+
+/// The pass.
+pub struct TensorTemporaries;
+
+impl Pass for TensorTemporaries {
+    fn name(&self) -> &'static str {
+        "appy-tensor-temporaries"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        let mut body = std::mem::take(m.body_mut());
+        let mut b = builder_for(m);
+        let mut r = Ok(());
+        for f in &mut body {
+            if f.name != "func.func" || f.regions.is_empty() {
+                continue;
+            }
+            // target array → its temporary
+            let mut temps: HashMap<Value, Value> = HashMap::new();
+            r = for_blocks(&mut b, f, false, &mut |b, ops, _| split_block(b, ops, &mut temps));
+            if r.is_err() {
+                break;
+            }
+            if temps.is_empty() {
+                continue;
+            }
+            // Allocate each temporary right after its array is defined.
+            let entry = &mut f.regions[0].blocks[0];
+            let mut order: Vec<(Value, Value)> = temps.into_iter().collect();
+            order.sort();
+            for (arr, tmp) in order.into_iter().rev() {
+                let pos = entry.ops.iter().position(|o| o.results.contains(&arr)).map(|p| p + 1).unwrap_or(0);
+                b.begin();
+                b.loc = entry.ops.get(pos.saturating_sub(1)).and_then(|o| o.loc.clone());
+                let ty = b.m.ty(arr).to_string();
+                let rank = ty.matches('?').count();
+                let mut sizes = vec![];
+                for k in 0..rank {
+                    let c = b.index(k as i64);
+                    sizes.push(b.op1("memref.dim", &[arr, c], "index", &[]));
+                }
+                let mut alloc = Op::new("memref.alloc")
+                    .with_operands(sizes)
+                    .with_results([tmp])
+                    .with_attr("operandSegmentSizes", format!("array<i32: {rank}, 0>"));
+                alloc.loc = b.loc.clone();
+                b.push(alloc);
+                let ops = b.end();
+                for (k, o) in ops.into_iter().enumerate() {
+                    entry.ops.insert(pos + k, o);
+                }
+            }
+        }
+        finish(&mut b, m);
+        *m.body_mut() = body;
+        r
+    }
+}
+
+fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, PassError> {
+    if !ops.iter().any(|o| o.name == "appy.assign") {
+        return Ok(ops);
+    }
+    let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+    let mut out = vec![];
+    for op in ops {
+        if op.name != "appy.assign" {
+            out.push(op);
+            continue;
+        }
+        let a = Assign::of(&op)?;
+        let conflict = dag(&defs, a.value).into_iter().any(|v| {
+            let d = &defs[&v];
+            d.name == "appy.view"
+                && d.operands[0] == a.target
+                && (d.operands[1..] != a.idx[..] || d.attr("dims").map(int_array).unwrap_or_default() != a.dims)
+        });
+        if !conflict || a.dims.is_empty() {
+            out.push(op);
+            continue;
+        }
+        let ty = b.m.ty(a.target).to_string();
+        let tmp = *temps.entry(a.target).or_insert_with(|| b.m.value(ty));
+        // tmp[slices] = value
+        let mut first = a.clone();
+        first.target = tmp;
+        first.atomic = None;
+        out.push(first.build(&op).with_attr("appy.temporary", "unit"));
+        // target[slices] = tmp[slices]
+        let elem = appy_ir::types::parse_memref(b.m.ty(a.target)).map(|(d, _)| d.mlir()).unwrap_or("f64");
+        let rank = a.kept().len();
+        let view = b.m.value(format!("tensor<{}{elem}>", "?x".repeat(rank)));
+        out.push(
+            Op::new("appy.view")
+                .with_operands(std::iter::once(tmp).chain(a.idx.iter().copied()))
+                .with_results([view])
+                .with_attr("dims", i64_array(&a.dims))
+                .with_loc(op.loc.clone()),
+        );
+        let mut second = a.clone();
+        second.value = view;
+        out.push(second.build(&op));
+    }
+    Ok(out)
+}

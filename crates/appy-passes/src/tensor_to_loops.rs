@@ -1,0 +1,408 @@
+//! `appy-tensor-to-loops` (seed 001 §5.1.3): every `appy.assign` becomes a loop nest.
+//!
+//! One loop per target dimension, in the pragma's order; a dimension marked `parallel`
+//! becomes `scf.parallel {appy.parallel}` (outside workers; perfectly nested parallel
+//! dimensions form one grid), `simd` becomes `scf.parallel {appy.simd}` (the lanes of a
+//! worker), any other dimension an `scf.for`. The innermost body evaluates the value
+//! at the point, element by element, fusing every element-wise op into the nest (no
+//! intermediate result is stored), and stores it. A reduction evaluated at a point
+//! is a nested reduction loop over its dimensions (`scf.parallel` with `scf.reduce`
+//! when simd, `scf.for` over a private accumulator otherwise).
+//!
+//! When the pragma orders a reduced dimension outside a target dimension (e.g.
+//! `:M=>reduce :N=>parallel` for a column sum), the target is initialised and then
+//! updated in place over the whole nest (atomically when the reduced dimension runs in
+//! parallel). `le(c)` is kept on the loop (`appy.le`) and `appy.nosync` (from
+//! `appy-tensor-sync`) on the simd loops.
+
+use crate::tensor::*;
+use crate::util::{builder_for, finish};
+use crate::{Pass, PassError};
+use appy_ir::build::Builder;
+use appy_ir::ir::{Module, Op, Value};
+use std::collections::HashMap;
+
+/// The pass.
+pub struct TensorToLoops;
+
+impl Pass for TensorToLoops {
+    fn name(&self) -> &'static str {
+        "appy-tensor-to-loops"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        let mut body = std::mem::take(m.body_mut());
+        let mut b = builder_for(m);
+        let mut r = Ok(());
+        for f in &mut body {
+            r = for_blocks(&mut b, f, false, &mut lower_block);
+            if r.is_err() {
+                break;
+            }
+        }
+        finish(&mut b, m);
+        *m.body_mut() = body;
+        r
+    }
+}
+
+fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, PassError> {
+    if !ops.iter().any(|o| o.name == "appy.assign" || is_tensor_op(o)) {
+        return Ok(ops);
+    }
+    let mut defs: HashMap<Value, Op> = HashMap::new();
+    let mut out = vec![];
+    for op in ops {
+        if is_tensor_op(&op) {
+            defs.insert(op.results[0], op);
+        } else if op.name == "appy.assign" {
+            b.begin();
+            b.loc = op.loc.clone();
+            let r = lower_assign(b, &op, &defs, in_worker);
+            let ops = b.end();
+            r?;
+            out.extend(ops);
+        } else {
+            out.push(op);
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ctx {
+    /// Host code, outside any loop of the statement.
+    Host,
+    /// Inside parallel loops of the statement only (a further parallel loop extends
+    /// the grid).
+    Grid,
+    /// Inside a worker.
+    Worker,
+    /// Inside a simd loop (lanes).
+    Lanes,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Parallel,
+    Simd,
+    Seq,
+}
+
+struct Gen<'a> {
+    a: Assign,
+    defs: &'a HashMap<Value, Op>,
+    ext: Vec<Value>,
+    c0: Value,
+    c1: Value,
+    nosync: bool,
+    loc: Option<String>,
+}
+
+type Env = HashMap<usize, Value>;
+
+impl Gen<'_> {
+    fn err(&self, msg: impl Into<String>) -> PassError {
+        PassError::new(msg, self.loc.clone())
+    }
+
+    fn kind(&self, d: usize, ctx: Ctx, reduction: bool) -> (Kind, Ctx) {
+        let (par, simd) = (self.a.parallel[d], self.a.simd[d]);
+        match ctx {
+            Ctx::Host if par => (Kind::Parallel, if reduction { Ctx::Worker } else { Ctx::Grid }),
+            Ctx::Grid if par && !reduction => (Kind::Parallel, Ctx::Grid),
+            Ctx::Host if simd => (Kind::Simd, Ctx::Lanes),
+            Ctx::Host => (Kind::Seq, Ctx::Host),
+            Ctx::Grid | Ctx::Worker if par || simd => (Kind::Simd, Ctx::Lanes),
+            Ctx::Grid | Ctx::Worker => (Kind::Seq, Ctx::Worker),
+            Ctx::Lanes => (Kind::Seq, Ctx::Lanes),
+        }
+    }
+
+    fn mark(&self, op: &mut Op, d: usize, k: Kind) {
+        match k {
+            Kind::Parallel => op.set_attr("appy.parallel", "unit"),
+            Kind::Simd => {
+                op.set_attr("appy.simd", "unit");
+                if self.nosync {
+                    op.set_attr("appy.nosync", "unit");
+                }
+            }
+            Kind::Seq => {}
+        }
+        if self.a.le[d] > 0 {
+            op.set_attr("appy.le", format!("{} : i64", self.a.le[d]));
+        }
+    }
+
+    /// A loop nest over `dims` (in order) whose innermost body is `body(env)`.
+    fn nest(&self, b: &mut Builder, dims: &[usize], ctx: Ctx, env: &Env, body: &mut dyn FnMut(&mut Builder, &Env, Ctx) -> Result<(), PassError>) -> Result<(), PassError> {
+        let Some((&d, rest)) = dims.split_first() else {
+            return body(b, env, ctx);
+        };
+        let (k, inner) = self.kind(d, ctx, false);
+        let iv = b.m.value("index");
+        let mut env2 = env.clone();
+        env2.insert(d, iv);
+        b.begin();
+        let r = self.nest(b, rest, inner, &env2, body);
+        let mut ops = b.end();
+        r?;
+        let mut op = match k {
+            Kind::Seq => {
+                ops.push(Builder::yield_op(&[]));
+                Op::new("scf.for").with_operands([self.c0, self.ext[d], self.c1])
+            }
+            _ => {
+                ops.push(Op::new("scf.reduce").with_loc(self.loc.clone()));
+                Op::new("scf.parallel")
+                    .with_operands([self.c0, self.ext[d], self.c1])
+                    .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>")
+            }
+        };
+        op = op.with_region(Builder::region(vec![iv], ops)).with_loc(self.loc.clone());
+        self.mark(&mut op, d, k);
+        b.push(op);
+        Ok(())
+    }
+
+    /// A reduction of `input` of kind `kind` over `dims` (in loop order) at `env`.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce(&self, b: &mut Builder, input: Value, kind: &str, ty: &str, dims: &[usize], ctx: Ctx, env: &Env, memo: &HashMap<Value, Value>) -> Result<Value, PassError> {
+        let Some((&d, rest)) = dims.split_first() else {
+            return self.eval(b, input, env, ctx, memo);
+        };
+        let (k, inner) = self.kind(d, ctx, true);
+        let iv = b.m.value("index");
+        let mut env2 = env.clone();
+        env2.insert(d, iv);
+        let e = |s: String| PassError::new(s, self.loc.clone());
+        match k {
+            Kind::Seq => {
+                let (alloca, slot) = b.alloca_op(ty);
+                b.push(alloca);
+                let id = identity(b, kind, ty).map_err(e)?;
+                b.store(id, slot, &[]);
+                b.begin();
+                let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
+                let v = match r {
+                    Ok(v) => v,
+                    Err(x) => {
+                        b.end();
+                        return Err(x);
+                    }
+                };
+                let acc = b.load(slot, &[]);
+                let n = combine(b, kind, ty, acc, v).map_err(e)?;
+                b.store(n, slot, &[]);
+                b.push(Builder::yield_op(&[]));
+                let ops = b.end();
+                let mut op = Op::new("scf.for")
+                    .with_operands([self.c0, self.ext[d], self.c1])
+                    .with_region(Builder::region(vec![iv], ops))
+                    .with_loc(self.loc.clone());
+                self.mark(&mut op, d, k);
+                b.push(op);
+                Ok(b.load(slot, &[]))
+            }
+            _ => {
+                let id = identity(b, kind, ty).map_err(e)?;
+                b.begin();
+                let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
+                let v = match r {
+                    Ok(v) => v,
+                    Err(x) => {
+                        b.end();
+                        return Err(x);
+                    }
+                };
+                let mut red = Op::new("scf.reduce").with_operands([v]).with_loc(self.loc.clone());
+                red.regions.push(combiner(b, kind, ty).map_err(e)?);
+                b.push(red);
+                let ops = b.end();
+                let res = b.m.value(ty);
+                let mut op = Op::new("scf.parallel")
+                    .with_operands([self.c0, self.ext[d], self.c1, id])
+                    .with_results([res])
+                    .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 1>")
+                    .with_region(Builder::region(vec![iv], ops))
+                    .with_loc(self.loc.clone());
+                self.mark(&mut op, d, k);
+                b.push(op);
+                Ok(res)
+            }
+        }
+    }
+
+    /// The index of an array axis at `env`: `lo + iv` (sliced) or the scalar index.
+    fn index(&self, b: &mut Builder, lo: Value, d: i64, env: &Env) -> Result<Value, PassError> {
+        if d < 0 {
+            return Ok(b.to_index(lo));
+        }
+        let iv = *env.get(&(d as usize)).ok_or_else(|| self.err("a tensor dimension is used outside its loop (compiler bug)"))?;
+        let i = b.to_i64(iv);
+        let s = b.bin("arith.addi", lo, i);
+        Ok(b.to_index(s))
+    }
+
+    /// The element of `v` at `env`.
+    fn eval(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &HashMap<Value, Value>) -> Result<Value, PassError> {
+        let mut memo = memo.clone();
+        self.eval_m(b, v, env, ctx, &mut memo)
+    }
+
+    fn eval_m(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &mut HashMap<Value, Value>) -> Result<Value, PassError> {
+        if let Some(x) = memo.get(&v) {
+            return Ok(*x);
+        }
+        let Some(op) = self.defs.get(&v) else { return Ok(v) };
+        let elem = tensor_type(b.m.ty(v)).map(|(_, e)| e).ok_or_else(|| self.err("tensor op without a tensor type"))?;
+        let r = match op.name.as_str() {
+            "appy.view" => {
+                let dims = op.attr("dims").map(int_array).unwrap_or_default();
+                let mut idx = vec![];
+                for (lo, d) in op.operands[1..].iter().zip(&dims) {
+                    idx.push(self.index(b, *lo, *d, env)?);
+                }
+                b.load(op.operands[0], &idx)
+            }
+            "appy.ew" => {
+                let mut ins = vec![];
+                for o in &op.operands {
+                    ins.push(self.eval_m(b, *o, env, ctx, memo)?);
+                }
+                let name = op.attr("op").ok_or_else(|| self.err("appy.ew without `op`"))?.trim_matches('"').to_string();
+                let res = b.m.value(elem.clone());
+                let mut s = Op::new(name).with_operands(ins).with_results([res]).with_loc(op.loc.clone());
+                for (k, a) in &op.attrs {
+                    if k != "op" && k != "operandSegmentSizes" {
+                        s.set_attr(k.clone(), a.clone());
+                    }
+                }
+                b.push(s);
+                res
+            }
+            "appy.reduce" => {
+                let red: Vec<usize> = op.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize).collect();
+                if red.iter().any(|d| env.contains_key(d)) {
+                    return Err(self.err("a reduced dimension is also a loop of the statement (compiler bug)"));
+                }
+                let ordered: Vec<usize> = self.a.order.iter().copied().filter(|d| red.contains(d)).collect();
+                self.reduce(b, op.operands[0], &reduce_kind(op), &elem, &ordered, ctx, env, memo)?
+            }
+            other => return Err(self.err(format!("unexpected tensor op {other}"))),
+        };
+        memo.insert(v, r);
+        Ok(r)
+    }
+
+    fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, PassError> {
+        let mut idx = vec![];
+        for (lo, d) in self.a.idx.iter().zip(&self.a.dims) {
+            idx.push(self.index(b, *lo, *d, env)?);
+        }
+        Ok(idx)
+    }
+
+    fn store(&self, b: &mut Builder, x: Value, env: &Env) -> Result<(), PassError> {
+        let idx = self.target_index(b, env)?;
+        match &self.a.atomic {
+            Some(kind) => {
+                let ty = appy_ir::types::parse_memref(b.m.ty(self.a.target)).map(|(d, _)| d.mlir()).unwrap_or("f64");
+                let mut ops = vec![x, self.a.target];
+                ops.extend(idx);
+                b.op1("memref.atomic_rmw", &ops, ty, &[("kind", kind.clone())]);
+            }
+            None => b.store(x, self.a.target, &idx),
+        }
+        Ok(())
+    }
+}
+
+fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool) -> Result<(), PassError> {
+    let a = Assign::of(op)?;
+    let c0 = b.index(0);
+    let c1 = b.index(1);
+    let ext: Vec<Value> = a.exts.iter().map(|e| b.to_index(*e)).collect();
+    let kept = a.kept();
+    let g = Gen {
+        defs,
+        ext,
+        c0,
+        c1,
+        nosync: op.has_attr("appy.nosync"),
+        loc: op.loc.clone(),
+        a,
+    };
+    let ctx0 = if in_worker { Ctx::Worker } else { Ctx::Host };
+    let kept_order: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d)).collect();
+    // Dimensions the value reduces.
+    let vdims_all: Vec<usize> = {
+        let mut all = vec![];
+        for v in dag(defs, g.a.value) {
+            if let Some(o) = defs.get(&v)
+                && o.name == "appy.reduce"
+            {
+                all.extend(o.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize));
+            }
+        }
+        all
+    };
+    let first_kept = kept_order.first().and_then(|k| g.a.order.iter().position(|d| d == k));
+    let outer_reduced: Vec<usize> = vdims_all
+        .iter()
+        .copied()
+        .filter(|r| first_kept.is_some_and(|f| g.a.order.iter().position(|d| d == r).is_some_and(|p| p < f)))
+        .collect();
+    if outer_reduced.is_empty() {
+        let memo = HashMap::new();
+        return g.nest(b, &kept_order, ctx0, &HashMap::new(), &mut |b, env, ctx| {
+            let x = g.eval(b, g.a.value, env, ctx, &memo)?;
+            g.store(b, x, env)
+        });
+    }
+    // A reduced dimension outside a target dimension: accumulate into the target.
+    let root = defs.get(&g.a.value).filter(|o| o.name == "appy.reduce").ok_or_else(|| {
+        g.err("a reduced dimension ordered before a target dimension needs the reduction to be the whole value (`y[:N] = np.sum(A[:M, :N], axis=0)`)")
+    })?;
+    if g.a.atomic.is_some() {
+        return Err(g.err("`#pragma atomic` with a reduced dimension ordered before a target dimension is not supported"));
+    }
+    let kind = reduce_kind(root);
+    let ty = tensor_type(b.m.ty(g.a.value)).map(|(_, e)| e).unwrap_or_else(|| "f64".into());
+    let red: Vec<usize> = root.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize).collect();
+    let all: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d) || red.contains(d)).collect();
+    let e = |s: String| PassError::new(s, op.loc.clone());
+    // Initialise.
+    g.nest(b, &kept_order, ctx0, &HashMap::new(), &mut |b, env, _| {
+        let id = identity(b, &kind, &ty).map_err(e)?;
+        g.store(b, id, env)
+    })?;
+    // Accumulate: atomically when a reduced dimension runs in parallel or in lanes.
+    let atomic = red.iter().any(|d| g.a.parallel[*d] || g.a.simd[*d]);
+    let input = root.operands[0];
+    let mut g2 = Gen {
+        a: g.a.clone(),
+        defs,
+        ext: g.ext.clone(),
+        c0,
+        c1,
+        nosync: g.nosync,
+        loc: g.loc.clone(),
+    };
+    if atomic {
+        g2.a.atomic = Some(format!("{} : i64", atomic_kind(&kind, ty.starts_with('f'))));
+    }
+    let memo = HashMap::new();
+    g2.nest(b, &all, ctx0, &HashMap::new(), &mut |b, env, ctx| {
+        let x = g2.eval(b, input, env, ctx, &memo)?;
+        if g2.a.atomic.is_some() {
+            g2.store(b, x, env)
+        } else {
+            let idx = g2.target_index(b, env)?;
+            let old = b.load(g2.a.target, &idx);
+            let n = combine(b, &kind, &ty, old, x).map_err(e)?;
+            b.store(n, g2.a.target, &idx);
+            Ok(())
+        }
+    })
+}
