@@ -402,7 +402,9 @@ impl State<'_> {
         let mut out = vec![];
         for (i, mut op) in ops.into_iter().enumerate() {
             if is_lanes(&op) {
-                let writes = global(&op, &self.private, true);
+                // `appy.nosync` (appy-tensor-sync): every thread only touches the
+                // elements it writes; no barrier.
+                let writes = global(&op, &self.private, true) && !op.has_attr("appy.nosync");
                 let before = writes && (!top || first_mem != Some(i));
                 let after = writes && (!top || last_mem != Some(i));
                 if before {
@@ -414,7 +416,7 @@ impl State<'_> {
                     out.push(Op::new("gpu.barrier").with_loc(loc));
                 }
             } else if op.name == "scf.for" && op.has_attr("appy.chunks") && !op.results.is_empty() {
-                let writes = global(&op, &self.private, true);
+                let writes = global(&op, &self.private, true) && !op.has_attr("appy.nosync");
                 if writes && (!top || first_mem != Some(i)) {
                     out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
                 }

@@ -235,6 +235,13 @@ impl StripMine {
     fn strip_simd(&self, b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Result<(), PassError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
+        let nosync = op.has_attr("appy.nosync");
+        // `le(c)` with c ≤ MVL: the whole dimension is one vector (no chunk loop).
+        let small = op
+            .attr("appy.le")
+            .and_then(|v| v.split(':').next())
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .is_some_and(|c| c > 0 && c <= self.mvl);
         let p = split_parallel(op);
         if p.ivs.len() != 1 {
             return Err(PassError::new("multi-dimensional simd loops are not supported", loc));
@@ -249,6 +256,47 @@ impl StripMine {
             ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
         }
         out.extend(take(b));
+        if small {
+            let reduce = p.reduce.clone();
+            let (lpre, mut lanes) = self.lanes_loop(
+                b,
+                LanesSpec {
+                    base: lb,
+                    lb: c_zero_marker(),
+                    ub,
+                    st,
+                    iv: p.ivs[0],
+                    body: p.body,
+                    reduce: &p.reduce,
+                    ids: &ids,
+                    tys: &tys,
+                    loc: loc.clone(),
+                },
+            )?;
+            if nosync {
+                lanes.set_attr("appy.nosync", "unit");
+            }
+            lanes.set_attr("appy.le", "unit");
+            let lres = lanes.results.clone();
+            out.extend(lpre);
+            out.push(lanes);
+            let mut map = HashMap::new();
+            for (((init, r), region), res) in p.inits.iter().zip(&lres).zip(&reduce.regions).zip(&results) {
+                let v = emit_combine(b, region, *init, *r);
+                map.insert(*res, v);
+            }
+            // The combined values take the loop results' ids.
+            let mut ops = take(b);
+            for o in &mut ops {
+                for r in &mut o.results {
+                    if let Some((res, _)) = map.iter().find(|(_, v)| **v == *r) {
+                        *r = *res;
+                    }
+                }
+            }
+            out.extend(ops);
+            return Ok(());
+        }
         let base = b.m.value("index");
         let accs: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
         let reduce = p.reduce.clone();
@@ -282,6 +330,15 @@ impl StripMine {
             .with_region(Builder::region(std::iter::once(base).chain(accs).collect(), fbody))
             .with_attr("appy.chunks", "unit")
             .with_loc(loc);
+        let mut fop = fop;
+        if nosync {
+            fop.set_attr("appy.nosync", "unit");
+            for o in &mut fop.regions[0].blocks[0].ops {
+                if is_lanes(o) {
+                    o.set_attr("appy.nosync", "unit");
+                }
+            }
+        }
         out.push(fop);
         Ok(())
     }

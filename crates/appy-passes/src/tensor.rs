@@ -70,7 +70,9 @@ impl Assign {
     pub fn of(op: &Op) -> Result<Assign, PassError> {
         let bad = |what: &str| PassError::new(format!("malformed appy.assign: {what}"), op.loc.clone());
         let seg = int_array(op.attr("operandSegmentSizes").ok_or_else(|| bad("no operandSegmentSizes"))?);
-        let [1, 1, ni, ne] = seg.as_slice() else { return Err(bad("operandSegmentSizes")) };
+        let [1, 1, ni, ne] = seg.as_slice() else {
+            return Err(bad("operandSegmentSizes"));
+        };
         let (ni, ne) = (*ni as usize, *ne as usize);
         if op.operands.len() != 2 + ni + ne {
             return Err(bad("operand count"));
@@ -111,10 +113,18 @@ impl Assign {
     /// Builds an `appy.assign` with these parts, keeping `like`'s other attributes.
     pub fn build(&self, like: &Op) -> Op {
         let mut op = Op::new("appy.assign")
-            .with_operands([self.target, self.value].into_iter().chain(self.idx.iter().copied()).chain(self.exts.iter().copied()))
+            .with_operands(
+                [self.target, self.value]
+                    .into_iter()
+                    .chain(self.idx.iter().copied())
+                    .chain(self.exts.iter().copied()),
+            )
             .with_loc(like.loc.clone());
         op.attrs = like.attrs.clone();
-        op.set_attr("operandSegmentSizes", format!("array<i32: 1, 1, {}, {}>", self.idx.len(), self.exts.len()));
+        op.set_attr(
+            "operandSegmentSizes",
+            format!("array<i32: 1, 1, {}, {}>", self.idx.len(), self.exts.len()),
+        );
         op.set_attr("dims", i64_array(&self.dims));
         match &self.atomic {
             Some(a) => op.set_attr("atomic", a.clone()),
@@ -135,10 +145,23 @@ impl Assign {
 pub fn value_dims(defs: &HashMap<Value, Op>, v: Value) -> Vec<usize> {
     let Some(op) = defs.get(&v) else { return vec![] };
     let mut ds: Vec<usize> = match op.name.as_str() {
-        "appy.view" => op.attr("dims").map(int_array).unwrap_or_default().into_iter().filter(|d| *d >= 0).map(|d| d as usize).collect(),
+        "appy.view" => op
+            .attr("dims")
+            .map(int_array)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| *d >= 0)
+            .map(|d| d as usize)
+            .collect(),
         "appy.ew" => op.operands.iter().flat_map(|o| value_dims(defs, *o)).collect(),
         "appy.reduce" => {
-            let red: Vec<usize> = op.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize).collect();
+            let red: Vec<usize> = op
+                .attr("dims")
+                .map(int_array)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|d| d as usize)
+                .collect();
             value_dims(defs, op.operands[0]).into_iter().filter(|d| !red.contains(d)).collect()
         }
         _ => vec![],
@@ -196,7 +219,9 @@ pub fn atomic_kind(kind: &str, float: bool) -> i64 {
 }
 
 fn sty(ty: &str) -> Result<STy, String> {
-    DType::from_mlir(ty).map(STy::strong).ok_or_else(|| format!("unsupported element type {ty}"))
+    DType::from_mlir(ty)
+        .map(STy::strong)
+        .ok_or_else(|| format!("unsupported element type {ty}"))
 }
 
 /// The identity of a reduction of kind `kind` over `ty`.
@@ -233,14 +258,12 @@ pub fn combiner(b: &mut Builder, kind: &str, ty: &str) -> Result<Region, String>
     Ok(Builder::region(vec![x, y], ops))
 }
 
+/// A rewrite of one block's op list; the flag says whether the block runs in a worker.
+pub type BlockRewrite<'a> = dyn FnMut(&mut Builder, Vec<Op>, bool) -> Result<Vec<Op>, PassError> + 'a;
+
 /// Applies `f` to the op list of every block under `op` (innermost first), telling it
 /// whether the block runs inside a worker (the body of a parallel loop).
-pub fn for_blocks(
-    b: &mut Builder,
-    op: &mut Op,
-    in_worker: bool,
-    f: &mut dyn FnMut(&mut Builder, Vec<Op>, bool) -> Result<Vec<Op>, PassError>,
-) -> Result<(), PassError> {
+pub fn for_blocks(b: &mut Builder, op: &mut Op, in_worker: bool, f: &mut BlockRewrite<'_>) -> Result<(), PassError> {
     let inner = in_worker || is_parallel(op);
     for r in &mut op.regions {
         for blk in &mut r.blocks {

@@ -129,7 +129,12 @@ fn fuse_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>,
                 let sizes: Vec<Value> = rdims.iter().map(|d| b.to_index(a.exts[*d])).collect();
                 let n = sizes.len();
                 let ty = format!("memref<{}{elem}>", "?x".repeat(n));
-                let tmp = b.op1("memref.alloc", &sizes, &ty, &[("operandSegmentSizes", format!("array<i32: {n}, 0>"))]);
+                let tmp = b.op1(
+                    "memref.alloc",
+                    &sizes,
+                    &ty,
+                    &[("operandSegmentSizes", format!("array<i32: {n}, 0>"))],
+                );
                 let zero = b.int(0, "i64");
                 let mut ra = a.clone();
                 ra.target = tmp;

@@ -27,6 +27,9 @@ impl Pass for TensorSync {
         "appy-tensor-sync"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        for f in m.body_mut() {
+            mark_host(f);
+        }
         m.op.walk_mut(&mut |o| {
             if is_parallel(o) {
                 mark_worker(o);
@@ -41,8 +44,50 @@ impl Pass for TensorSync {
 type Sig = (Value, Vec<i64>, Vec<Value>, Vec<(Value, bool)>);
 
 fn sig(arr: Value, dims: &[i64], idx: &[Value], a: &Assign) -> Sig {
-    let per: Vec<(Value, bool)> = dims.iter().filter(|d| **d >= 0).map(|d| (a.exts[*d as usize], a.simd[*d as usize] || a.parallel[*d as usize])).collect();
+    let per: Vec<(Value, bool)> = dims
+        .iter()
+        .filter(|d| **d >= 0)
+        .map(|d| (a.exts[*d as usize], a.simd[*d as usize] || a.parallel[*d as usize]))
+        .collect();
     (arr, dims.to_vec(), idx.to_vec(), per)
+}
+
+/// A statement outside parallel loops is a kernel of its own: it needs no barrier when
+/// it reads its target only through the target's own slice.
+fn mark_host(op: &mut Op) {
+    if is_parallel(op) {
+        return;
+    }
+    for r in &mut op.regions {
+        for blk in &mut r.blocks {
+            let defs: HashMap<Value, Op> = blk
+                .ops
+                .iter()
+                .filter(|o| is_tensor_op(o))
+                .map(|o| (o.results[0], o.clone()))
+                .collect();
+            for o in &mut blk.ops {
+                if o.name == "appy.assign"
+                    && let Ok(a) = Assign::of(o)
+                {
+                    let own = sig(a.target, &a.dims, &a.idx, &a);
+                    let ok = a.atomic.is_none()
+                        && dag(&defs, a.value).iter().all(|v| {
+                            let d = &defs[v];
+                            d.name != "appy.view" || d.operands[0] != a.target || {
+                                let dims = d.attr("dims").map(int_array).unwrap_or_default();
+                                sig(a.target, &dims, &d.operands[1..], &a) == own
+                            }
+                        });
+                    if ok {
+                        o.set_attr("appy.nosync", "unit");
+                    }
+                } else {
+                    mark_host(o);
+                }
+            }
+        }
+    }
 }
 
 fn mark_worker(w: &mut Op) {
@@ -51,7 +96,13 @@ fn mark_worker(w: &mut Op) {
     let mut raw: HashSet<Value> = HashSet::new();
     let mut sigs: HashMap<Value, Vec<Sig>> = HashMap::new();
     let mut targets: Vec<(Value, Sig)> = vec![];
-    fn visit(ops: &[Op], private: &mut HashSet<Value>, raw: &mut HashSet<Value>, sigs: &mut HashMap<Value, Vec<Sig>>, targets: &mut Vec<(Value, Sig)>) {
+    fn visit(
+        ops: &[Op],
+        private: &mut HashSet<Value>,
+        raw: &mut HashSet<Value>,
+        sigs: &mut HashMap<Value, Vec<Sig>>,
+        targets: &mut Vec<(Value, Sig)>,
+    ) {
         let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
         for o in ops {
             match o.name.as_str() {
@@ -74,7 +125,9 @@ fn mark_worker(w: &mut Op) {
                         let d = &defs[&v];
                         if d.name == "appy.view" {
                             let dims = d.attr("dims").map(int_array).unwrap_or_default();
-                            sigs.entry(d.operands[0]).or_default().push(sig(d.operands[0], &dims, &d.operands[1..], &a));
+                            sigs.entry(d.operands[0])
+                                .or_default()
+                                .push(sig(d.operands[0], &dims, &d.operands[1..], &a));
                         }
                     }
                 }
@@ -98,9 +151,7 @@ fn mark_worker(w: &mut Op) {
         .map(|(t, _)| *t)
         .collect();
     w.walk_mut(&mut |o| {
-        if o.name == "appy.assign"
-            && o.operands.first().is_some_and(|t| ok.contains(t))
-        {
+        if o.name == "appy.assign" && o.operands.first().is_some_and(|t| ok.contains(t)) {
             o.set_attr("appy.nosync", "unit");
         }
     });

@@ -98,7 +98,9 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
         first.atomic = None;
         out.push(first.build(&op).with_attr("appy.temporary", "unit"));
         // target[slices] = tmp[slices]
-        let elem = appy_ir::types::parse_memref(b.m.ty(a.target)).map(|(d, _)| d.mlir()).unwrap_or("f64");
+        let elem = appy_ir::types::parse_memref(b.m.ty(a.target))
+            .map(|(d, _)| d.mlir())
+            .unwrap_or("f64");
         let rank = a.kept().len();
         let view = b.m.value(format!("tensor<{}{elem}>", "?x".repeat(rank)));
         out.push(

@@ -135,7 +135,14 @@ impl Gen<'_> {
     }
 
     /// A loop nest over `dims` (in order) whose innermost body is `body(env)`.
-    fn nest(&self, b: &mut Builder, dims: &[usize], ctx: Ctx, env: &Env, body: &mut dyn FnMut(&mut Builder, &Env, Ctx) -> Result<(), PassError>) -> Result<(), PassError> {
+    fn nest(
+        &self,
+        b: &mut Builder,
+        dims: &[usize],
+        ctx: Ctx,
+        env: &Env,
+        body: &mut dyn FnMut(&mut Builder, &Env, Ctx) -> Result<(), PassError>,
+    ) -> Result<(), PassError> {
         let Some((&d, rest)) = dims.split_first() else {
             return body(b, env, ctx);
         };
@@ -167,7 +174,17 @@ impl Gen<'_> {
 
     /// A reduction of `input` of kind `kind` over `dims` (in loop order) at `env`.
     #[allow(clippy::too_many_arguments)]
-    fn reduce(&self, b: &mut Builder, input: Value, kind: &str, ty: &str, dims: &[usize], ctx: Ctx, env: &Env, memo: &HashMap<Value, Value>) -> Result<Value, PassError> {
+    fn reduce(
+        &self,
+        b: &mut Builder,
+        input: Value,
+        kind: &str,
+        ty: &str,
+        dims: &[usize],
+        ctx: Ctx,
+        env: &Env,
+        memo: &HashMap<Value, Value>,
+    ) -> Result<Value, PassError> {
         let Some((&d, rest)) = dims.split_first() else {
             return self.eval(b, input, env, ctx, memo);
         };
@@ -238,7 +255,9 @@ impl Gen<'_> {
         if d < 0 {
             return Ok(b.to_index(lo));
         }
-        let iv = *env.get(&(d as usize)).ok_or_else(|| self.err("a tensor dimension is used outside its loop (compiler bug)"))?;
+        let iv = *env
+            .get(&(d as usize))
+            .ok_or_else(|| self.err("a tensor dimension is used outside its loop (compiler bug)"))?;
         let i = b.to_i64(iv);
         let s = b.bin("arith.addi", lo, i);
         Ok(b.to_index(s))
@@ -255,7 +274,9 @@ impl Gen<'_> {
             return Ok(*x);
         }
         let Some(op) = self.defs.get(&v) else { return Ok(v) };
-        let elem = tensor_type(b.m.ty(v)).map(|(_, e)| e).ok_or_else(|| self.err("tensor op without a tensor type"))?;
+        let elem = tensor_type(b.m.ty(v))
+            .map(|(_, e)| e)
+            .ok_or_else(|| self.err("tensor op without a tensor type"))?;
         let r = match op.name.as_str() {
             "appy.view" => {
                 let dims = op.attr("dims").map(int_array).unwrap_or_default();
@@ -270,7 +291,11 @@ impl Gen<'_> {
                 for o in &op.operands {
                     ins.push(self.eval_m(b, *o, env, ctx, memo)?);
                 }
-                let name = op.attr("op").ok_or_else(|| self.err("appy.ew without `op`"))?.trim_matches('"').to_string();
+                let name = op
+                    .attr("op")
+                    .ok_or_else(|| self.err("appy.ew without `op`"))?
+                    .trim_matches('"')
+                    .to_string();
                 let res = b.m.value(elem.clone());
                 let mut s = Op::new(name).with_operands(ins).with_results([res]).with_loc(op.loc.clone());
                 for (k, a) in &op.attrs {
@@ -282,7 +307,13 @@ impl Gen<'_> {
                 res
             }
             "appy.reduce" => {
-                let red: Vec<usize> = op.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize).collect();
+                let red: Vec<usize> = op
+                    .attr("dims")
+                    .map(int_array)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|d| d as usize)
+                    .collect();
                 if red.iter().any(|d| env.contains_key(d)) {
                     return Err(self.err("a reduced dimension is also a loop of the statement (compiler bug)"));
                 }
@@ -307,7 +338,9 @@ impl Gen<'_> {
         let idx = self.target_index(b, env)?;
         match &self.a.atomic {
             Some(kind) => {
-                let ty = appy_ir::types::parse_memref(b.m.ty(self.a.target)).map(|(d, _)| d.mlir()).unwrap_or("f64");
+                let ty = appy_ir::types::parse_memref(b.m.ty(self.a.target))
+                    .map(|(d, _)| d.mlir())
+                    .unwrap_or("f64");
                 let mut ops = vec![x, self.a.target];
                 ops.extend(idx);
                 b.op1("memref.atomic_rmw", &ops, ty, &[("kind", kind.clone())]);
@@ -369,7 +402,13 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
     }
     let kind = reduce_kind(root);
     let ty = tensor_type(b.m.ty(g.a.value)).map(|(_, e)| e).unwrap_or_else(|| "f64".into());
-    let red: Vec<usize> = root.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize).collect();
+    let red: Vec<usize> = root
+        .attr("dims")
+        .map(int_array)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d as usize)
+        .collect();
     let all: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d) || red.contains(d)).collect();
     let e = |s: String| PassError::new(s, op.loc.clone());
     // Initialise.

@@ -389,31 +389,57 @@ fn tensor_paper_examples() {
         check(
             "tensor_paper.py",
             "jacobi_2d_one_iteration",
-            vec![r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            vec![
+                r.array(F32, &[m, n], -1.0, 1.0),
+                r.array(F32, &[m, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+            ],
             256,
         );
         check(
             "tensor_paper.py",
             "mv_alpha",
-            vec![float(0.75), r.array(F32, &[m, n], -1.0, 1.0), r.array(F32, &[n], -1.0, 1.0), r.array(F32, &[m], -1.0, 1.0)],
+            vec![
+                float(0.75),
+                r.array(F32, &[m, n], -1.0, 1.0),
+                r.array(F32, &[n], -1.0, 1.0),
+                r.array(F32, &[m], -1.0, 1.0),
+            ],
             256,
         );
         check(
             "tensor_paper.py",
             "shift",
-            vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            vec![
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+            ],
             256,
         );
         check(
             "tensor_paper.py",
             "outer_add",
-            vec![r.array(F64, &[m], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+            vec![
+                r.array(F64, &[m], -1.0, 1.0),
+                r.array(F64, &[n], -1.0, 1.0),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+            ],
             256,
         );
         check(
             "tensor_paper.py",
             "column_sum",
-            vec![r.array(F64, &[m, n], -1.0, 1.0), r.array(F64, &[n], -1.0, 1.0), mi.clone(), ni.clone()],
+            vec![
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+            ],
             256,
         );
         check(
@@ -436,7 +462,12 @@ fn tensor_paper_examples() {
         check(
             "tensor_paper.py",
             "heat_3d",
-            vec![r.array(F64, &[n, n, n], -1.0, 1.0), r.array(F64, &[n, n, n], -1.0, 1.0), int(n as i64), int(5)],
+            vec![
+                r.array(F64, &[n, n, n], -1.0, 1.0),
+                r.array(F64, &[n, n, n], -1.0, 1.0),
+                int(n as i64),
+                int(5),
+            ],
             256,
         );
     }

@@ -76,7 +76,10 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             counter: 0,
             hints: hints.clone(),
             widen: None,
-            auto_simd: f.options.iter().any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
+            auto_simd: f
+                .options
+                .iter()
+                .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -1896,7 +1899,11 @@ impl<'a> Lower<'a> {
                     _ => "arith.shrsi",
                 }
             }
-            BinOp::MatMul => return Err(self.err(span, "`@` (matrix multiplication) is not supported yet")),
+            BinOp::MatMul => {
+                return Err(self
+                    .err(span, "`@` needs matrices or vectors in sliced index notation, not scalars")
+                    .with_note("help: e.g. `C[:M, :N] = A[:M, :K] @ B[:K, :N]`"));
+            }
         };
         Ok(V::S(self.b.bin(name, x, y), t))
     }

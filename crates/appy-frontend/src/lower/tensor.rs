@@ -53,7 +53,7 @@ enum TV {
 enum Made {
     View(Vec<usize>),
     Ew(Vec<Value>),
-    Reduce(Value, Vec<usize>, &'static str),
+    Reduce(Value, Vec<usize>, &'static str, Span),
 }
 
 /// Per-statement state: the dimension nodes (union-find), their extents and names.
@@ -160,7 +160,10 @@ impl Lower<'_> {
         }
         if let ExprKind::Unary { op: UnaryOp::Neg, .. } | ExprKind::Int(i64::MIN..=-1) = &e.kind {
             return Err(self
-                .err(e.span, "negative slice bounds (counting from the end) are not supported in sliced index notation")
+                .err(
+                    e.span,
+                    "negative slice bounds (counting from the end) are not supported in sliced index notation",
+                )
                 .with_note("help: write the bound from the start, e.g. `a[:N-1]` instead of `a[:-1]`"));
         }
         let (v, t) = self.scalar(e)?;
@@ -176,14 +179,23 @@ impl Lower<'_> {
     /// the dimension node of each array axis (`None` for a scalar index) and the i64
     /// operand of each array axis (lower bound or index).
     #[allow(clippy::type_complexity)]
-    fn slice_axes(&mut self, st: &mut TStmt, value: &Expr, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Ax>, Vec<Option<usize>>, Vec<Value>)> {
+    fn slice_axes(
+        &mut self,
+        st: &mut TStmt,
+        value: &Expr,
+        indices: &[Index],
+        span: Span,
+    ) -> DResult<(Value, DType, Vec<Ax>, Vec<Option<usize>>, Vec<Value>)> {
         let V::Arr(m, dt, rank) = self.expr(value)? else {
             return Err(self.err(value.span, "only arrays can be sliced"));
         };
         let n_idx = indices.iter().filter(|i| !matches!(i, Index::NewAxis(_))).count();
         if n_idx != rank {
             return Err(self
-                .err(span, format!("sliced index notation needs an index or a slice for each of the array's {rank} dimension(s); {n_idx} given"))
+                .err(
+                    span,
+                    format!("sliced index notation needs an index or a slice for each of the array's {rank} dimension(s); {n_idx} given"),
+                )
                 .with_note("help: write every dimension, e.g. `A[:M, :N]` or `A[i, :N]`"));
         }
         let mut axes = vec![];
@@ -232,7 +244,9 @@ impl Lower<'_> {
 
     fn push_view(&mut self, st: &mut TStmt, m: Value, dt: DType, dims: &[Option<usize>], ops: &[Value]) -> Value {
         let v = self.b.m.value("tensor<*xf64>");
-        let op = Op::new("appy.view").with_operands(std::iter::once(m).chain(ops.iter().copied())).with_results([v]);
+        let op = Op::new("appy.view")
+            .with_operands(std::iter::once(m).chain(ops.iter().copied()))
+            .with_results([v]);
         self.b.push(op);
         let nodes = dims.iter().map(|d| d.unwrap_or(usize::MAX)).collect();
         st.made.push((v, Made::View(nodes), dt.mlir().to_string()));
@@ -264,7 +278,13 @@ impl Lower<'_> {
         })
     }
 
-    fn lift_with(&mut self, st: &mut TStmt, span: Span, kids: Vec<TV>, build: impl FnOnce(&mut Self, Vec<Expr>) -> DResult<V>) -> DResult<TV> {
+    fn lift_with(
+        &mut self,
+        st: &mut TStmt,
+        span: Span,
+        kids: Vec<TV>,
+        build: impl FnOnce(&mut Self, Vec<Expr>) -> DResult<V>,
+    ) -> DResult<TV> {
         let mut axes: Vec<Ax> = vec![];
         for k in &kids {
             if let TV::T(t) = k {
@@ -313,7 +333,10 @@ impl Lower<'_> {
             let n = op.operands.len();
             let mut attrs = vec![
                 ("op".to_string(), format!("\"{}\"", op.name)),
-                ("operandSegmentSizes".to_string(), format!("array<i32: 1, {}, {}>", (n > 1) as i32, (n > 2) as i32)),
+                (
+                    "operandSegmentSizes".to_string(),
+                    format!("array<i32: 1, {}, {}>", (n > 1) as i32, (n > 2) as i32),
+                ),
             ];
             attrs.append(&mut op.attrs);
             let mut ew = Op::new("appy.ew").with_operands(inputs).with_results([nv]).with_loc(op.loc.clone());
@@ -343,7 +366,13 @@ impl Lower<'_> {
                 Ax::One => None,
             })
             .collect();
-        let axes: Vec<Ax> = x.axes.iter().enumerate().filter(|(i, _)| !which.contains(i)).map(|(_, a)| *a).collect();
+        let axes: Vec<Ax> = x
+            .axes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !which.contains(i))
+            .map(|(_, a)| *a)
+            .collect();
         if nodes.is_empty() {
             return Ok(TV::T(Tensor { v: x.v, axes, t: x.t }));
         }
@@ -358,7 +387,7 @@ impl Lower<'_> {
         r.set_attr("kind", format!("\"{kind}\""));
         self.set_loc(span);
         self.b.push(r);
-        st.made.push((v, Made::Reduce(x.v, nodes, kind), x.t.mlir().to_string()));
+        st.made.push((v, Made::Reduce(x.v, nodes, kind, span), x.t.mlir().to_string()));
         Ok(TV::T(Tensor { v, axes, t: x.t }))
     }
 
@@ -393,26 +422,85 @@ impl Lower<'_> {
                 span,
             }
         })?;
-        let TV::T(p) = p else { unreachable!("a product of tensors is a tensor") };
+        let TV::T(p) = p else {
+            unreachable!("a product of tensors is a tensor")
+        };
         self.treduce(st, p, &[reduce_at], RedOp::Add, span)
+    }
+
+    /// A name bound to an array used as a value (not subscripted) inside `e`.
+    fn bare_array(&self, e: &Expr) -> Option<(String, Span)> {
+        match &e.kind {
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Val(V::Arr(..))) => Some((n.clone(), e.span)),
+                _ => None,
+            },
+            ExprKind::Subscript { indices, .. } => indices.iter().find_map(|i| match i {
+                Index::Expr(x) => self.bare_array(x),
+                _ => None,
+            }),
+            ExprKind::Attribute { .. } => None,
+            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.bare_array(a)),
+            _ => {
+                let mut found = None;
+                e.for_each_child(&mut |c| {
+                    if found.is_none() {
+                        found = self.bare_array(c);
+                    }
+                });
+                found
+            }
+        }
     }
 
     fn texpr(&mut self, st: &mut TStmt, e: &Expr) -> DResult<TV> {
         if !has_slices(e) {
-            if let ExprKind::Name(n) = &e.kind
-                && let Some(Binding::Val(V::Arr(..))) = self.lookup(n)
-            {
+            if let Some((n, sp)) = self.bare_array(e) {
                 return Err(self
-                    .err(e.span, format!("whole-array operand `{n}`: tensor expressions use sliced index notation"))
-                    .with_note(format!("help: write the slices, e.g. `{n}[:M, :N]`")));
+                    .err(
+                        sp,
+                        format!("whole-array operand `{n}`: tensor expressions use sliced index notation"),
+                    )
+                    .with_note(format!("help: write every dimension as a slice, e.g. `{n}[:N]` or `{n}[:M, :N]`")));
             }
             let (v, t) = self.scalar(e)?;
             return Ok(TV::S(v, t));
         }
         let span = e.span;
         match &e.kind {
+            ExprKind::Subscript { value, indices } if has_slices(value) => {
+                // `sum(A[:M, :N], axis=1)[:, None]`: `:` keeps an axis, `None` adds one.
+                let TV::T(mut t) = self.texpr(st, value)? else {
+                    return Err(self.err(value.span, "expected a tensor"));
+                };
+                let mut axes = vec![];
+                let mut k = 0;
+                for i in indices {
+                    match i {
+                        Index::NewAxis(_) => axes.push(Ax::One),
+                        Index::Slice {
+                            lower: None,
+                            upper: None,
+                            step: None,
+                            ..
+                        } if k < t.axes.len() => {
+                            axes.push(t.axes[k]);
+                            k += 1;
+                        }
+                        Index::Slice { span, .. } => {
+                            return Err(self.err(*span, "only `:` and `None` can index the result of a tensor expression"));
+                        }
+                        Index::Expr(x) => {
+                            return Err(self.err(x.span, "only `:` and `None` can index the result of a tensor expression"));
+                        }
+                    }
+                }
+                axes.extend_from_slice(&t.axes[k..]);
+                t.axes = axes;
+                Ok(TV::T(t))
+            }
             ExprKind::Subscript { value, indices } => {
-                if has_slices(value) || indices.iter().any(|i| matches!(i, Index::Expr(x) if has_slices(x))) {
+                if indices.iter().any(|i| matches!(i, Index::Expr(x) if has_slices(x))) {
                     return Err(self.err(e.span, "indexing with a tensor is not supported"));
                 }
                 Ok(TV::T(self.tview(st, value, indices, e.span)?))
@@ -428,7 +516,11 @@ impl Lower<'_> {
                     span,
                 })
             }
-            ExprKind::Binary { op: BinOp::MatMul, lhs, rhs } => {
+            ExprKind::Binary {
+                op: BinOp::MatMul,
+                lhs,
+                rhs,
+            } => {
                 let a = self.texpr(st, lhs)?;
                 let b = self.texpr(st, rhs)?;
                 self.contract(st, a, b, span)
@@ -500,7 +592,10 @@ impl Lower<'_> {
             && (args.len() == 1 || !builtin)
         {
             let [x] = args else {
-                return Err(self.err(span, format!("`{}` takes one tensor argument (and `axis=`)", q.trim_start_matches("builtins."))));
+                return Err(self.err(
+                    span,
+                    format!("`{}` takes one tensor argument (and `axis=`)", q.trim_start_matches("builtins.")),
+                ));
             };
             let mut axis: Option<i64> = None;
             for (k, v) in kwargs {
@@ -525,7 +620,13 @@ impl Lower<'_> {
                 // Python's builtins iterate over the first axis.
                 if op != RedOp::Add && r > 1 {
                     return Err(self
-                        .err(span, format!("`{}` of a {r}-dimensional tensor is ambiguous in Python", q.trim_start_matches("builtins.")))
+                        .err(
+                            span,
+                            format!(
+                                "`{}` of a {r}-dimensional tensor is ambiguous in Python",
+                                q.trim_start_matches("builtins.")
+                            ),
+                        )
                         .with_note("help: use `np.max(x, axis=k)` / `np.min(x, axis=k)`"));
                 }
                 vec![0]
@@ -696,7 +797,10 @@ impl Lower<'_> {
                 })?;
             }
             (None, true) => {
-                return Err(self.err(s.span, "`#pragma atomic` on a tensor statement needs an update like `a[i, :N] += x[:N]`"));
+                return Err(self.err(
+                    s.span,
+                    "`#pragma atomic` on a tensor statement needs an update like `a[i, :N] += x[:N]`",
+                ));
             }
             (None, false) => {}
         }
@@ -710,7 +814,10 @@ impl Lower<'_> {
                 } else {
                     format!("a {}-dimensional target", taxes.len())
                 };
-                let mut d = self.err(value.span, format!("shape mismatch: assigning a {}-dimensional value to {what}", t.axes.len()));
+                let mut d = self.err(
+                    value.span,
+                    format!("shape mismatch: assigning a {}-dimensional value to {what}", t.axes.len()),
+                );
                 if taxes.is_empty() {
                     d = d.with_note("help: reduce it with sum/max/min, or assign it to an array slice");
                 }
@@ -765,21 +872,33 @@ impl Lower<'_> {
         let made = std::mem::take(&mut st.made);
         let mut fix: HashMap<Value, String> = HashMap::new();
         let mut reductions: Vec<(Vec<usize>, &'static str)> = vec![];
+        let mut partial: Vec<(Vec<usize>, Span)> = vec![];
         for (v, how, elem) in &made {
             let mut ds: Vec<usize> = match how {
                 Made::View(nodes) => {
-                    let dd: Vec<i64> = nodes.iter().map(|&n| if n == usize::MAX { -1 } else { did(&mut st, n) as i64 }).collect();
+                    let dd: Vec<i64> = nodes
+                        .iter()
+                        .map(|&n| if n == usize::MAX { -1 } else { did(&mut st, n) as i64 })
+                        .collect();
                     fix.insert(*v, i64_array(&dd));
                     dd.into_iter().filter(|d| *d >= 0).map(|d| d as usize).collect()
                 }
                 Made::Ew(ins) => ins.iter().flat_map(|i| vdims.get(i).cloned().unwrap_or_default()).collect(),
-                Made::Reduce(i, nodes, kind) => {
+                Made::Reduce(i, nodes, kind, rspan) => {
                     let mut red: Vec<usize> = nodes.iter().map(|&n| did(&mut st, n)).collect();
                     red.sort_unstable();
                     red.dedup();
                     fix.insert(*v, i64_array(&red.iter().map(|x| *x as i64).collect::<Vec<_>>()));
                     reductions.push((red.clone(), kind));
-                    vdims.get(i).cloned().unwrap_or_default().into_iter().filter(|d| !red.contains(d)).collect()
+                    let rest: Vec<usize> = vdims
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter(|d| !red.contains(d))
+                        .collect();
+                    partial.push((rest.clone(), *rspan));
+                    rest
                 }
             };
             ds.sort_unstable();
@@ -789,6 +908,27 @@ impl Lower<'_> {
         }
         let tdense: Vec<i64> = tdims.iter().map(|d| d.map(|n| did(&mut st, n) as i64).unwrap_or(-1)).collect();
         let kept: Vec<usize> = tdense.iter().filter(|d| **d >= 0).map(|d| *d as usize).collect();
+        // Inside a worker, a reduction that keeps some dimensions but not exactly the
+        // target's would need a temporary array per worker (appy-tensor-fuse).
+        if in_worker {
+            let mut ks = kept.clone();
+            ks.sort_unstable();
+            for (rest, sp) in &partial {
+                let mut r = rest.clone();
+                r.sort_unstable();
+                r.dedup();
+                if !r.is_empty() && r != ks {
+                    return Err(self
+                        .err(
+                            *sp,
+                            "inside a parallel loop, a reduction that keeps some dimensions must be the whole value of its statement",
+                        )
+                        .with_note(
+                            "help: assign it to an array slice first, e.g. `t[i, :N] = np.sum(A[i, :N, :K], axis=1)`, then use `t[i, :N]`",
+                        ));
+                }
+            }
+        }
         for (red, _) in &reductions {
             if let Some(d) = red.iter().find(|d| kept.contains(d)) {
                 return Err(self.err(s.span, format!("dimension `{}` is both reduced and assigned", names[*d])));
@@ -814,7 +954,10 @@ impl Lower<'_> {
                 let Some(&h) = hits.first() else {
                     let all: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
                     return Err(self
-                        .err(ent.span, format!("the pragma names the slice `{}`, which does not appear in this statement", ent.text))
+                        .err(
+                            ent.span,
+                            format!("the pragma names the slice `{}`, which does not appear in this statement", ent.text),
+                        )
                         .with_note(format!("the statement's dimensions are {}", all.join(", "))));
                 };
                 // A slice text shared by several dimensions (`1:N-1` on every axis of a
@@ -845,7 +988,11 @@ impl Lower<'_> {
                             if var.name != tn.trim() {
                                 return Err(self.err(
                                     var.span,
-                                    format!("the reduction variable `{}` is not the statement's target `{}`", var.name, tn.trim()),
+                                    format!(
+                                        "the reduction variable `{}` is not the statement's target `{}`",
+                                        var.name,
+                                        tn.trim()
+                                    ),
                                 ));
                             }
                             let canon = match op.as_str() {
@@ -854,7 +1001,10 @@ impl Lower<'_> {
                                 o => o,
                             };
                             if let Some((_, kind)) = reductions.iter().find(|(r, kind)| r.contains(&d) && *kind != canon) {
-                                return Err(self.err(ent.span, format!("`reduce({op}:{})` does not match the statement's `{kind}` reduction", var.name)));
+                                return Err(self.err(
+                                    ent.span,
+                                    format!("`reduce({op}:{})` does not match the statement's `{kind}` reduction", var.name),
+                                ));
                             }
                         }
                     }
@@ -862,7 +1012,10 @@ impl Lower<'_> {
             }
             if let Some(d) = (0..k).find(|d| !order.contains(d)) {
                 return Err(self
-                    .err(first_span[d], format!("dimension `{}` of this statement is missing from the tensor pragma", names[d]))
+                    .err(
+                        first_span[d],
+                        format!("dimension `{}` of this statement is missing from the tensor pragma", names[d]),
+                    )
                     .with_note("help: name every distinct slice of the statement in the pragma, e.g. `#pragma :M=>parallel :N=>simd`"));
             }
             if self.auto_simd
@@ -906,7 +1059,10 @@ impl Lower<'_> {
         op.set_attr("parallel", bools(&par));
         op.set_attr("simd", bools(&simd));
         op.set_attr("le", i64_array(&le));
-        op.set_attr("names", format!("[{}]", names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")));
+        op.set_attr(
+            "names",
+            format!("[{}]", names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")),
+        );
         if atomic && let Some(bop) = aug {
             let rop = if bop == BinOp::Mul { RedOp::Mul } else { RedOp::Add };
             let dt = match &v {
