@@ -1,7 +1,8 @@
 //! A small FileCheck: `CHECK:`, `CHECK-NEXT:`, `CHECK-SAME:`, `CHECK-NOT:` and
 //! `CHECK-LABEL:` directives (in `//` or `#` comments), matched in order against the
-//! output; `{{regex}}` embeds a regular expression, everything else matches literally
-//! with runs of whitespace matching any whitespace.
+//! output; `{{regex}}` embeds a regular expression, `[[NAME:regex]]` captures what the
+//! regex matched into a variable and `[[NAME]]` matches a captured value literally;
+//! everything else matches literally, with runs of whitespace matching any whitespace.
 
 use regex::Regex;
 
@@ -16,26 +17,57 @@ enum Kind {
 
 struct Directive {
     kind: Kind,
-    re: Regex,
     text: String,
     line: usize,
 }
 
-fn pattern(p: &str) -> Result<Regex, String> {
+type Vars = std::collections::HashMap<String, String>;
+
+/// The regex of a directive, with the variables captured so far substituted.
+fn pattern(p: &str, vars: &Vars) -> Result<Regex, String> {
     let mut out = String::new();
     let mut rest = p.trim();
     while !rest.is_empty() {
-        if let Some(start) = rest.find("{{") {
-            out.push_str(&literal(&rest[..start]));
-            let end = rest[start + 2..].find("}}").ok_or_else(|| format!("unterminated {{{{ in `{p}`"))?;
-            out.push_str(&format!("(?:{})", &rest[start + 2..start + 2 + end]));
-            rest = &rest[start + 2 + end + 2..];
-        } else {
-            out.push_str(&literal(rest));
-            break;
+        let re = rest.find("{{");
+        let var = rest.find("[[");
+        match (re, var) {
+            (Some(start), v) if v.is_none_or(|v| start < v) => {
+                out.push_str(&literal(&rest[..start]));
+                let end = rest[start + 2..].find("}}").ok_or_else(|| format!("unterminated {{{{ in `{p}`"))?;
+                out.push_str(&format!("(?:{})", &rest[start + 2..start + 2 + end]));
+                rest = &rest[start + 2 + end + 2..];
+            }
+            (_, Some(start)) => {
+                out.push_str(&literal(&rest[..start]));
+                let end = rest[start + 2..].find("]]").ok_or_else(|| format!("unterminated [[ in `{p}`"))?;
+                let inner = &rest[start + 2..start + 2 + end];
+                match inner.split_once(':') {
+                    Some((name, re)) => out.push_str(&format!("(?P<{name}>{re})")),
+                    None => {
+                        let v = vars.get(inner).ok_or_else(|| format!("undefined variable [[{inner}]] in `{p}`"))?;
+                        out.push_str(&regex::escape(v));
+                    }
+                }
+                rest = &rest[start + 2 + end + 2..];
+            }
+            _ => {
+                out.push_str(&literal(rest));
+                break;
+            }
         }
     }
     Regex::new(&out).map_err(|e| format!("bad pattern `{p}`: {e}"))
+}
+
+/// Records the variables a match defined.
+fn capture(re: &Regex, hay: &str, vars: &mut Vars) {
+    if let Some(c) = re.captures(hay) {
+        for name in re.capture_names().flatten() {
+            if let Some(m) = c.name(name) {
+                vars.insert(name.to_string(), m.as_str().to_string());
+            }
+        }
+    }
 }
 
 fn literal(s: &str) -> String {
@@ -68,9 +100,15 @@ fn directives(check_file: &str, prefix: &str) -> Result<Vec<Directive>, String> 
             (":", Kind::Check),
         ] {
             if let Some(rest) = t.strip_prefix(tag) {
+                pattern(rest, &Vars::new()).or_else(|e| {
+                    if rest.contains("[[") {
+                        Ok(Regex::new("").expect("empty"))
+                    } else {
+                        Err(e)
+                    }
+                })?;
                 out.push(Directive {
                     kind,
-                    re: pattern(rest)?,
                     text: rest.trim().to_string(),
                     line: i + 1,
                 });
@@ -97,13 +135,22 @@ pub fn check_prefix(check_file: &str, output: &str, prefix: &str) -> Result<(), 
     let mut pos = (0usize, 0usize);
     let mut last_line: Option<usize> = None;
     let mut pending_not: Vec<&Directive> = vec![];
+    let mut vars = Vars::new();
     for d in &ds {
+        let re = if d.kind == Kind::Not {
+            None
+        } else {
+            Some(pattern(&d.text, &vars).map_err(|e| format!("line {}: {e}", d.line))?)
+        };
+        let re = re.as_ref();
         match d.kind {
             Kind::Not => pending_not.push(d),
             Kind::Same => {
                 let l = last_line.ok_or_else(|| format!("line {}: CHECK-SAME without a previous match", d.line))?;
                 let hay = &lines[l][pos.1..];
-                let m = d.re.find(hay).ok_or_else(|| {
+                let re = re.expect("compiled");
+                capture(re, hay, &mut vars);
+                let m = re.find(hay).ok_or_else(|| {
                     format!(
                         "line {}: CHECK-SAME: `{}` not found on output line {}: {}",
                         d.line,
@@ -119,10 +166,12 @@ pub fn check_prefix(check_file: &str, output: &str, prefix: &str) -> Result<(), 
                 let line = lines
                     .get(l)
                     .ok_or_else(|| format!("line {}: CHECK-NEXT: `{}`: output ended", d.line, d.text))?;
-                let m =
-                    d.re.find(line)
-                        .ok_or_else(|| format!("line {}: CHECK-NEXT: `{}` not on the next line; it is: {}", d.line, d.text, line))?;
-                check_nots(&pending_not, &lines, pos, (l, m.start()))?;
+                let re = re.expect("compiled");
+                let m = re
+                    .find(line)
+                    .ok_or_else(|| format!("line {}: CHECK-NEXT: `{}` not on the next line; it is: {}", d.line, d.text, line))?;
+                capture(re, line, &mut vars);
+                check_nots(&pending_not, &lines, pos, (l, m.start()), &vars)?;
                 pending_not.clear();
                 last_line = Some(l);
                 pos = (l, m.end());
@@ -134,7 +183,9 @@ pub fn check_prefix(check_file: &str, output: &str, prefix: &str) -> Result<(), 
                     if start > line.len() {
                         continue;
                     }
-                    if let Some(m) = d.re.find(&line[start..]) {
+                    let re = re.expect("compiled");
+                    if let Some(m) = re.find(&line[start..]) {
+                        capture(re, &line[start..], &mut vars);
                         found = Some((l, start + m.start(), start + m.end()));
                         break;
                     }
@@ -149,23 +200,24 @@ pub fn check_prefix(check_file: &str, output: &str, prefix: &str) -> Result<(), 
                         output
                     )
                 })?;
-                check_nots(&pending_not, &lines, pos, (l, s))?;
+                check_nots(&pending_not, &lines, pos, (l, s), &vars)?;
                 pending_not.clear();
                 last_line = Some(l);
                 pos = (l, e);
             }
         }
     }
-    check_nots(&pending_not, &lines, pos, (lines.len(), 0))?;
+    check_nots(&pending_not, &lines, pos, (lines.len(), 0), &vars)?;
     Ok(())
 }
 
-fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (usize, usize)) -> Result<(), String> {
+fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (usize, usize), vars: &Vars) -> Result<(), String> {
     for d in nots {
+        let re = pattern(&d.text, vars).map_err(|e| format!("line {}: {e}", d.line))?;
         for (l, line) in lines.iter().enumerate().take(to.0.min(lines.len()).max(from.0)).skip(from.0) {
             let s = if l == from.0 { from.1.min(line.len()) } else { 0 };
             let e = if l == to.0 { to.1.min(line.len()) } else { line.len() };
-            if s <= e && d.re.is_match(&line[s..e]) {
+            if s <= e && re.is_match(&line[s..e]) {
                 return Err(format!(
                     "line {}: CHECK-NOT: `{}` found on output line {}: {}",
                     d.line,
@@ -177,7 +229,7 @@ fn check_nots(nots: &[&Directive], lines: &[&str], from: (usize, usize), to: (us
         }
         if to.0 < lines.len() && from.0 != to.0 {
             let line = lines[to.0];
-            if d.re.is_match(&line[..to.1.min(line.len())]) {
+            if re.is_match(&line[..to.1.min(line.len())]) {
                 return Err(format!(
                     "line {}: CHECK-NOT: `{}` found on output line {}",
                     d.line,
@@ -208,5 +260,26 @@ mod tests {
         assert!(check("// CHECK: func.func\n// CHECK-NEXT: return", out).is_err());
         assert!(check("// CHECK: func.func\n// CHECK-NOT: lanes\n// CHECK: return", out).is_err());
         assert!(check("// CHECK: @{{[a-z]+}}(", out).is_ok());
+    }
+
+    #[test]
+    fn variables() {
+        let out = "%alloc = memref.alloc() : memref<f64>\nfoo\nmemref.store %x, %alloc[]\nmemref.load %other[]";
+        assert!(
+            check(
+                "// CHECK: %[[T:[a-z_0-9]+]] = memref.alloc\n// CHECK: memref.store %x, %[[T]][]",
+                out
+            )
+            .is_ok()
+        );
+        assert!(check("// CHECK: %[[T:[a-z_0-9]+]] = memref.alloc\n// CHECK: memref.load %[[T]][]", out).is_err());
+        assert!(
+            check(
+                "// CHECK: %[[T:[a-z_0-9]+]] = memref.alloc\n// CHECK-NOT: load %[[T]]\n// CHECK: load",
+                out
+            )
+            .is_ok()
+        );
+        assert!(check("// CHECK: memref.load %[[U]]", out).is_err());
     }
 }

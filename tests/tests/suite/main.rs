@@ -7,3 +7,4 @@ mod errors;
 mod fuzz;
 mod lit;
 mod movement;
+mod tensor_props;

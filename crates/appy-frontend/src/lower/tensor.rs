@@ -1010,6 +1010,26 @@ impl Lower<'_> {
                     }
                 }
             }
+            // A dimension that is not named but shares its slice text with a named one
+            // (`:N` kept and `:N` inside `np.sum(..., axis=1)`) takes its properties;
+            // a reduced one goes innermost.
+            for d in 0..k {
+                if order.contains(&d) {
+                    continue;
+                }
+                let Some(&src) = order.iter().find(|o| names[**o] == names[d]) else {
+                    continue;
+                };
+                par[d] = par[src];
+                simd[d] = simd[src];
+                le[d] = le[src];
+                if kept.contains(&d) {
+                    let at = order.iter().position(|o| *o == src).expect("named") + 1;
+                    order.insert(at, d);
+                } else {
+                    order.push(d);
+                }
+            }
             if let Some(d) = (0..k).find(|d| !order.contains(d)) {
                 return Err(self
                     .err(
