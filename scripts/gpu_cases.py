@@ -90,6 +90,28 @@ def _cases():
                                        arr(r, (3, n), np.float64), n // 9 + 1, n]),
         "saxpy_slice": ("softmax_tensor.py", "saxpy_slice", "float,f64[:],f64[:],int",
                         lambda r, n: [1.5, arr(r, n, np.float64), arr(r, n, np.float64), n]),
+        "t_gesummv": ("tensor_paper.py", "gesummv", "float,float,f64[:,:],f64[:,:],f64[:],f64[:],f64[:],int,int",
+                      lambda r, n: [1.5, -0.5, arr(r, (n // 7 + 1, n), np.float64), arr(r, (n // 7 + 1, n), np.float64),
+                                    arr(r, n, np.float64), arr(r, n // 7 + 1, np.float64), arr(r, n // 7 + 1, np.float64), n // 7 + 1, n]),
+        "t_jacobi_2d": ("tensor_paper.py", "jacobi_2d_one_iteration", "f32[:,:],f32[:,:],int,int",
+                        lambda r, n: [arr(r, (n // 9 + 2, n // 3 + 2), np.float32), arr(r, (n // 9 + 2, n // 3 + 2), np.float32), n // 9 + 2, n // 3 + 2]),
+        "t_mv_alpha": ("tensor_paper.py", "mv_alpha", "float,f32[:,:],f32[:],f32[:]",
+                       lambda r, n: [0.75, arr(r, (n // 5 + 1, n), np.float32), arr(r, n, np.float32), arr(r, n // 5 + 1, np.float32)]),
+        "t_shift": ("tensor_paper.py", "shift", "f64[:,:],f64[:,:],int,int",
+                    lambda r, n: [arr(r, (n // 9 + 1, n), np.float64), arr(r, (n // 9 + 1, n), np.float64), n // 9 + 1, n]),
+        "t_outer_add": ("tensor_paper.py", "outer_add", "f64[:],f64[:],f64[:,:],int,int",
+                        lambda r, n: [arr(r, n // 9 + 1, np.float64), arr(r, n, np.float64), arr(r, (n // 9 + 1, n), np.float64), n // 9 + 1, n]),
+        "t_column_sum": ("tensor_paper.py", "column_sum", "f64[:,:],f64[:],int,int",
+                         lambda r, n: [arr(r, (n // 9 + 1, n), np.float64), arr(r, n, np.float64), n // 9 + 1, n]),
+        "t_layernorm": ("tensor_paper.py", "layernorm", "f32[:,:],f32[:],f32[:],f32[:,:],int,int,float",
+                        lambda r, n: [arr(r, (n // 9 + 1, n), np.float32, -2, 2), arr(r, n, np.float32), arr(r, n, np.float32),
+                                      arr(r, (n // 9 + 1, n), np.float32), n // 9 + 1, n, 1e-5]),
+        "t_heat_3d": ("tensor_paper.py", "heat_3d", "f64[:,:,:],f64[:,:,:],int,int",
+                      lambda r, n: [arr(r, (n // 100 + 3,) * 3, np.float64), arr(r, (n // 100 + 3,) * 3, np.float64), n // 100 + 3, 6]),
+        "t_fused_chain": ("tensor_bench.py", "fused_chain", "f32[:],f32[:],f32[:],int",
+                          lambda r, n: [arr(r, n, np.float32), arr(r, n, np.float32), arr(r, n, np.float32), n]),
+        "t_softmax_rows": ("tensor_bench.py", "softmax_rows", "f32[:,:],f32[:,:],int,int",
+                           lambda r, n: [arr(r, (n // 9 + 1, n), np.float32, -4, 4), arr(r, (n // 9 + 1, n), np.float32), n // 9 + 1, n]),
         "heat_2d": ("jacobi_1d.py", "heat_2d", "f64[:,:],f64[:,:],int,int,int",
                     lambda r, n: [arr(r, (n // 9 + 3, n // 3 + 3), np.float64), arr(r, (n // 9 + 3, n // 3 + 3), np.float64),
                                   n // 9 + 3, n // 3 + 3, 4]),
@@ -107,6 +129,9 @@ MOVEMENT = {
 BENCH = {
     "bench_vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int"),
     "bench_row_sum": ("rowwise.py", "row_sum", "f64[:,:],f64[:],int,int"),
+    "bench_fused_chain": ("tensor_bench.py", "fused_chain", "f32[:],f32[:],f32[:],int"),
+    "bench_softmax_rows": ("tensor_bench.py", "softmax_rows", "f32[:,:],f32[:,:],int,int"),
+    "bench_softmax_tensor": ("softmax_tensor.py", "softmax_tensor", "f32[:,:],f32[:,:],int,int"),
 }
 
 
@@ -349,7 +374,30 @@ def bench(args):
         "bench_vector_add": (lambda: [rng.random(1 << 26, dtype=np.float32), rng.random(1 << 26, dtype=np.float32),
                                       np.zeros(1 << 26, np.float32), 1 << 26], 3 * 4 * (1 << 26)),
         "bench_row_sum": (lambda: [rng.random((8192, 8192)), np.zeros(8192), 8192, 8192], 8 * 8192 * 8192 + 8 * 8192),
+        "bench_fused_chain": (lambda: [rng.random(1 << 26, dtype=np.float32), rng.random(1 << 26, dtype=np.float32),
+                                       np.zeros(1 << 26, np.float32), 1 << 26], 3 * 4 * (1 << 26)),
+        "bench_softmax_rows": (lambda: [rng.random((4096, 4096), dtype=np.float32), np.zeros((4096, 4096), np.float32), 4096, 4096],
+                               2 * 4 * 4096 * 4096),
+        "bench_softmax_tensor": (lambda: [rng.random((4096, 4096), dtype=np.float32), np.zeros((4096, 4096), np.float32), 4096, 4096],
+                                 2 * 4 * 4096 * 4096),
     }
+    # torch.softmax on the same 4096x4096 float32 input, same run.
+    x = torch.rand((4096, 4096), dtype=torch.float32, device="cuda")
+    for _ in range(5):
+        y = torch.softmax(x, dim=1)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(50):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        y = torch.softmax(x, dim=1)
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    res["torch_softmax_4096_f32"] = {"min_ms": ts[0], "median_ms": ts[len(ts) // 2]}
+    print(f"torch.softmax 4096x4096 f32: min {ts[0]:.3f} ms median {ts[len(ts) // 2]:.3f} ms "
+          f"-> {2 * 4 * 4096 * 4096 / (ts[0] / 1e3) / 1e9:.0f} GB/s")
     for (base, (gen, nbytes)), mvl in [(c, m) for c in cases.items() for m in MVLS]:
         name = f"{base}_mvl{mvl}"
         bundle = os.path.join(args.dir, name + ".json")
