@@ -527,8 +527,28 @@ impl Lower<'_> {
             }
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.texpr(st, lhs)?;
-                let b = self.texpr(st, rhs)?;
-                let op = *op;
+                let mut b = self.texpr(st, rhs)?;
+                let mut op = *op;
+                // A tensor divided by a scalar: one division, then a multiplication per
+                // element by the reciprocal (may differ from NumPy in the last bit).
+                if op == BinOp::Div
+                    && matches!(a, TV::T(_))
+                    && let TV::S(s, t) = b
+                {
+                    let one = TV::S(self.b.float(1.0, "f64"), STy::FLOAT);
+                    b = self.lift(st, span, vec![one, TV::S(s, t)], |n| {
+                        let mut it = n.into_iter();
+                        Expr {
+                            kind: ExprKind::Binary {
+                                op: BinOp::Div,
+                                lhs: Box::new(it.next().expect("two")),
+                                rhs: Box::new(it.next().expect("two")),
+                            },
+                            span,
+                        }
+                    })?;
+                    op = BinOp::Mul;
+                }
                 self.lift(st, span, vec![a, b], |n| {
                     let mut it = n.into_iter();
                     Expr {
