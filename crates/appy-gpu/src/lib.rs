@@ -167,7 +167,7 @@ impl Compiler {
         match level {
             Level::Ast | Level::Appy => String::new(),
             Level::Loops => loops,
-            Level::Gpu | Level::Ptx => format!("{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"),
+            Level::Gpu | Level::Ptx => format!("cse,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"),
             Level::Llvm => format!(
                 "{loops},appy-hoist-allocas,{}",
                 CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')

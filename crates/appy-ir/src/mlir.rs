@@ -76,6 +76,15 @@ irdl.dialect @appy {
   }
   // `appy.assign %target(%i...) = %value` over extents %e (one per statement dimension);
   // the loop order and per-dimension properties of the tensor pragma are attributes.
+  // `appy.gemm C(ci, cj) = alpha * op(A)(ai, aj) @ op(B)(bi, bj) + beta * C` over M x N x
+  // K (a matrix product delegated to a library: cuBLAS on the GPU); operands C, A, B,
+  // the six view offsets, M, N, K, alpha, beta; attributes `trans_a`, `trans_b`.
+  irdl.operation @gemm {
+    %mem = irdl.base "!builtin.memref"
+    %i64 = irdl.is i64
+    %f = irdl.any
+    irdl.operands(c: %mem, a: %mem, b: %mem, index: variadic %i64, alpha: %f, beta: %f)
+  }
   irdl.operation @assign {
     %mem = irdl.base "!builtin.memref"
     %any = irdl.any

@@ -15,6 +15,7 @@ pub mod hoist_allocas;
 pub mod strip_mine;
 pub mod tensor;
 pub mod tensor_fuse;
+pub mod tensor_library;
 pub mod tensor_sync;
 pub mod tensor_temporaries;
 pub mod tensor_to_loops;
@@ -134,6 +135,15 @@ impl Registry {
             make: |o| {
                 check_opts(o, &[])?;
                 Ok(Box::new(tensor_fuse::TensorFuse))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-tensor-library",
+            description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(tensor_library::TensorLibrary))
             },
         });
         r.add(PassInfo {
@@ -291,7 +301,7 @@ impl Pipeline {
 
 /// The tensor passes, in the order of seed 001 §5.1 (CSE first makes equal slices
 /// equal values for the analyses).
-pub const TENSOR_PIPELINE: &str = "appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
+pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
 
 /// The passes that take the `appy` level to the `loops` level.
 pub fn appy_to_loops(mvl: i64) -> String {

@@ -19,6 +19,8 @@ use std::time::Instant;
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// cuBLAS, loaded on the first matrix product (`appy.gemm`).
+    blas: std::cell::OnceCell<Result<cudarc::cublas::sys::cublasHandle_t, String>>,
 }
 
 /// Timing of one call.
@@ -45,7 +47,11 @@ impl Gpu {
         }
         let ctx = CudaContext::new(0).map_err(|e| format!("no usable CUDA device: {e:?}"))?;
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream })
+        Ok(Gpu {
+            ctx,
+            stream,
+            blas: std::cell::OnceCell::new(),
+        })
     }
 
     /// Whether a GPU can be used.
@@ -782,6 +788,7 @@ impl<'a> Interp<'a> {
                 }
             }
             "gpu.launch_func" => self.launch(op)?,
+            "appy.gemm" => self.gemm(op)?,
             other => return Err(format!("the GPU runner cannot execute `{other}` in host code")),
         }
         Ok(())
@@ -835,6 +842,80 @@ impl<'a> Interp<'a> {
             self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
             unsafe { result::memcpy_htod_sync(m.ptr + (flat * dt.size()) as u64, b) }.map_err(|e| format!("{e:?}"))?;
         }
+        Ok(())
+    }
+
+    /// `appy.gemm`: `C = alpha * op(A) @ op(B) + beta * C` on row-major sub-matrices,
+    /// with cuBLAS (column-major: computes `C^T = op(B)^T op(A)^T`).
+    fn gemm(&mut self, op: &Op) -> Result<(), String> {
+        use cudarc::cublas::{result as blas, sys as bsys};
+        if self.tiled {
+            return Err("matrix products (cuBLAS) cannot run under a device memory budget (APPY_DEVICE_BUDGET)".into());
+        }
+        let o = &op.operands;
+        if o.len() != 14 {
+            return Err("malformed appy.gemm".into());
+        }
+        let (c, a, b) = (self.mem(o[0])?, self.mem(o[1])?, self.mem(o[2])?);
+        let idx: Vec<i64> = o[3..9].iter().map(|v| self.int(*v)).collect::<Result<_, _>>()?;
+        let (m, n, k) = (self.int(o[9])?, self.int(o[10])?, self.int(o[11])?);
+        let (alpha, beta) = (self.float(o[12])?, self.float(o[13])?);
+        let flag = |name: &str| op.attr(name).is_some_and(|v| v.trim().starts_with('1'));
+        let (ta, tb) = (flag("trans_a"), flag("trans_b"));
+        if m <= 0 || n <= 0 {
+            return Ok(());
+        }
+        let bx = |r: i64, c: i64, rows: i64, cols: i64| IndexBox {
+            lo: vec![r, c],
+            hi: vec![r + rows, c + cols],
+        };
+        let cbox = bx(idx[0], idx[1], m, n);
+        let abox = if ta { bx(idx[2], idx[3], k, m) } else { bx(idx[2], idx[3], m, k) };
+        let bbox = if tb { bx(idx[4], idx[5], n, k) } else { bx(idx[4], idx[5], k, n) };
+        for (id, bxx, what) in [(c, &cbox, "C"), (a, &abox, "A"), (b, &bbox, "B")] {
+            let sh = &self.mems[id].shape;
+            if sh.len() != 2 || bxx.lo.iter().any(|x| *x < 0) || bxx.hi[0] > sh[0] as i64 || bxx.hi[1] > sh[1] as i64 {
+                return Err(format!("matrix product: the slice of {what} is out of the array's bounds {sh:?}"));
+            }
+        }
+        if k > 0 {
+            self.make_valid(a, &abox, None)?;
+            self.make_valid(b, &bbox, None)?;
+        }
+        self.make_valid(c, &cbox, Some(&cbox))?;
+        let handle = *self
+            .gpu
+            .blas
+            .get_or_init(|| {
+                let h = blas::create_handle().map_err(|e| format!("cuBLAS is not available: {e:?}"))?;
+                unsafe { blas::set_stream(h, self.gpu.stream.cu_stream() as bsys::cudaStream_t) }.map_err(|e| format!("cuBLAS: {e:?}"))?;
+                Ok(h)
+            })
+            .as_ref()
+            .map_err(|e| e.clone())?;
+        let dt = self.mems[c].dtype;
+        let es = dt.size() as u64;
+        let ptr = |id: usize, r: i64, col: i64, mems: &[Mem]| -> (u64, i32) {
+            let ld = mems[id].shape[1] as u64;
+            (mems[id].ptr + (r as u64 * ld + col as u64) * es, ld.max(1) as i32)
+        };
+        let (pc, ldc) = ptr(c, idx[0], idx[1], &self.mems);
+        let (pa, lda) = ptr(a, idx[2], idx[3], &self.mems);
+        let (pb, ldb) = ptr(b, idx[4], idx[5], &self.mems);
+        let op_of = |t: bool| if t { bsys::cublasOperation_t::CUBLAS_OP_T } else { bsys::cublasOperation_t::CUBLAS_OP_N };
+        let (m, n, k) = (m as i32, n as i32, k as i32);
+        let r = unsafe {
+            match dt {
+                DType::F32 => {
+                    let (al, be) = (alpha as f32, beta as f32);
+                    blas::sgemm(handle, op_of(tb), op_of(ta), n, m, k, &al, pb as *const f32, ldb, pa as *const f32, lda, &be, pc as *mut f32, ldc)
+                }
+                DType::F64 => blas::dgemm(handle, op_of(tb), op_of(ta), n, m, k, &alpha, pb as *const f64, ldb, pa as *const f64, lda, &beta, pc as *mut f64, ldc),
+                other => return Err(format!("matrix products of {other:?} are not supported")),
+            }
+        };
+        r.map_err(|e| format!("cuBLAS gemm failed: {e:?}"))?;
+        self.timing.launches += 1;
         Ok(())
     }
 

@@ -472,3 +472,38 @@ fn tensor_paper_examples() {
         );
     }
 }
+
+#[test]
+fn tensor_matmul_cpu_loops() {
+    for (k, (m, n, kk)) in [(1usize, 1usize, 1usize), (3, 5, 7), (37, 29, 64)].into_iter().enumerate() {
+        let mut r = Rng::new(700 + k as u64);
+        let (mi, ni, ki) = (int(m as i64), int(n as i64), int(kk as i64));
+        check(
+            "tensor_matmul.py",
+            "gemm",
+            vec![
+                float(1.5),
+                float(0.5),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                r.array(F64, &[m, kk], -1.0, 1.0),
+                r.array(F64, &[kk, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+                ki.clone(),
+            ],
+            256,
+        );
+        check(
+            "tensor_matmul.py",
+            "at_b",
+            vec![r.array(F64, &[kk, m], -1.0, 1.0), r.array(F64, &[kk, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone(), ki],
+            256,
+        );
+        check(
+            "tensor_matmul.py",
+            "sub_block",
+            vec![r.array(F64, &[m + 1, n + 1], -1.0, 1.0), r.array(F64, &[n + 1, n + 1], -1.0, 1.0), r.array(F64, &[m + 1, n + 1], -1.0, 1.0), int(m as i64 + 1), int(n as i64 + 1)],
+            256,
+        );
+    }
+}

@@ -225,7 +225,14 @@ impl Lower<'_> {
                     };
                     let lo = match lower {
                         Some(l) => self.bound(st, l)?,
-                        None => self.b.int(0, "i64"),
+                        None => match st.bounds.get("0") {
+                            Some(z) => *z,
+                            None => {
+                                let z = self.b.int(0, "i64");
+                                st.bounds.insert("0".into(), z);
+                                z
+                            }
+                        },
                     };
                     let hi = self.bound(st, upper)?;
                     let d = self.b.bin("arith.subi", hi, lo);

@@ -1,0 +1,231 @@
+//! `appy-tensor-library`: matrix products go to a library on the GPU.
+//!
+//! A tensor statement outside parallel loops of the form
+//!
+//! ```python
+//! C[:M, :N] = alpha * A[:M, :K] @ B[:K, :N] + beta * C[:M, :N]   # or `=` / `+=`
+//! ```
+//!
+//! (operands possibly transposed, scalar factors anywhere in the product) becomes
+//! `appy.gemm`, which the GPU runtime runs with cuBLAS. Only the GPU pipeline runs this
+//! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
+
+use crate::tensor::*;
+use crate::util::{builder_for, finish};
+use crate::{Pass, PassError};
+use appy_ir::build::Builder;
+use appy_ir::ir::{Module, Op, Value};
+use appy_ir::types::{DType, STy};
+use std::collections::HashMap;
+
+/// The pass.
+pub struct TensorLibrary;
+
+impl Pass for TensorLibrary {
+    fn name(&self) -> &'static str {
+        "appy-tensor-library"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        let mut body = std::mem::take(m.body_mut());
+        let mut b = builder_for(m);
+        let mut r = Ok(());
+        for f in &mut body {
+            r = for_blocks(&mut b, f, false, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) });
+            if r.is_err() {
+                break;
+            }
+        }
+        finish(&mut b, m);
+        *m.body_mut() = body;
+        r
+    }
+}
+
+/// A 2-D view: memref, offsets, dims.
+struct View2 {
+    mem: Value,
+    off: [Value; 2],
+    dims: [i64; 2],
+}
+
+fn view2(defs: &HashMap<Value, Op>, v: Value) -> Option<View2> {
+    let op = defs.get(&v).filter(|o| o.name == "appy.view")?;
+    let dims = op.attr("dims").map(int_array)?;
+    let [d0, d1] = dims.as_slice() else { return None };
+    if *d0 < 0 || *d1 < 0 || d0 == d1 || op.operands.len() != 3 {
+        return None;
+    }
+    Some(View2 {
+        mem: op.operands[0],
+        off: [op.operands[1], op.operands[2]],
+        dims: [*d0, *d1],
+    })
+}
+
+fn ew_name(op: &Op) -> &str {
+    op.attr("op").unwrap_or("").trim_matches('"')
+}
+
+/// Flattens a product tree into its factors.
+fn factors(defs: &HashMap<Value, Op>, v: Value, out: &mut Vec<Value>) {
+    match defs.get(&v) {
+        Some(op) if op.name == "appy.ew" && matches!(ew_name(op), "arith.mulf") && op.operands.len() == 2 => {
+            factors(defs, op.operands[0], out);
+            factors(defs, op.operands[1], out);
+        }
+        _ => out.push(v),
+    }
+}
+
+struct Gemm {
+    a: View2,
+    b: View2,
+    k: usize,
+    alpha: Vec<Value>,
+    beta: Option<Vec<Value>>,
+}
+
+/// `R` or `s * R`: a sum over one dimension of a product of two 2-D views and scalars.
+fn product(defs: &HashMap<Value, Op>, v: Value) -> Option<(View2, View2, usize, Vec<Value>)> {
+    let mut fs = vec![];
+    factors(defs, v, &mut fs);
+    let mut scalars = vec![];
+    let mut red = None;
+    for f in fs {
+        match defs.get(&f) {
+            None => scalars.push(f),
+            Some(op) if op.name == "appy.reduce" && reduce_kind(op) == "sum" && red.is_none() => red = Some(op),
+            _ => return None,
+        }
+    }
+    let red = red?;
+    let rd = op_dims(red);
+    let [k] = rd.as_slice() else { return None };
+    let mut inner = vec![];
+    factors(defs, red.operands[0], &mut inner);
+    let mut views = vec![];
+    for f in inner {
+        if defs.contains_key(&f) {
+            views.push(view2(defs, f)?);
+        } else {
+            scalars.push(f);
+        }
+    }
+    let [a, b] = <[View2; 2]>::try_from(views).ok()?;
+    Some((a, b, *k as usize, scalars))
+}
+
+fn op_dims(op: &Op) -> Vec<i64> {
+    op.attr("dims").map(int_array).unwrap_or_default()
+}
+
+fn same_view(v: &View2, a: &Assign) -> bool {
+    v.mem == a.target && v.off[..] == a.idx[..] && v.dims[..] == a.dims[..]
+}
+
+fn matmul(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemm> {
+    if a.atomic.is_some() || a.dims.len() != 2 || a.dims.iter().any(|d| *d < 0) || a.dims[0] == a.dims[1] {
+        return None;
+    }
+    let root = defs.get(&a.value)?;
+    // `P`, or `P + Y` / `Y + P` with Y = C or s * C.
+    let (p, beta) = if root.name == "appy.ew" && ew_name(root) == "arith.addf" && root.operands.len() == 2 {
+        let (x, y) = (root.operands[0], root.operands[1]);
+        let c_part = |v: Value| -> Option<Vec<Value>> {
+            let mut fs = vec![];
+            factors(defs, v, &mut fs);
+            let mut scalars = vec![];
+            let mut seen = false;
+            for f in fs {
+                if defs.contains_key(&f) {
+                    if seen || !view2(defs, f).is_some_and(|w| same_view(&w, a)) {
+                        return None;
+                    }
+                    seen = true;
+                } else {
+                    scalars.push(f);
+                }
+            }
+            seen.then_some(scalars)
+        };
+        if let Some(s) = c_part(y) {
+            (x, Some(s))
+        } else if let Some(s) = c_part(x) {
+            (y, Some(s))
+        } else {
+            return None;
+        }
+    } else {
+        (a.value, None)
+    };
+    let (va, vb, k, alpha) = product(defs, p)?;
+    let (i, j) = (a.dims[0], a.dims[1]);
+    let k = k as i64;
+    // A must span {i, k} and B {k, j} (in either order); swap if given as B @ A.
+    let spans = |v: &View2, x: i64, y: i64| (v.dims[0] == x && v.dims[1] == y) || (v.dims[0] == y && v.dims[1] == x);
+    let (va, vb) = if spans(&va, i, k) && spans(&vb, k, j) {
+        (va, vb)
+    } else if spans(&vb, i, k) && spans(&va, k, j) {
+        (vb, va)
+    } else {
+        return None;
+    };
+    Some(Gemm { a: va, b: vb, k: k as usize, alpha, beta })
+}
+
+fn scalar_product(b: &mut Builder, vs: &[Value]) -> Value {
+    let mut acc = b.float(1.0, "f64");
+    for v in vs {
+        let ty = b.m.ty(*v).to_string();
+        let x = match DType::from_mlir(&ty) {
+            Some(dt) => b.cast(*v, STy::strong(dt), STy::strong(DType::F64)),
+            None => *v,
+        };
+        acc = b.bin("arith.mulf", acc, x);
+    }
+    acc
+}
+
+fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
+    if !ops.iter().any(|o| o.name == "appy.assign") {
+        return Ok(ops);
+    }
+    let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+    let mut out = vec![];
+    for op in ops {
+        if op.name != "appy.assign" {
+            out.push(op);
+            continue;
+        }
+        let a = Assign::of(&op)?;
+        let elem_ok = |v: Value, b: &Builder| matches!(appy_ir::types::parse_memref(b.m.ty(v)), Some((DType::F32 | DType::F64, 2)));
+        let Some(g) = matmul(&defs, &a).filter(|g| {
+            elem_ok(a.target, b) && g.a.mem != a.target && g.b.mem != a.target && b.m.ty(g.a.mem) == b.m.ty(a.target) && b.m.ty(g.b.mem) == b.m.ty(a.target)
+        }) else {
+            out.push(op);
+            continue;
+        };
+        b.loc = op.loc.clone();
+        b.begin();
+        let alpha = scalar_product(b, &g.alpha);
+        let beta = match &g.beta {
+            None => b.float(0.0, "f64"),
+            Some(s) => scalar_product(b, s),
+        };
+        let (i, j) = (a.dims[0] as usize, a.dims[1] as usize);
+        let trans_a = g.a.dims[0] != i as i64;
+        let trans_b = g.b.dims[0] != g.k as i64;
+        let operands = [a.target, g.a.mem, g.b.mem]
+            .into_iter()
+            .chain(a.idx.iter().copied())
+            .chain(g.a.off)
+            .chain(g.b.off)
+            .chain([a.exts[i], a.exts[j], a.exts[g.k], alpha, beta]);
+        let mut gemm = Op::new("appy.gemm").with_operands(operands).with_loc(op.loc.clone());
+        gemm.set_attr("trans_a", format!("{}", trans_a as i64));
+        gemm.set_attr("trans_b", format!("{}", trans_b as i64));
+        b.push(gemm);
+        out.extend(b.end());
+    }
+    Ok(out)
+}
