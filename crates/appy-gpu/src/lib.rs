@@ -167,7 +167,9 @@ impl Compiler {
         match level {
             Level::Ast | Level::Appy => String::new(),
             Level::Loops => loops,
-            Level::Gpu | Level::Ptx => format!("cse,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"),
+            Level::Gpu | Level::Ptx => {
+                format!("cse,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse")
+            }
             Level::Llvm => format!(
                 "{loops},appy-hoist-allocas,{}",
                 CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
@@ -177,21 +179,38 @@ impl Compiler {
 
     /// Compiles for the GPU: returns a bundle (host program + PTX).
     pub fn compile_gpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
+        self.compile_gpu_tuned(file, func, args, opts, &[])
+    }
+
+    /// Compiles for the GPU at `opts.mvl` and, as autotuning candidates
+    /// ([`Bundle::variants`]), at each other vector length in `mvls`. The `appy` level
+    /// does not depend on the vector length, so the source is parsed and lowered once.
+    pub fn compile_gpu_tuned(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options, mvls: &[i64]) -> DResult<Bundle> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
+        let mut main = self.bundle_at(file, &l, args, opts)?;
+        for &m in mvls.iter().filter(|m| **m != opts.mvl) {
+            let o = Options { mvl: m, ..opts.clone() };
+            main.variants.push(self.bundle_at(file, &l, args, &o)?);
+        }
+        Ok(main)
+    }
+
+    fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
         let (ptx, kernels) = ptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
         let host = ptx::host_module(&gpu);
         Ok(Bundle {
             version: BUNDLE_VERSION,
-            func: l.name,
-            params: l.params,
+            func: l.name.clone(),
+            params: l.params.clone(),
             args: args.to_vec(),
-            results: l.results,
+            results: l.results.clone(),
             mvl: opts.mvl,
             host,
             ptx,
             kernels,
+            variants: vec![],
         })
     }
 

@@ -7,7 +7,7 @@ use crate::types::ArgType;
 use serde::{Deserialize, Serialize};
 
 /// Format version; bumped on incompatible changes.
-pub const BUNDLE_VERSION: u32 = 2;
+pub const BUNDLE_VERSION: u32 = 3;
 
 /// One kernel of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -40,6 +40,21 @@ pub struct Bundle {
     pub ptx: String,
     /// The kernels.
     pub kernels: Vec<KernelInfo>,
+    /// Autotuning candidates: the same function compiled for other vector lengths
+    /// (`appy compile --tune`); the runtime times them on first use per shape bucket.
+    #[serde(default)]
+    pub variants: Vec<Bundle>,
+}
+
+impl Bundle {
+    /// The bundle of candidate `k` (0: this one; then the variants).
+    pub fn candidate(&self, k: usize) -> &Bundle {
+        if k == 0 { self } else { &self.variants[k - 1] }
+    }
+    /// Number of candidates (1 when not tuned).
+    pub fn candidates(&self) -> usize {
+        1 + self.variants.len()
+    }
 }
 
 impl Bundle {

@@ -17,3 +17,7 @@ pub mod types;
 /// The default maximum vector length: 1024 lanes, run on the GPU by 256 threads of 4
 /// lanes each (measured fastest for streaming kernels on an H200; see BENCHMARKS.md).
 pub const DEFAULT_MVL: i64 = 1024;
+
+/// The vector lengths autotuning tries (seed 001 §5.3: 128 to 1024; beyond 256 a
+/// thread runs several lanes, so 2048 and 4096 are more elements per thread).
+pub const TUNE_MVLS: [i64; 6] = [128, 256, 512, 1024, 2048, 4096];

@@ -30,7 +30,9 @@ impl Pass for TensorLibrary {
         let mut b = builder_for(m);
         let mut r = Ok(());
         for f in &mut body {
-            r = for_blocks(&mut b, f, false, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) });
+            r = for_blocks(&mut b, f, false, &mut |b, ops, in_worker| {
+                if in_worker { Ok(ops) } else { rewrite(b, ops) }
+            });
             if r.is_err() {
                 break;
             }
@@ -170,7 +172,13 @@ fn matmul(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemm> {
     } else {
         return None;
     };
-    Some(Gemm { a: va, b: vb, k: k as usize, alpha, beta })
+    Some(Gemm {
+        a: va,
+        b: vb,
+        k: k as usize,
+        alpha,
+        beta,
+    })
 }
 
 fn scalar_product(b: &mut Builder, vs: &[Value]) -> Value {
@@ -200,7 +208,11 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
         let a = Assign::of(&op)?;
         let elem_ok = |v: Value, b: &Builder| matches!(appy_ir::types::parse_memref(b.m.ty(v)), Some((DType::F32 | DType::F64, 2)));
         let Some(g) = matmul(&defs, &a).filter(|g| {
-            elem_ok(a.target, b) && g.a.mem != a.target && g.b.mem != a.target && b.m.ty(g.a.mem) == b.m.ty(a.target) && b.m.ty(g.b.mem) == b.m.ty(a.target)
+            elem_ok(a.target, b)
+                && g.a.mem != a.target
+                && g.b.mem != a.target
+                && b.m.ty(g.a.mem) == b.m.ty(a.target)
+                && b.m.ty(g.b.mem) == b.m.ty(a.target)
         }) else {
             out.push(op);
             continue;

@@ -4,6 +4,8 @@
 //! each one records its full key, and a file that is truncated, garbage, or for another
 //! key is ignored, recompiled and rewritten. Writes go through a temporary file and a
 //! rename, so a crash never leaves half a file under a valid name.
+//! `APPY_ALWAYS_COMPILE=1` ignores compiled entries (autotuning decisions are still
+//! used). GPU entries are keyed on the target (`sm_90`) too.
 
 use std::path::{Path, PathBuf};
 
@@ -22,8 +24,9 @@ pub fn dir() -> Option<PathBuf> {
 /// The key text of a specialisation.
 pub fn key(kind: &str, source: &str, func: &str, sig: &str, options: &str) -> String {
     format!(
-        "appy {} | {kind} | {func} | {sig} | {options} | {:016x}",
+        "appy {} | {kind}{} | {func} | {sig} | {options} | {:016x}",
         env!("CARGO_PKG_VERSION"),
+        if kind.starts_with("gpu") { " sm_90" } else { "" },
         fnv(source.as_bytes())
     )
 }
@@ -45,6 +48,15 @@ fn path_for(dir: &Path, key: &str) -> PathBuf {
 /// Looks `key` up: the cached payload if a valid entry exists. Invalid entries are
 /// removed (and reported through `tracing`).
 pub fn load(dir: &Path, key: &str) -> Option<serde_json::Value> {
+    let always = std::env::var("APPY_ALWAYS_COMPILE").is_ok_and(|v| !v.is_empty() && v != "0");
+    load_entry(dir, key, always && !key.contains("| tune |"))
+}
+
+/// [`load`], ignoring the entry when `bypass` is set.
+pub fn load_entry(dir: &Path, key: &str, bypass: bool) -> Option<serde_json::Value> {
+    if bypass {
+        return None;
+    }
     let p = path_for(dir, key);
     let text = std::fs::read_to_string(&p).ok()?;
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(&text);
@@ -76,4 +88,23 @@ pub fn store(dir: &Path, key: &str, payload: serde_json::Value) {
 /// The file a key is stored in (for tests and inspection).
 pub fn file_for(dir: &Path, key: &str) -> PathBuf {
     path_for(dir, key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bypass_ignores_entries() {
+        let dir = std::env::temp_dir().join(format!("appy-cache-bypass-{}", std::process::id()));
+        let k = key("gpu", "src", "f", "[f64]", "mvl=1024");
+        assert!(k.contains("gpu sm_90"), "{k}");
+        store(&dir, &k, serde_json::json!({"x": 1}));
+        assert_eq!(load_entry(&dir, &k, false), Some(serde_json::json!({"x": 1})));
+        assert_eq!(load_entry(&dir, &k, true), None);
+        // A different source, options or target is a different entry.
+        assert_eq!(load_entry(&dir, &key("gpu", "src2", "f", "[f64]", "mvl=1024"), false), None);
+        assert_eq!(load_entry(&dir, &key("cpu", "src", "f", "[f64]", "mvl=1024"), false), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

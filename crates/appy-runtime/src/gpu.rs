@@ -145,23 +145,60 @@ impl Gpu {
 }
 
 impl Gpu {
-    /// Times `reps` calls on device-resident copies of `args` (transfers excluded):
-    /// returns the wall time of each call, synchronised.
+    /// Times `reps` calls on device-resident copies of `args`: returns the time of each
+    /// call in seconds, between CUDA events recorded before and after it (the first
+    /// call also moves the data to the device; later ones find it there). Host arrays
+    /// are copied, so the caller's data is not modified; device buffers
+    /// ([`HostValue::Device`]) are used in place.
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> Result<Vec<f64>, String> {
         self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
         let mut it = Interp::new(self, loaded, b, false, usize::MAX);
         let func = host_function(b)?;
         it.bind_args(func, args)?;
         let mut times = vec![];
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let ev = |e: cudarc::driver::DriverError| format!("CUDA event: {e:?}");
         for _ in 0..reps {
-            self.stream.synchronize().map_err(|e| format!("{e:?}"))?;
-            let t0 = Instant::now();
-            it.block(&func.body(0).ops)?;
+            let start = self.ctx.new_event(flags).map_err(ev)?;
+            let end = self.ctx.new_event(flags).map_err(ev)?;
+            start.record(&self.stream).map_err(ev)?;
+            let r = it.block(&func.body(0).ops);
+            if let Err(e) = r {
+                it.free_all();
+                return Err(e);
+            }
+            end.record(&self.stream).map_err(ev)?;
             self.stream.synchronize().map_err(|e| format!("kernel execution failed: {e:?}"))?;
-            times.push(t0.elapsed().as_secs_f64());
+            times.push(start.elapsed_ms(&end).map_err(ev)? as f64 / 1e3);
         }
         it.free_all();
         Ok(times)
+    }
+
+    /// The device's name (part of autotuning keys).
+    pub fn name(&self) -> String {
+        self.ctx.name().unwrap_or_else(|_| "unknown GPU".into())
+    }
+
+    /// A copy of `bytes` bytes of device memory (for tuning on copies of a caller's
+    /// device buffers); free it with [`Gpu::free`].
+    pub fn device_copy(&self, ptr: u64, bytes: usize) -> Result<u64, String> {
+        self.ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
+        let dst = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
+        unsafe { result::memcpy_dtod_sync(dst, ptr, bytes) }.map_err(|e| format!("device copy failed: {e:?}"))?;
+        Ok(dst)
+    }
+
+    /// Frees memory from [`Gpu::device_copy`].
+    pub fn free(&self, ptr: u64) {
+        unsafe {
+            let _ = result::free_sync(ptr);
+        }
+    }
+
+    /// Loads every autotuning candidate of a bundle ([`Bundle::candidate`] order).
+    pub fn load_candidates(&self, b: &Bundle) -> Result<Vec<Loaded>, String> {
+        (0..b.candidates()).map(|k| self.load(b.candidate(k))).collect()
     }
 }
 
@@ -902,15 +939,51 @@ impl<'a> Interp<'a> {
         let (pc, ldc) = ptr(c, idx[0], idx[1], &self.mems);
         let (pa, lda) = ptr(a, idx[2], idx[3], &self.mems);
         let (pb, ldb) = ptr(b, idx[4], idx[5], &self.mems);
-        let op_of = |t: bool| if t { bsys::cublasOperation_t::CUBLAS_OP_T } else { bsys::cublasOperation_t::CUBLAS_OP_N };
+        let op_of = |t: bool| {
+            if t {
+                bsys::cublasOperation_t::CUBLAS_OP_T
+            } else {
+                bsys::cublasOperation_t::CUBLAS_OP_N
+            }
+        };
         let (m, n, k) = (m as i32, n as i32, k as i32);
         let r = unsafe {
             match dt {
                 DType::F32 => {
                     let (al, be) = (alpha as f32, beta as f32);
-                    blas::sgemm(handle, op_of(tb), op_of(ta), n, m, k, &al, pb as *const f32, ldb, pa as *const f32, lda, &be, pc as *mut f32, ldc)
+                    blas::sgemm(
+                        handle,
+                        op_of(tb),
+                        op_of(ta),
+                        n,
+                        m,
+                        k,
+                        &al,
+                        pb as *const f32,
+                        ldb,
+                        pa as *const f32,
+                        lda,
+                        &be,
+                        pc as *mut f32,
+                        ldc,
+                    )
                 }
-                DType::F64 => blas::dgemm(handle, op_of(tb), op_of(ta), n, m, k, &alpha, pb as *const f64, ldb, pa as *const f64, lda, &beta, pc as *mut f64, ldc),
+                DType::F64 => blas::dgemm(
+                    handle,
+                    op_of(tb),
+                    op_of(ta),
+                    n,
+                    m,
+                    k,
+                    &alpha,
+                    pb as *const f64,
+                    ldb,
+                    pa as *const f64,
+                    lda,
+                    &beta,
+                    pc as *mut f64,
+                    ldc,
+                ),
                 other => return Err(format!("matrix products of {other:?} are not supported")),
             }
         };

@@ -51,12 +51,15 @@ pub struct Jit {
     compilations: usize,
     disk_hits: usize,
     cache_dir: Option<std::path::PathBuf>,
+    /// Compile GPU specialisations for every vector length of [`appy_ir::TUNE_MVLS`]
+    /// and autotune (`APPY_AUTOTUNE=0` turns it off).
+    tune: bool,
 }
 
 enum Compiled {
     Cpu(crate::cpu::CpuFunction),
     #[cfg(feature = "cuda")]
-    Gpu(Box<appy_ir::bundle::Bundle>, crate::gpu::Loaded),
+    Gpu(Box<appy_ir::bundle::Bundle>, Vec<crate::gpu::Loaded>),
 }
 
 impl Jit {
@@ -77,6 +80,7 @@ impl Jit {
             gpu,
             cache: HashMap::new(),
             compilations: 0,
+            tune: std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true),
             disk_hits: 0,
             cache_dir: crate::cache::dir(),
         }
@@ -106,6 +110,46 @@ impl Jit {
     pub fn with_options(mut self, opts: Options) -> Self {
         self.opts = opts;
         self
+    }
+
+    /// Turns autotuning of GPU specialisations on or off (on by default).
+    pub fn with_tuning(mut self, tune: bool) -> Self {
+        self.tune = tune;
+        self
+    }
+
+    /// Times `reps` calls of `func` on copies of `args` (the arguments are not
+    /// modified): on the GPU with the data resident on the device and CUDA events (the
+    /// autotuned candidate); on the CPU with the wall clock. Returns seconds per call;
+    /// the first call is a warm-up and is not included.
+    pub fn bench(&mut self, func: &str, args: &[HostValue], reps: usize) -> DResult<Vec<f64>> {
+        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
+        let key = (func.to_string(), sig.clone());
+        if !self.cache.contains_key(&key) {
+            let compiled = self.compile(func, &sig)?;
+            self.cache.insert(key.clone(), compiled);
+        }
+        match self.cache.get(&key).expect("just inserted") {
+            Compiled::Cpu(f) => {
+                let mut times = vec![];
+                for _ in 0..reps + 1 {
+                    let mut a = args.to_vec();
+                    let t0 = std::time::Instant::now();
+                    f.call(&mut a)?;
+                    times.push(t0.elapsed().as_secs_f64());
+                }
+                times.remove(0);
+                Ok(times)
+            }
+            #[cfg(feature = "cuda")]
+            Compiled::Gpu(b, loaded) => {
+                let gpu = self.gpu.as_ref().expect("GPU specialisations need a GPU");
+                let k = crate::tune::choose(gpu, b, loaded, args).map_err(Diagnostic::bare)?;
+                let mut t = gpu.bench(b.candidate(k), &loaded[k], args, reps + 1).map_err(Diagnostic::bare)?;
+                t.remove(0);
+                Ok(t)
+            }
+        }
     }
 
     /// How many specialisations have been compiled so far.
@@ -156,7 +200,8 @@ impl Jit {
             Compiled::Gpu(b, loaded) => {
                 let gpu = self.gpu.as_ref().expect("GPU specialisations need a GPU");
                 let before = args.to_vec();
-                match gpu.run(b, loaded, args) {
+                let run = crate::tune::choose(gpu, b, loaded, args).and_then(|k| gpu.run(b.candidate(k), &loaded[k], args));
+                match run {
                     Ok((r, _)) => Ok(r),
                     Err(e) if self.device == Device::Auto => {
                         // A GPU failure (out of memory, a launch or JIT error) with
@@ -180,7 +225,8 @@ impl Jit {
     fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<Compiled> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
-            let key = self.cache_key("gpu", func, sig);
+            let mvls: &[i64] = if self.tune { &appy_ir::TUNE_MVLS } else { &[] };
+            let key = self.cache_key(if self.tune { "gpu-tuned" } else { "gpu" }, func, sig);
             let cached = self.cache_dir.as_ref().and_then(|d| crate::cache::load(d, &key));
             let from_disk = cached
                 .and_then(|v| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok())
@@ -191,7 +237,7 @@ impl Jit {
                     b
                 }
                 None => {
-                    let b = self.compiler.compile_gpu(&self.file, func, sig, &self.opts)?;
+                    let b = self.compiler.compile_gpu_tuned(&self.file, func, sig, &self.opts, mvls)?;
                     self.compilations += 1;
                     if let Some(d) = &self.cache_dir {
                         crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
@@ -200,7 +246,7 @@ impl Jit {
                 }
             };
             let gpu = self.gpu.as_ref().expect("checked");
-            match gpu.load(&b) {
+            match gpu.load_candidates(&b) {
                 Ok(loaded) => return Ok(Compiled::Gpu(Box::new(b), loaded)),
                 Err(e) if self.device == Device::Auto => {
                     tracing::warn!("the GPU rejected `{func}` ({e}); running on the CPU");

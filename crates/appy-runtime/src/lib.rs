@@ -15,6 +15,8 @@ pub mod gpu;
 #[cfg(feature = "jit")]
 pub mod jit;
 pub mod regions;
+#[cfg(feature = "cuda")]
+pub mod tune;
 
 pub use array::{HostArray, HostValue};
 

@@ -266,3 +266,54 @@ fn strided_and_transposed_views() {
         assert_eq!(out[j], (0..3).map(|i| (i * 10 + j) as f64).sum::<f64>());
     }
 }
+
+#[test]
+fn tuned_bundles_and_bench() {
+    let d = tmp("tune");
+    let out = d.join("va.json");
+    let st = appy()
+        .args([
+            "compile",
+            examples().join("vector_add.py").to_str().unwrap(),
+            "--func",
+            "vector_add",
+            "--signature",
+            "f32[:],f32[:],f32[:],int",
+            "--tune",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let b = appy_ir::bundle::Bundle::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let mut mvls: Vec<i64> = (0..b.candidates()).map(|k| b.candidate(k).mvl).collect();
+    mvls.sort_unstable();
+    assert_eq!(mvls, appy_ir::TUNE_MVLS.to_vec());
+    assert!((0..b.candidates()).all(|k| !b.candidate(k).ptx.is_empty()));
+    // `appy bench` on the CPU.
+    let a = HostArray::from_f64(DType::F32, vec![100], &vec![1.0; 100]);
+    let wa = write(&d, "a.npy", &a);
+    let st = appy()
+        .args(["bench", examples().join("vector_add.py").to_str().unwrap(), "--func", "vector_add"])
+        .args([
+            "--arg",
+            &format!("A={wa}"),
+            "--arg",
+            &format!("B={wa}"),
+            "--arg",
+            &format!("C={wa}"),
+            "--arg",
+            "N=100",
+        ])
+        .args(["--device", "cpu", "--repeat", "5"])
+        .env("APPY_ALWAYS_COMPILE", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&st.stdout);
+    assert!(
+        st.status.success() && text.contains("median") && text.contains("over 5 calls"),
+        "{text} {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}

@@ -496,13 +496,26 @@ fn tensor_matmul_cpu_loops() {
         check(
             "tensor_matmul.py",
             "at_b",
-            vec![r.array(F64, &[kk, m], -1.0, 1.0), r.array(F64, &[kk, n], -1.0, 1.0), r.array(F64, &[m, n], -1.0, 1.0), mi.clone(), ni.clone(), ki],
+            vec![
+                r.array(F64, &[kk, m], -1.0, 1.0),
+                r.array(F64, &[kk, n], -1.0, 1.0),
+                r.array(F64, &[m, n], -1.0, 1.0),
+                mi.clone(),
+                ni.clone(),
+                ki,
+            ],
             256,
         );
         check(
             "tensor_matmul.py",
             "sub_block",
-            vec![r.array(F64, &[m + 1, n + 1], -1.0, 1.0), r.array(F64, &[n + 1, n + 1], -1.0, 1.0), r.array(F64, &[m + 1, n + 1], -1.0, 1.0), int(m as i64 + 1), int(n as i64 + 1)],
+            vec![
+                r.array(F64, &[m + 1, n + 1], -1.0, 1.0),
+                r.array(F64, &[n + 1, n + 1], -1.0, 1.0),
+                r.array(F64, &[m + 1, n + 1], -1.0, 1.0),
+                int(m as i64 + 1),
+                int(n as i64 + 1),
+            ],
             256,
         );
     }

@@ -67,9 +67,33 @@ enum Cmd {
         /// Maximum vector length.
         #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
         mvl: i64,
+        /// Also compile for every tuning vector length (128 … 4096); `appy exec` then
+        /// times them on first use per shape bucket and caches the choice.
+        #[arg(long)]
+        tune: bool,
         /// Output bundle file.
         #[arg(short = 'o')]
         output: PathBuf,
+    },
+    /// Time a function: inputs stay on the device, warm-up first, CUDA events; prints
+    /// the median and min time and the effective bandwidth (bytes of all array
+    /// arguments, once, over the median time).
+    #[cfg(feature = "jit")]
+    Bench {
+        /// The Python source file.
+        file: PathBuf,
+        /// The @appy.jit function.
+        #[arg(long)]
+        func: String,
+        /// Arguments as for `run`.
+        #[arg(long = "arg")]
+        args: Vec<String>,
+        /// auto (GPU if present, else CPU), cpu or gpu.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Timed calls.
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
     },
     /// Run a compiled bundle on the GPU (no compiler needed).
     Exec {
@@ -203,6 +227,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             args,
             signature,
             mvl,
+            tune,
             output,
         } => {
             let src =
@@ -215,7 +240,8 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
                 None => bind_args(&params, &args)?.iter().map(|a| a.arg_type()).collect(),
             };
             let t0 = std::time::Instant::now();
-            let bundle = compiler.compile_gpu(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() })?;
+            let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
+            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() }, mvls)?;
             eprintln!(
                 "appy: compiled {func} ({} kernel(s)) in {:.1} ms",
                 bundle.kernels.len(),
@@ -223,6 +249,17 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             );
             std::fs::write(&output, bundle.to_json()).map_err(|e| Diagnostic::bare(format!("cannot write {}: {e}", output.display())))?;
             Ok(())
+        }
+        #[cfg(feature = "jit")]
+        Cmd::Bench {
+            file,
+            func,
+            args,
+            device,
+            repeat,
+        } => {
+            let device: Device = device.parse().map_err(Diagnostic::bare)?;
+            bench_source(&file, &func, &args, device, repeat)
         }
         Cmd::Exec {
             bundle,
@@ -249,8 +286,12 @@ fn exec_bundle(
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
-    let loaded = gpu.load(&b).map_err(Diagnostic::bare)?;
+    let all = gpu.load_candidates(&b).map_err(Diagnostic::bare)?;
     let orig = bind_args(&b.params, raw)?;
+    // Autotuning (bundles compiled with --tune): pick the candidate for these shapes.
+    let k = appy_runtime::tune::choose(&gpu, &b, &all, &orig).map_err(Diagnostic::bare)?;
+    let loaded = &all[k];
+    let b = b.candidate(k).clone();
     let mut timing = appy_runtime::gpu::Timing::default();
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
@@ -258,13 +299,13 @@ fn exec_bundle(
         let mut args = orig.clone();
         let t0 = std::time::Instant::now();
         if resident {
-            let (res, t) = run_resident(&gpu, &b, &loaded, &mut args)?;
+            let (res, t) = run_resident(&gpu, &b, loaded, &mut args)?;
             times.push(t0.elapsed().as_secs_f64());
             last = (args, res);
             timing = t;
             continue;
         }
-        let (res, t) = gpu.run(&b, &loaded, &mut args).map_err(Diagnostic::bare)?;
+        let (res, t) = gpu.run(&b, loaded, &mut args).map_err(Diagnostic::bare)?;
         times.push(t0.elapsed().as_secs_f64());
         last = (args, res);
         timing = t;
@@ -278,7 +319,7 @@ fn exec_bundle(
     report(&times);
     write_outputs(out, &b.params, &last.0, &last.1)?;
     if bench > 0 {
-        let mut t = gpu.bench(&b, &loaded, &orig, bench + 1).map_err(Diagnostic::bare)?;
+        let mut t = gpu.bench(&b, loaded, &orig, bench + 1).map_err(Diagnostic::bare)?;
         t.remove(0);
         t.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
         println!("bench: {:.6} {:.6} {:.6}", t[0] * 1e3, t[t.len() / 2] * 1e3, t[t.len() - 1] * 1e3);
@@ -367,6 +408,39 @@ fn run_source(
     tracing::info!("ran on the {}", if jit.on_gpu() { "GPU" } else { "CPU" });
     report(&times);
     write_outputs(out, &params, &last.0, &last.1)
+}
+
+/// `appy bench`.
+#[cfg(feature = "jit")]
+fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat: usize) -> Result<(), Diagnostic> {
+    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let program = appy_frontend::parse_function(&src, func)?;
+    let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+    let args = bind_args(&params, raw)?;
+    let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device);
+    if device == Device::Gpu && !jit.on_gpu() {
+        return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
+    }
+    let mut t = jit.bench(func, &args, repeat.max(1))?;
+    t.sort_by(|a, b| a.total_cmp(b));
+    let med = t[t.len() / 2];
+    let bytes: usize = args
+        .iter()
+        .map(|a| match a {
+            HostValue::Array(x) => x.data.len(),
+            _ => 0,
+        })
+        .sum();
+    println!(
+        "{func} on the {}: median {:.4} ms, min {:.4} ms over {} calls; {:.1} GB/s effective ({bytes} bytes of array arguments)",
+        if jit.on_gpu() { "GPU" } else { "CPU" },
+        med * 1e3,
+        t[0] * 1e3,
+        t.len(),
+        bytes as f64 / med / 1e9
+    );
+    Ok(())
 }
 
 #[cfg(not(feature = "jit"))]

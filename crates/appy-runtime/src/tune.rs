@@ -1,0 +1,147 @@
+//! Autotuning (seed 001 §5.3): a bundle compiled with `--tune` carries one candidate
+//! per vector length ([`appy_ir::TUNE_MVLS`]). On the first call for a *shape bucket*
+//! (every array dimension and integer argument rounded up to a power of two), each
+//! candidate is timed on copies of the arguments (the caller's data is never modified)
+//! and the fastest is recorded in the persistent cache (`cache::dir()`), keyed on the
+//! compiler version, the function, its PTX, the device name and the bucket. Later calls
+//! in the same bucket, in this process or another, use the recorded choice. A corrupt or
+//! unreadable entry is ignored and the candidates are timed again.
+//! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
+
+use crate::array::HostValue;
+use crate::gpu::{Gpu, Loaded};
+use appy_ir::bundle::Bundle;
+
+/// The shape bucket of a call.
+pub fn bucket(args: &[HostValue]) -> String {
+    let p2 = |x: i64| if x <= 1 { x.max(0) } else { (x as u64).next_power_of_two() as i64 };
+    args.iter()
+        .map(|a| match a {
+            HostValue::Array(x) => format!(
+                "[{}]",
+                x.shape.iter().map(|d| p2(*d as i64).to_string()).collect::<Vec<_>>().join("x")
+            ),
+            HostValue::Device { shape, .. } => format!(
+                "[{}]",
+                shape.iter().map(|d| p2(*d as i64).to_string()).collect::<Vec<_>>().join("x")
+            ),
+            HostValue::Int(i, _, _) => p2(*i).to_string(),
+            HostValue::Float(..) => "f".into(),
+            HostValue::Bool(_) => "b".into(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn printing() -> bool {
+    std::env::var("APPY_PRINT_AUTOTUNING").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The cache key of a tuning decision.
+pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
+    let mut code = String::new();
+    for k in 0..b.candidates() {
+        let c = b.candidate(k);
+        code.push_str(&format!("mvl={};", c.mvl));
+        code.push_str(&c.ptx);
+    }
+    format!(
+        "appy {} | tune | {} | {:016x} | {} | {}",
+        env!("CARGO_PKG_VERSION"),
+        b.func,
+        crate::cache::fnv(code.as_bytes()),
+        gpu.name(),
+        bucket(args)
+    )
+}
+
+/// Picks the candidate of `b` to run for `args`: from the cache, or by timing them.
+pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> Result<usize, String> {
+    let n = b.candidates();
+    if n == 1 {
+        return Ok(0);
+    }
+    let key = key(gpu, b, args);
+    let dir = crate::cache::dir();
+    if let Some(d) = &dir
+        && let Some(v) = crate::cache::load(d, &key)
+        && let Some(mvl) = v.get("mvl").and_then(|m| m.as_i64())
+        && let Some(k) = (0..n).find(|k| b.candidate(*k).mvl == mvl)
+    {
+        if printing() {
+            eprintln!("appy autotune: {} [{}]: mvl={mvl} (cached)", b.func, bucket(args));
+        }
+        return Ok(k);
+    }
+    // Time the candidates on copies of the caller's device buffers (host arrays are
+    // copied by the runner anyway).
+    let mut copies = vec![];
+    let mut targs = args.to_vec();
+    for a in &mut targs {
+        if let HostValue::Device { ptr, dtype, shape } = a {
+            let bytes = shape.iter().product::<usize>() * dtype.size();
+            let c = gpu.device_copy(*ptr, bytes)?;
+            copies.push(c);
+            *ptr = c;
+        }
+    }
+    let mut times = vec![];
+    for k in 0..n {
+        // Three calls; the first also moves the data, so the best of the other two counts.
+        let t = match gpu.bench(b.candidate(k), &loaded[k], &targs, 3) {
+            Ok(t) => t[1..].iter().copied().fold(f64::INFINITY, f64::min),
+            Err(e) => {
+                tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl);
+                f64::INFINITY
+            }
+        };
+        times.push(t);
+    }
+    for c in copies {
+        gpu.free(c);
+    }
+    let best = (0..n).min_by(|x, y| times[*x].total_cmp(&times[*y])).unwrap_or(0);
+    if !times[best].is_finite() {
+        return Err("autotuning: every candidate failed".into());
+    }
+    if printing() {
+        for (k, t) in times.iter().enumerate() {
+            eprintln!(
+                "appy autotune: {} [{}]: mvl={} {:.4} ms",
+                b.func,
+                bucket(args),
+                b.candidate(k).mvl,
+                t * 1e3
+            );
+        }
+        eprintln!("appy autotune: {} [{}]: chose mvl={}", b.func, bucket(args), b.candidate(best).mvl);
+    }
+    if let Some(d) = &dir {
+        let times_ms: Vec<serde_json::Value> = (0..n)
+            .map(|k| serde_json::json!({"mvl": b.candidate(k).mvl, "ms": if times[k].is_finite() { times[k] * 1e3 } else { -1.0 }}))
+            .collect();
+        crate::cache::store(d, &key, serde_json::json!({"mvl": b.candidate(best).mvl, "candidates": times_ms}));
+    }
+    Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostArray;
+    use appy_ir::types::DType;
+
+    #[test]
+    fn buckets_round_up_to_powers_of_two() {
+        let a = HostValue::Array(HostArray::zeros(DType::F32, vec![1000, 3]));
+        let args = [
+            a,
+            HostValue::Int(1000, DType::I64, true),
+            HostValue::Float(0.5, DType::F64, true),
+            HostValue::Int(1, DType::I64, true),
+        ];
+        assert_eq!(bucket(&args), "[1024x4],1024,f,1");
+        let b = HostValue::Array(HostArray::zeros(DType::F32, vec![1024, 4]));
+        assert_eq!(bucket(&[b]), "[1024x4]");
+    }
+}
