@@ -86,9 +86,9 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
         }
     }
     let mut times = vec![];
-    for k in 0..n {
+    for (k, l) in loaded.iter().enumerate().take(n) {
         // Three calls; the first also moves the data, so the best of the other two counts.
-        let t = match gpu.bench(b.candidate(k), &loaded[k], &targs, 3) {
+        let t = match gpu.bench(b.candidate(k), l, &targs, 3) {
             Ok(t) => t[1..].iter().copied().fold(f64::INFINITY, f64::min),
             Err(e) => {
                 tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl);
