@@ -20,3 +20,9 @@ def at_b(A, B, C, M, N, K):
 def sub_block(A, B, C, M, N):
     # Products of sub-matrices (offsets into the arrays).
     C[1:M, 1:N] = np.dot(A[1:M, :N - 1], B[:N - 1, 1:N])
+
+
+@appy.jit
+def vec_mat(A, x, y, M, N):
+    # A vector-matrix product accumulated into y (cuBLAS gemv on the GPU).
+    y[:N] += 2.0 * x[:M] @ A[:M, :N]

@@ -121,6 +121,8 @@ def _cases():
         "t_sub_block": ("tensor_matmul.py", "sub_block", "f64[:,:],f64[:,:],f64[:,:],int,int",
                         lambda r, n: [arr(r, (n // 9 + 2, n // 7 + 2), np.float64), arr(r, (n // 7 + 2, n // 7 + 2), np.float64),
                                       arr(r, (n // 9 + 2, n // 7 + 2), np.float64), n // 9 + 2, n // 7 + 2]),
+        "t_vec_mat": ("tensor_matmul.py", "vec_mat", "f64[:,:],f64[:],f64[:],int,int",
+                      lambda r, n: [arr(r, (n // 9 + 1, n), np.float64), arr(r, n // 9 + 1, np.float64), arr(r, n, np.float64), n // 9 + 1, n]),
         "heat_2d": ("jacobi_1d.py", "heat_2d", "f64[:,:],f64[:,:],int,int,int",
                     lambda r, n: [arr(r, (n // 9 + 3, n // 3 + 3), np.float64), arr(r, (n // 9 + 3, n // 3 + 3), np.float64),
                                   n // 9 + 3, n // 3 + 3, 4]),

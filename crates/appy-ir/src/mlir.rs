@@ -79,11 +79,15 @@ irdl.dialect @appy {
   // `appy.gemm C(ci, cj) = alpha * op(A)(ai, aj) @ op(B)(bi, bj) + beta * C` over M x N x
   // K (a matrix product delegated to a library: cuBLAS on the GPU); operands C, A, B,
   // the six view offsets, M, N, K, alpha, beta; attributes `trans_a`, `trans_b`.
+  // A vector operand (rank 1) is a column (`vec_x = 1`, n x 1) or a row (`vec_x = 2`,
+  // 1 x n) matrix: matrix-vector products are the same op.
   irdl.operation @gemm {
-    %mem = irdl.base "!builtin.memref"
+    %mc = irdl.base "!builtin.memref"
+    %ma = irdl.base "!builtin.memref"
+    %mb = irdl.base "!builtin.memref"
     %i64 = irdl.is i64
     %f = irdl.any
-    irdl.operands(c: %mem, a: %mem, b: %mem, index: variadic %i64, alpha: %f, beta: %f)
+    irdl.operands(c: %mc, a: %ma, b: %mb, index: variadic %i64, alpha: %f, beta: %f)
   }
   irdl.operation @assign {
     %mem = irdl.base "!builtin.memref"

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! (operands possibly transposed, scalar factors anywhere in the product) becomes
-//! `appy.gemm`, which the GPU runtime runs with cuBLAS. Only the GPU pipeline runs this
+//! `appy.gemm`, which the GPU runtime runs with cuBLAS; so does a matrix-vector product
+//! `y[:M] (+)= alpha * A[:M, :K] @ x[:K]` (or `x @ A`, `mv`), with `vec = 1` (gemv). Only the GPU pipeline runs this
 //! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
 
 use crate::tensor::*;
@@ -61,6 +62,98 @@ fn view2(defs: &HashMap<Value, Op>, v: Value) -> Option<View2> {
         mem: op.operands[0],
         off: [op.operands[1], op.operands[2]],
         dims: [*d0, *d1],
+    })
+}
+
+/// A 1-D view over one dimension: memref, offset, dim.
+fn view1(defs: &HashMap<Value, Op>, v: Value) -> Option<(Value, Value, i64)> {
+    let op = defs.get(&v).filter(|o| o.name == "appy.view")?;
+    let dims = op.attr("dims").map(int_array)?;
+    let [d] = dims.as_slice() else { return None };
+    (*d >= 0 && op.operands.len() == 2).then_some((op.operands[0], op.operands[1], *d))
+}
+
+/// `y[:M] (+)= alpha * op(W) @ v (+ beta * y)`: a matrix-vector product (`mv`, `@`,
+/// `np.dot`), for cuBLAS gemv.
+struct Gemv {
+    w: View2,
+    v: (Value, Value),
+    k: usize,
+    alpha: Vec<Value>,
+    beta: Option<Vec<Value>>,
+}
+
+fn matvec(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemv> {
+    if a.atomic.is_some() || a.dims.len() != 1 || a.dims[0] < 0 {
+        return None;
+    }
+    let t = a.dims[0];
+    let root = defs.get(&a.value)?;
+    let c_part = |v: Value| -> Option<Vec<Value>> {
+        let mut fs = vec![];
+        factors(defs, v, &mut fs);
+        let mut scalars = vec![];
+        let mut seen = false;
+        for f in fs {
+            if defs.contains_key(&f) {
+                let ok = view1(defs, f).is_some_and(|(m, o, d)| m == a.target && o == a.idx[0] && d == t);
+                if seen || !ok {
+                    return None;
+                }
+                seen = true;
+            } else {
+                scalars.push(f);
+            }
+        }
+        seen.then_some(scalars)
+    };
+    let (p, beta) = if root.name == "appy.ew" && ew_name(root) == "arith.addf" && root.operands.len() == 2 {
+        let (x, y) = (root.operands[0], root.operands[1]);
+        if let Some(s) = c_part(y) {
+            (x, Some(s))
+        } else if let Some(s) = c_part(x) {
+            (y, Some(s))
+        } else {
+            return None;
+        }
+    } else {
+        (a.value, None)
+    };
+    let mut fs = vec![];
+    factors(defs, p, &mut fs);
+    let mut scalars = vec![];
+    let mut red = None;
+    for f in fs {
+        match defs.get(&f) {
+            None => scalars.push(f),
+            Some(op) if op.name == "appy.reduce" && reduce_kind(op) == "sum" && red.is_none() => red = Some(op),
+            _ => return None,
+        }
+    }
+    let red = red?;
+    let rd = op_dims(red);
+    let [k] = rd.as_slice() else { return None };
+    let mut inner = vec![];
+    factors(defs, red.operands[0], &mut inner);
+    let (mut w, mut v) = (None, None);
+    for f in inner {
+        if !defs.contains_key(&f) {
+            scalars.push(f);
+        } else if let Some(m) = view2(defs, f).filter(|m| w.is_none() && m.dims.contains(&t) && m.dims.contains(k)) {
+            w = Some(m);
+        } else if let Some((m, o, d)) = view1(defs, f).filter(|x| v.is_none() && x.2 == *k) {
+            let _ = d;
+            v = Some((m, o));
+        } else {
+            return None;
+        }
+    }
+    Some(Gemv {
+        w: w?,
+        v: v?,
+        k: *k as usize,
+        alpha: scalars,
+        beta,
     })
 }
 
@@ -206,6 +299,42 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
             continue;
         }
         let a = Assign::of(&op)?;
+        let elem = |v: Value, b: &Builder| appy_ir::types::parse_memref(b.m.ty(v)).map(|(d, _)| d);
+        if let Some(g) = matvec(&defs, &a).filter(|g| {
+            matches!(elem(a.target, b), Some(DType::F32 | DType::F64))
+                && elem(g.w.mem, b) == elem(a.target, b)
+                && elem(g.v.0, b) == elem(a.target, b)
+                && g.w.mem != a.target
+                && g.v.0 != a.target
+        }) {
+            b.loc = op.loc.clone();
+            b.begin();
+            let alpha = scalar_product(b, &g.alpha);
+            let beta = match &g.beta {
+                None => b.float(0.0, "f64"),
+                Some(s) => scalar_product(b, s),
+            };
+            let t = a.dims[0] as usize;
+            let trans_a = g.w.dims[0] != t as i64;
+            let zero = b.int(0, "i64");
+            let one = b.int(1, "i64");
+            let operands = [a.target, g.w.mem, g.v.0, a.idx[0], zero].into_iter().chain(g.w.off).chain([
+                g.v.1,
+                zero,
+                a.exts[t],
+                one,
+                a.exts[g.k],
+                alpha,
+                beta,
+            ]);
+            let mut gemm = Op::new("appy.gemm").with_operands(operands).with_loc(op.loc.clone());
+            gemm.set_attr("trans_a", format!("{}", trans_a as i64));
+            gemm.set_attr("trans_b", "0");
+            gemm.set_attr("vec", "1");
+            b.push(gemm);
+            out.extend(b.end());
+            continue;
+        }
         let elem_ok = |v: Value, b: &Builder| matches!(appy_ir::types::parse_memref(b.m.ty(v)), Some((DType::F32 | DType::F64, 2)));
         let Some(g) = matmul(&defs, &a).filter(|g| {
             elem_ok(a.target, b)

@@ -21,6 +21,9 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     /// cuBLAS, loaded on the first matrix product (`appy.gemm`).
     blas: std::cell::OnceCell<Result<cudarc::cublas::sys::cublasHandle_t, String>>,
+    /// Device buffers of finished calls, by size, for reuse (allocating device memory
+    /// synchronises and costs tens of microseconds per buffer).
+    pool: std::sync::Mutex<HashMap<usize, Vec<u64>>>,
 }
 
 /// Timing of one call.
@@ -51,6 +54,7 @@ impl Gpu {
             ctx,
             stream,
             blas: std::cell::OnceCell::new(),
+            pool: Default::default(),
         })
     }
 
@@ -175,6 +179,38 @@ impl Gpu {
         Ok(times)
     }
 
+    /// A device buffer of `bytes` bytes, reused from the pool when one is free.
+    fn alloc(&self, bytes: usize) -> Result<u64, String> {
+        if let Some(p) = self.pool.lock().expect("pool").get_mut(&bytes).and_then(|v| v.pop()) {
+            return Ok(p);
+        }
+        match unsafe { result::malloc_sync(bytes) } {
+            Ok(p) => Ok(p),
+            Err(_) => {
+                // Out of memory: give the pooled buffers back and try once more.
+                self.trim();
+                unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))
+            }
+        }
+    }
+
+    /// Returns a buffer from [`Gpu::alloc`] to the pool.
+    fn release(&self, ptr: u64, bytes: usize) {
+        self.pool.lock().expect("pool").entry(bytes).or_default().push(ptr);
+    }
+
+    /// Frees every pooled buffer.
+    pub fn trim(&self) {
+        let mut pool = self.pool.lock().expect("pool");
+        for (_, v) in pool.drain() {
+            for p in v {
+                unsafe {
+                    let _ = result::free_sync(p);
+                }
+            }
+        }
+    }
+
     /// The device's name (part of autotuning keys).
     pub fn name(&self) -> String {
         self.ctx.name().unwrap_or_else(|_| "unknown GPU".into())
@@ -202,6 +238,13 @@ impl Gpu {
     }
 }
 
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        self.trim();
+    }
+}
+
 /// A bundle's kernels loaded on a device.
 pub struct Loaded {
     _module: Option<Arc<CudaModule>>,
@@ -217,6 +260,8 @@ enum HV {
 
 struct Mem {
     ptr: sys::CUdeviceptr,
+    /// Size of the device buffer from `Gpu::alloc` (0: not ours to release).
+    bytes: usize,
     /// Host scalar slot (`memref.alloca` in host code).
     host: Option<Vec<u64>>,
     dtype: DType,
@@ -279,13 +324,10 @@ impl<'a> Interp<'a> {
     /// are copied when a kernel first accesses them (see [`crate::regions`]).
     fn upload(&mut self, arr: &HostArray) -> Result<usize, String> {
         let bytes = arr.data.len().max(1);
-        let ptr = if self.tiled {
-            0
-        } else {
-            unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?
-        };
+        let ptr = if self.tiled { 0 } else { self.gpu.alloc(bytes)? };
         self.mems.push(Mem {
             ptr,
+            bytes: if ptr == 0 { 0 } else { bytes },
             host: None,
             dtype: arr.dtype,
             shape: arr.shape.clone(),
@@ -336,6 +378,7 @@ impl<'a> Interp<'a> {
     fn borrow(&mut self, ptr: u64, dtype: DType, shape: &[usize]) -> usize {
         self.mems.push(Mem {
             ptr,
+            bytes: 0,
             host: None,
             dtype,
             shape: shape.to_vec(),
@@ -425,8 +468,12 @@ impl<'a> Interp<'a> {
     fn free_all(&mut self) {
         for m in &mut self.mems {
             if m.host.is_none() && !m.freed && m.ptr != 0 {
-                unsafe {
-                    let _ = result::free_sync(m.ptr);
+                if m.bytes > 0 {
+                    self.gpu.release(m.ptr, m.bytes);
+                } else {
+                    unsafe {
+                        let _ = result::free_sync(m.ptr);
+                    }
                 }
                 m.freed = true;
             }
@@ -753,6 +800,7 @@ impl<'a> Interp<'a> {
                 if n == "memref.alloca" {
                     self.mems.push(Mem {
                         ptr: 0,
+                        bytes: 0,
                         host: Some(vec![0; elems.max(1)]),
                         dtype,
                         shape,
@@ -763,9 +811,10 @@ impl<'a> Interp<'a> {
                     });
                 } else {
                     let bytes = (elems * dtype.size()).max(1);
-                    let ptr = unsafe { result::malloc_sync(bytes) }.map_err(|e| format!("device out of memory ({bytes} bytes): {e:?}"))?;
+                    let ptr = self.gpu.alloc(bytes)?;
                     self.mems.push(Mem {
                         ptr,
+                        bytes,
                         host: None,
                         dtype,
                         shape,
@@ -782,7 +831,11 @@ impl<'a> Interp<'a> {
                 let id = self.mem(o[0])?;
                 let m = &mut self.mems[id];
                 if m.host.is_none() && !m.freed {
-                    unsafe { result::free_sync(m.ptr) }.map_err(|e| format!("{e:?}"))?;
+                    if m.bytes > 0 {
+                        self.gpu.release(m.ptr, m.bytes);
+                    } else {
+                        unsafe { result::free_sync(m.ptr) }.map_err(|e| format!("{e:?}"))?;
+                    }
                     m.freed = true;
                 }
             }
@@ -902,6 +955,9 @@ impl<'a> Interp<'a> {
         if m <= 0 || n <= 0 {
             return Ok(());
         }
+        if flag("vec") {
+            return self.gemv(c, a, b, &idx, m, k, alpha, beta, ta);
+        }
         let bx = |r: i64, c: i64, rows: i64, cols: i64| IndexBox {
             lo: vec![r, c],
             hi: vec![r + rows, c + cols],
@@ -920,16 +976,7 @@ impl<'a> Interp<'a> {
             self.make_valid(b, &bbox, None)?;
         }
         self.make_valid(c, &cbox, Some(&cbox))?;
-        let handle = *self
-            .gpu
-            .blas
-            .get_or_init(|| {
-                let h = blas::create_handle().map_err(|e| format!("cuBLAS is not available: {e:?}"))?;
-                unsafe { blas::set_stream(h, self.gpu.stream.cu_stream() as bsys::cudaStream_t) }.map_err(|e| format!("cuBLAS: {e:?}"))?;
-                Ok(h)
-            })
-            .as_ref()
-            .map_err(|e| e.clone())?;
+        let handle = self.blas_handle()?;
         let dt = self.mems[c].dtype;
         let es = dt.size() as u64;
         let ptr = |id: usize, r: i64, col: i64, mems: &[Mem]| -> (u64, i32) {
@@ -992,6 +1039,103 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
+    /// `y = alpha * op(A) @ x + beta * y` (`appy.gemm` with `vec`): y and x vectors.
+    #[allow(clippy::too_many_arguments)]
+    fn gemv(&mut self, y: usize, a: usize, x: usize, idx: &[i64], m: i64, k: i64, alpha: f64, beta: f64, ta: bool) -> Result<(), String> {
+        use cudarc::cublas::{result as blas, sys as bsys};
+        let ybox = IndexBox {
+            lo: vec![idx[0]],
+            hi: vec![idx[0] + m],
+        };
+        let xbox = IndexBox {
+            lo: vec![idx[4]],
+            hi: vec![idx[4] + k],
+        };
+        let (rows, cols) = if ta { (k, m) } else { (m, k) };
+        let abox = IndexBox {
+            lo: vec![idx[2], idx[3]],
+            hi: vec![idx[2] + rows, idx[3] + cols],
+        };
+        for (id, bxx, what) in [(y, &ybox, "y"), (a, &abox, "A"), (x, &xbox, "x")] {
+            let sh = &self.mems[id].shape;
+            if sh.len() != bxx.lo.len() || bxx.lo.iter().any(|v| *v < 0) || bxx.hi.iter().zip(sh).any(|(h, s)| *h > *s as i64) {
+                return Err(format!(
+                    "matrix-vector product: the slice of {what} is out of the array's bounds {sh:?}"
+                ));
+            }
+        }
+        if k > 0 {
+            self.make_valid(a, &abox, None)?;
+            self.make_valid(x, &xbox, None)?;
+        }
+        self.make_valid(y, &ybox, Some(&ybox))?;
+        let handle = self.blas_handle()?;
+        let dt = self.mems[y].dtype;
+        let es = dt.size() as u64;
+        let ld = self.mems[a].shape[1].max(1) as i32;
+        let pa = self.mems[a].ptr + (idx[2] as u64 * ld as u64 + idx[3] as u64) * es;
+        let px = self.mems[x].ptr + idx[4] as u64 * es;
+        let py = self.mems[y].ptr + idx[0] as u64 * es;
+        // Row-major A (rows x cols, ld) is column-major A^T: y = A x is gemv(T), y = A^T x
+        // (A stored k x m) is gemv(N).
+        let (op_, cm, cn) = if ta {
+            (bsys::cublasOperation_t::CUBLAS_OP_N, cols as i32, rows as i32)
+        } else {
+            (bsys::cublasOperation_t::CUBLAS_OP_T, cols as i32, rows as i32)
+        };
+        let r = unsafe {
+            match dt {
+                DType::F32 => {
+                    let (al, be) = (alpha as f32, beta as f32);
+                    blas::sgemv(
+                        handle,
+                        op_,
+                        cm,
+                        cn,
+                        &al,
+                        pa as *const f32,
+                        ld,
+                        px as *const f32,
+                        1,
+                        &be,
+                        py as *mut f32,
+                        1,
+                    )
+                }
+                DType::F64 => blas::dgemv(
+                    handle,
+                    op_,
+                    cm,
+                    cn,
+                    &alpha,
+                    pa as *const f64,
+                    ld,
+                    px as *const f64,
+                    1,
+                    &beta,
+                    py as *mut f64,
+                    1,
+                ),
+                other => return Err(format!("matrix-vector products of {other:?} are not supported")),
+            }
+        };
+        r.map_err(|e| format!("cuBLAS gemv failed: {e:?}"))?;
+        self.timing.launches += 1;
+        Ok(())
+    }
+
+    fn blas_handle(&self) -> Result<cudarc::cublas::sys::cublasHandle_t, String> {
+        use cudarc::cublas::{result as blas, sys as bsys};
+        self.gpu
+            .blas
+            .get_or_init(|| {
+                let h = blas::create_handle().map_err(|e| format!("cuBLAS is not available: {e:?}"))?;
+                unsafe { blas::set_stream(h, self.gpu.stream.cu_stream() as bsys::cudaStream_t) }.map_err(|e| format!("cuBLAS: {e:?}"))?;
+                Ok(h)
+            })
+            .clone()
+    }
+
     fn launch(&mut self, op: &Op) -> Result<(), String> {
         let kernel = op.attr("kernel").ok_or("launch without kernel")?;
         let kname = kernel.rsplit("::@").next().unwrap_or(kernel).trim_start_matches('@').to_string();
@@ -1007,8 +1151,16 @@ impl<'a> Interp<'a> {
         if self.tiled {
             return self.launch_tiled(&kname, func, params, args, grid.0 * grid.1 * grid.2, block);
         }
-        // Move the parts of the arguments that this launch accesses (seed 002 §5).
-        if let Some(kop) = find_kernel(self.m, &kname) {
+        // Move the parts of the arguments that this launch accesses (seed 002 §5);
+        // arrays already on the device (caller's buffers) need no analysis.
+        let mut host_copies = false;
+        for v in args {
+            if let HV::Mem(id) = self.get(*v)? {
+                host_copies |= self.mems[id].shadow.is_some();
+            }
+        }
+        if !host_copies {
+        } else if let Some(kop) = find_kernel(self.m, &kname) {
             let largs = self.launch_args(args, params)?;
             let acc = crate::regions::analyse(self.m, kop, &largs, grid.0 * grid.1 * grid.2, block.0 * block.1 * block.2);
             for (p, v) in args.iter().enumerate() {

@@ -508,6 +508,18 @@ fn tensor_matmul_cpu_loops() {
         );
         check(
             "tensor_matmul.py",
+            "vec_mat",
+            vec![
+                r.array(F64, &[kk, n], -1.0, 1.0),
+                r.array(F64, &[kk], -1.0, 1.0),
+                r.array(F64, &[n], -1.0, 1.0),
+                int(kk as i64),
+                int(n as i64),
+            ],
+            256,
+        );
+        check(
+            "tensor_matmul.py",
             "sub_block",
             vec![
                 r.array(F64, &[m + 1, n + 1], -1.0, 1.0),

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Compiles every kernel of kernels.py for the GPU, with autotuning candidates
+(`appy compile --tune`), into DIR (default .dev/npbench), records the compile times,
+and copies the C-ABI runner library there.
+
+    python3 benchmarks/npbench/compile.py [--appy target/release/appy] [--lib PATH] [--out DIR]"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import adapters  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
+ap.add_argument("--lib", default=os.path.join(ROOT, "target", "runner", "release", "libappy_capi.so"))
+ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "npbench"))
+a = ap.parse_args()
+os.makedirs(a.out, exist_ok=True)
+times = {}
+for k in adapters.KERNELS:
+    out = os.path.join(a.out, k + ".json")
+    cmd = [a.appy, "compile", os.path.join(HERE, "kernels.py"), "--func", k, "--signature", adapters.signature(k), "--tune", "-o", out]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"compile {k} failed:\n{p.stderr}")
+    ms = float(p.stderr.split(" in ")[-1].split(" ms")[0])
+    # One vector length alone (what a call compiles without tuning).
+    p1 = subprocess.run(cmd[:-3] + ["-o", out + ".single"], capture_output=True, text=True)
+    ms1 = float(p1.stderr.split(" in ")[-1].split(" ms")[0])
+    os.remove(out + ".single")
+    times[k] = {"tuned_6_candidates_ms": ms, "single_ms": ms1}
+    print(f"{k:<15} {ms1:6.1f} ms (one vector length), {ms:7.1f} ms (6 candidates)")
+json.dump(times, open(os.path.join(a.out, "compile_times.json"), "w"), indent=1)
+shutil.copy(a.lib, os.path.join(a.out, "libappy_capi.so"))
+rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+open(os.path.join(a.out, "VERSION"), "w").write(f"appy {rev}")
