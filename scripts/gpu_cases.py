@@ -339,8 +339,11 @@ def sanitize(args):
     """compute-sanitizer memcheck and racecheck over every example bundle (n=1000)."""
     import numpy as np
     bad = 0
+    only = os.environ.get("GPU_CASES_ONLY", "")
     for tool in ["memcheck", "racecheck"]:
         for name, (f, func, sig, gen) in _cases().items():
+            if only and not name.startswith(only):
+                continue
             bundle = os.path.join(args.dir, name + ".json")
             params = json.load(open(bundle))["params"]
             vals = gen(np.random.default_rng(5), 1000)

@@ -199,12 +199,13 @@ def gramschmidt(A, Q, R):
 @appy.jit
 def cholesky(A):
     N = A.shape[0]
-    A[0, 0] = np.sqrt(A[0, 0])
-    #pragma sequential for
-    for i in range(1, N):
-        for j in range(i):
+    # Column by column (the same dot products as NPBench's row-wise loop): the rows
+    # below the diagonal of one column are independent.
+    for j in range(N):
+        A[j, j] = np.sqrt(A[j, j] - np.sum(A[j, :j] * A[j, :j]))
+        #pragma parallel for
+        for i in range(j + 1, N):
             A[i, j] = (A[i, j] - np.sum(A[i, :j] * A[j, :j])) / A[j, j]
-        A[i, i] = np.sqrt(A[i, i] - np.sum(A[i, :i] * A[i, :i]))
 
 
 @appy.jit

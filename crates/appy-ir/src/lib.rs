@@ -19,5 +19,6 @@ pub mod types;
 pub const DEFAULT_MVL: i64 = 1024;
 
 /// The vector lengths autotuning tries (seed 001 §5.3: 128 to 1024; beyond 256 a
-/// thread runs several lanes, so 2048 and 4096 are more elements per thread).
-pub const TUNE_MVLS: [i64; 6] = [128, 256, 512, 1024, 2048, 4096];
+/// thread runs several lanes, so 2048 and 4096 are more elements per thread; 32 and 64
+/// are one- and two-warp workers, for short rows).
+pub const TUNE_MVLS: [i64; 8] = [32, 64, 128, 256, 512, 1024, 2048, 4096];

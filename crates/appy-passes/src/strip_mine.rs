@@ -106,9 +106,10 @@ impl StripMine {
         let mut out = vec![];
         for mut op in ops {
             let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
-            if ctx == Ctx::Host && op.name == "scf.for" && op.has_attr("appy.sequential") && !contains(&op, &|o| o.name == "scf.parallel") {
+            if ctx == Ctx::Host && op.name == "scf.for" && op.has_attr("appy.sequential") && !contains(&op, &is_parallel) {
                 // `sequential for` outside parallel loops: one worker runs all iterations
-                // (seed 001 §3.1), so the data stays where the kernels run.
+                // (seed 001 §3.1), so the data stays where the kernels run; simd loops
+                // inside run on the worker's lanes.
                 let w = wrap_sequential(b, op, &mut out);
                 let mut pre = vec![];
                 let root = self.worker_root(b, w, 1, &mut pre)?;

@@ -67,7 +67,7 @@ enum Cmd {
         /// Maximum vector length.
         #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
         mvl: i64,
-        /// Also compile for every tuning vector length (128 … 4096); `appy exec` then
+        /// Also compile for every tuning vector length (32 … 4096); `appy exec` then
         /// times them on first use per shape bucket and caches the choice.
         #[arg(long)]
         tune: bool,
