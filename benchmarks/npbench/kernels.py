@@ -212,15 +212,18 @@ def cholesky(A):
 def hdiff(in_field, out_field, coeff):
     I, J, K = out_field.shape
     lap = np.empty((I + 2, J + 2, K))
-    flx = np.empty((I + 1, J, K))
-    fly = np.empty((I, J + 1, K))
     lap[:I + 2, :J + 2, :K] = 4.0 * in_field[1:I + 3, 1:J + 3, :K] - (
         in_field[2:I + 4, 1:J + 3, :K] + in_field[0:I + 2, 1:J + 3, :K] + in_field[1:I + 3, 2:J + 4, :K] + in_field[1:I + 3, 0:J + 2, :K])
-    flx[:I + 1, :J, :K] = np.where((lap[1:I + 2, 1:J + 1, :K] - lap[:I + 1, 1:J + 1, :K]) * (in_field[2:I + 3, 2:J + 2, :K] - in_field[1:I + 2, 2:J + 2, :K]) > 0,
-                                   0.0, lap[1:I + 2, 1:J + 1, :K] - lap[:I + 1, 1:J + 1, :K])
-    fly[:I, :J + 1, :K] = np.where((lap[1:I + 1, 1:J + 2, :K] - lap[1:I + 1, :J + 1, :K]) * (in_field[2:I + 2, 2:J + 3, :K] - in_field[2:I + 2, 1:J + 2, :K]) > 0,
-                                   0.0, lap[1:I + 1, 1:J + 2, :K] - lap[1:I + 1, :J + 1, :K])
-    out_field[:I, :J, :K] = in_field[2:I + 2, 2:J + 2, :K] - coeff[:I, :J, :K] * (flx[1:I + 1, :J, :K] - flx[:I, :J, :K] + fly[:I, 1:J + 1, :K] - fly[:I, :J, :K])
+    # The fluxes are computed where they are used (one fused nest, nothing stored).
+    out_field[:I, :J, :K] = in_field[2:I + 2, 2:J + 2, :K] - coeff[:I, :J, :K] * (
+        np.where((lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K]) * (in_field[3:I + 3, 2:J + 2, :K] - in_field[2:I + 2, 2:J + 2, :K]) > 0,
+                 0.0, lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K])
+        - np.where((lap[1:I + 1, 1:J + 1, :K] - lap[:I, 1:J + 1, :K]) * (in_field[2:I + 2, 2:J + 2, :K] - in_field[1:I + 1, 2:J + 2, :K]) > 0,
+                   0.0, lap[1:I + 1, 1:J + 1, :K] - lap[:I, 1:J + 1, :K])
+        + np.where((lap[1:I + 1, 2:J + 2, :K] - lap[1:I + 1, 1:J + 1, :K]) * (in_field[2:I + 2, 3:J + 3, :K] - in_field[2:I + 2, 2:J + 2, :K]) > 0,
+                   0.0, lap[1:I + 1, 2:J + 2, :K] - lap[1:I + 1, 1:J + 1, :K])
+        - np.where((lap[1:I + 1, 1:J + 1, :K] - lap[1:I + 1, :J, :K]) * (in_field[2:I + 2, 2:J + 2, :K] - in_field[2:I + 2, 1:J + 1, :K]) > 0,
+                   0.0, lap[1:I + 1, 1:J + 1, :K] - lap[1:I + 1, :J, :K]))
 
 
 @appy.jit

@@ -80,6 +80,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
                 .options
                 .iter()
                 .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
+            seq_worker: 0,
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -208,6 +209,8 @@ struct Lower<'a> {
     widen: Option<(String, STy)>,
     /// `@appy.jit(auto_simd=True)`: tensor statements get `simd` on their last dimension.
     auto_simd: bool,
+    /// Depth of `sequential for` loops (their bodies run on one worker).
+    seq_worker: usize,
 }
 
 fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
@@ -1337,7 +1340,13 @@ impl<'a> Lower<'a> {
             ));
         }
         self.bind(&var.name, Binding::Val(V::S(i, STy::INT)));
-        self.block(body)?;
+        // A `sequential for` outside parallel loops runs on one worker (seed 001
+        // §3.1): tensor statements inside use its lanes, not a grid.
+        let one_worker = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::SequentialFor));
+        self.seq_worker += one_worker as usize;
+        let r = self.block(body);
+        self.seq_worker -= one_worker as usize;
+        r?;
         self.b.push(Builder::yield_op(&[]));
         let ops = self.b.end();
         self.set_loc(s.span);

@@ -747,7 +747,7 @@ impl Lower<'_> {
     /// reduce (known after unification), and the scalar variable to update afterwards.
     #[allow(clippy::type_complexity)]
     fn tensor_stmt_ops(&mut self, s: &Stmt) -> DResult<(HashMap<Value, String>, Option<(String, Value, STy, Span)>)> {
-        let in_worker = self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
+        let in_worker = self.seq_worker > 0 || self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
         let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
         let (target, aug, value) = match &s.kind {
             StmtKind::Assign { targets, value } => {
