@@ -21,19 +21,22 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
 ap.add_argument("--lib", default=os.path.join(ROOT, "target", "runner", "release", "libappy_capi.so"))
 ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "npbench"))
+ap.add_argument("--single", action="store_true", help="one vector length only (no tuning candidates)")
 a = ap.parse_args()
 os.makedirs(a.out, exist_ok=True)
 times = {}
 for k in adapters.KERNELS:
     out = os.path.join(a.out, k + ".json")
     cmd = [a.appy, "compile", os.path.join(HERE, "kernels.py"), "--func", k, "--signature", adapters.signature(k), "--tune", "-o", out]
+    if a.single:
+        cmd.remove("--tune")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"compile {k} failed:\n{p.stderr}")
     ms = float(p.stderr.split(" in ")[-1].split(" ms")[0])
     # One vector length alone (what a call compiles without tuning).
-    p1 = subprocess.run(cmd[:-3] + ["-o", out + ".single"], capture_output=True, text=True)
+    p1 = subprocess.run([c for c in cmd[:-2] if c != "--tune"] + ["-o", out + ".single"], capture_output=True, text=True)
     ms1 = float(p1.stderr.split(" in ")[-1].split(" ms")[0])
     os.remove(out + ".single")
     nk = len(json.load(open(out))["kernels"])

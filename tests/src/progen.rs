@@ -120,8 +120,59 @@ fn block(r: &mut Rng, ind: usize, depth: u32, out: &mut String) {
     }
 }
 
+/// A tensor statement in sliced index notation, with or without a tensor pragma.
+fn tensor_stmt(r: &mut Rng, pad: &str, out: &mut String) {
+    let p = pick(
+        r,
+        &[
+            "",
+            "",
+            "#pragma :N=>parallel",
+            "#pragma :N=>simd",
+            "#pragma :N=>parallel :N=>simd",
+            "#pragma 1:N=>simd",
+            "#pragma :N=>parallel,reduce(sum:x)",
+            "#pragma :M=>parallel",
+            "#pragma :N=>simd,le(64)",
+            "#pragma :N=>reduce(max:a)",
+            "#pragma :N=>",
+        ],
+    );
+    if !p.is_empty() {
+        out.push_str(&format!("{pad}{p}\n"));
+    }
+    let e = pick(
+        r,
+        &[
+            "a[:N]",
+            "a[:N] * 2.0",
+            "np.exp(a[:N])",
+            "a[:N] + x",
+            "b[0, :N]",
+            "np.maximum(a[:N], 0.5)",
+            "a[:N] / x",
+        ],
+    );
+    let t = match r.int(0, 10) {
+        0 => format!("a[:N] = {e}"),
+        1 => format!("b[i, :N] = {e}"),
+        2 => format!("x = np.sum({e})"),
+        3 => format!("a[1:N] = a[:N-1] * 0.5 + {e}"),
+        4 => "b[:N, :N] = a[:N, None] * a[None, :N]".to_string(),
+        5 => "a[:N] += np.max(b[:N, :N], axis=1)".to_string(),
+        6 => "x = np.sum(b[:N, :N] @ a[:N])".to_string(),
+        7 => format!("b[:N, :N] = b[:N, :N] @ b[:N, :N] + {e}"),
+        8 => format!("a[:N] = {e} / np.sum({e})"),
+        _ => "a[:N] = transpose(b[:N, :N])[0, :N]".to_string(),
+    };
+    out.push_str(&format!("{pad}{t}\n"));
+}
+
 fn stmt(r: &mut Rng, ind: usize, depth: u32, out: &mut String) {
     let pad = "    ".repeat(ind);
+    if r.int(0, 8) == 0 {
+        return tensor_stmt(r, &pad, out);
+    }
     match r.int(0, if depth == 0 { 5 } else { 9 }) {
         0 | 1 => out.push_str(&format!("{pad}{} = {}\n", target(r), expr(r, 3))),
         2 => out.push_str(&format!(

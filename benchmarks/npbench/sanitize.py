@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""compute-sanitizer (memcheck, racecheck) over the NPBench kernels, on the GPU machine,
+at the harness's small (`tiny`) sizes, with bundles compiled at the default vector length:
+
+    python3 benchmarks/npbench/compile.py --out .dev/npbench_s --single   # build machine
+    python3 benchmarks/npbench/sanitize.py --peers PEERS_DIR --dir .dev/npbench_s --runner .dev/gpu/appy-runner"""
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import adapters  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--peers", required=True)
+ap.add_argument("--dir", required=True)
+ap.add_argument("--runner", required=True)
+a = ap.parse_args()
+spec = importlib.util.spec_from_file_location("peers_bench", os.path.join(a.peers, "bench.py"))
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+bad = 0
+for k, ad in adapters.KERNELS.items():
+    info = bench.load_info(k)
+    ns = bench.make_inputs(k, info, dict(bench.SPECS[k]["tiny"]))
+    for n in ad.get("int64", []):
+        ns[n] = ns[n].astype(np.int64)
+    for n, v in list(ns.items()):
+        if isinstance(v, np.ndarray) and v.dtype == np.uint32:
+            ns[n] = v.astype(np.int64)
+    args = ad["args"](ns, lambda shape, dtype, zero=False: np.zeros(shape, dtype))
+    names = adapters.params(k)
+    for tool in ["memcheck", "racecheck"]:
+        with tempfile.TemporaryDirectory() as d:
+            cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", a.runner, "exec", os.path.join(a.dir, k + ".json"), "--out", d]
+            for n, v in zip(names, args):
+                if isinstance(v, np.ndarray):
+                    p = os.path.join(d, "in_" + n + ".npy")
+                    np.save(p, np.ascontiguousarray(v))
+                    cmd += ["--arg", f"{n}=@{p}"]
+                elif isinstance(v, (int, np.integer)):
+                    cmd += ["--arg", f"{n}={int(v)}"]
+                else:
+                    cmd += ["--arg", f"{n}={float(v)!r}"]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
+            ok = p.returncode == 0
+            bad += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {tool:<9} {k:<15} {' '.join(summary).replace('=========', '').strip()}")
+            if not ok:
+                print(p.stdout[-1500:], p.stderr[-1500:])
+print(f"sanitizer: {bad} failing runs")
+sys.exit(1 if bad else 0)
