@@ -66,3 +66,21 @@ def params(k):
         if isinstance(node, ast.FunctionDef) and node.name == k:
             return [a.arg for a in node.args.args]
     raise KeyError(k)
+
+
+def cli_args(names, args, d):
+    """`--arg NAME=...` options for `appy run/exec`: arrays are saved as .npy in `d`."""
+    import os
+    out = []
+    for n, v in zip(names, args):
+        if isinstance(v, np.ndarray):
+            p = os.path.join(d, "in_" + n + ".npy")
+            np.save(p, np.ascontiguousarray(v))
+            out += ["--arg", f"{n}=@{p}"]
+        elif isinstance(v, (bool, np.bool_)):
+            out += ["--arg", f"{n}={bool(v)}"]
+        elif isinstance(v, (int, np.integer)):
+            out += ["--arg", f"{n}={int(v)}"]
+        else:
+            out += ["--arg", f"{n}={float(v)!r}"]
+    return out

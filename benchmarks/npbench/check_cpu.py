@@ -59,17 +59,7 @@ def main():
         names = adapters.params(k)
         with tempfile.TemporaryDirectory() as d:
             cmd = [a.appy, "run", os.path.join(HERE, "kernels.py"), "--func", k, "--device", "cpu", "--out", d]
-            for n, v in zip(names, args):
-                if isinstance(v, np.ndarray):
-                    p = os.path.join(d, "in_" + n + ".npy")
-                    np.save(p, np.ascontiguousarray(v))
-                    cmd += ["--arg", f"{n}=@{p}"]
-                elif isinstance(v, (bool, np.bool_)):
-                    cmd += ["--arg", f"{n}={bool(v)}"]
-                elif isinstance(v, (int, np.integer)):
-                    cmd += ["--arg", f"{n}={int(v)}"]
-                else:
-                    cmd += ["--arg", f"{n}={float(v)!r}"]
+            cmd += adapters.cli_args(names, args, d)
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 print(f"FAIL {k}: {r.stderr.strip()[:800]}")

@@ -39,15 +39,7 @@ for k, ad in adapters.KERNELS.items():
     for tool in ["memcheck", "racecheck"]:
         with tempfile.TemporaryDirectory() as d:
             cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", a.runner, "exec", os.path.join(a.dir, k + ".json"), "--out", d]
-            for n, v in zip(names, args):
-                if isinstance(v, np.ndarray):
-                    p = os.path.join(d, "in_" + n + ".npy")
-                    np.save(p, np.ascontiguousarray(v))
-                    cmd += ["--arg", f"{n}=@{p}"]
-                elif isinstance(v, (int, np.integer)):
-                    cmd += ["--arg", f"{n}={int(v)}"]
-                else:
-                    cmd += ["--arg", f"{n}={float(v)!r}"]
+            cmd += adapters.cli_args(names, args, d)
             p = subprocess.run(cmd, capture_output=True, text=True)
             summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
             ok = p.returncode == 0

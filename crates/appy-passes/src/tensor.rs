@@ -3,9 +3,9 @@
 //! and a block walker that knows whether a block runs inside a worker.
 
 use crate::PassError;
-use crate::util::is_parallel;
+use crate::util::{builder_for, finish, is_parallel};
 use appy_ir::build::Builder;
-use appy_ir::ir::{Op, Region, Value};
+use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::types::{DType, STy};
 use std::collections::{HashMap, HashSet};
 
@@ -155,13 +155,7 @@ pub fn value_dims(defs: &HashMap<Value, Op>, v: Value) -> Vec<usize> {
             .collect(),
         "appy.ew" => op.operands.iter().flat_map(|o| value_dims(defs, *o)).collect(),
         "appy.reduce" => {
-            let red: Vec<usize> = op
-                .attr("dims")
-                .map(int_array)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|d| d as usize)
-                .collect();
+            let red = reduced_dims(op);
             value_dims(defs, op.operands[0]).into_iter().filter(|d| !red.contains(d)).collect()
         }
         _ => vec![],
@@ -183,6 +177,16 @@ pub fn dag(defs: &HashMap<Value, Op>, v: Value) -> HashSet<Value> {
         }
     }
     seen
+}
+
+/// The dimensions an `appy.reduce` removes.
+pub fn reduced_dims(op: &Op) -> Vec<usize> {
+    op.attr("dims")
+        .map(int_array)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d as usize)
+        .collect()
 }
 
 /// The kind (`sum`, `max`, `min`, `prod`) of an `appy.reduce`.
@@ -275,4 +279,20 @@ pub fn for_blocks(b: &mut Builder, op: &mut Op, in_worker: bool, f: &mut BlockRe
         }
     }
     Ok(())
+}
+
+/// Runs `f` over every block of every function of `m` ([`for_blocks`]).
+pub fn rewrite_module(m: &mut Module, f: &mut BlockRewrite<'_>) -> Result<(), PassError> {
+    let mut body = std::mem::take(m.body_mut());
+    let mut b = builder_for(m);
+    let mut r = Ok(());
+    for op in &mut body {
+        r = for_blocks(&mut b, op, false, f);
+        if r.is_err() {
+            break;
+        }
+    }
+    finish(&mut b, m);
+    *m.body_mut() = body;
+    r
 }

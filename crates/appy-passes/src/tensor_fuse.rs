@@ -12,7 +12,6 @@
 //! mv(A, x) + y[:M]`) stays fused.
 
 use crate::tensor::*;
-use crate::util::{builder_for, finish};
 use crate::{Pass, PassError};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
@@ -26,18 +25,7 @@ impl Pass for TensorFuse {
         "appy-tensor-fuse"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
-        let mut b = builder_for(m);
-        let mut r = Ok(());
-        for f in &mut body {
-            r = for_blocks(&mut b, f, false, &mut fuse_block);
-            if r.is_err() {
-                break;
-            }
-        }
-        finish(&mut b, m);
-        *m.body_mut() = body;
-        r
+        rewrite_module(m, &mut fuse_block)
     }
 }
 

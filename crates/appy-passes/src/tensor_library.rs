@@ -12,7 +12,6 @@
 //! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
 
 use crate::tensor::*;
-use crate::util::{builder_for, finish};
 use crate::{Pass, PassError};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
@@ -27,20 +26,7 @@ impl Pass for TensorLibrary {
         "appy-tensor-library"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
-        let mut b = builder_for(m);
-        let mut r = Ok(());
-        for f in &mut body {
-            r = for_blocks(&mut b, f, false, &mut |b, ops, in_worker| {
-                if in_worker { Ok(ops) } else { rewrite(b, ops) }
-            });
-            if r.is_err() {
-                break;
-            }
-        }
-        finish(&mut b, m);
-        *m.body_mut() = body;
-        r
+        rewrite_module(m, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) })
     }
 }
 
@@ -88,7 +74,35 @@ fn matvec(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemv> {
         return None;
     }
     let t = a.dims[0];
-    let root = defs.get(&a.value)?;
+    let is_target = |f: Value| view1(defs, f).is_some_and(|(m, o, d)| m == a.target && o == a.idx[0] && d == t);
+    let (p, beta) = split_root(defs, a.value, &is_target)?;
+    let (k, tensors, alpha) = reduced_product(defs, p)?;
+    let (mut w, mut v) = (None, None);
+    for f in tensors {
+        if let Some(m) = view2(defs, f).filter(|m| w.is_none() && m.dims.contains(&t) && m.dims.contains(&k)) {
+            w = Some(m);
+        } else if let Some((m, o, _)) = view1(defs, f).filter(|x| v.is_none() && x.2 == k) {
+            v = Some((m, o));
+        } else {
+            return None;
+        }
+    }
+    Some(Gemv {
+        w: w?,
+        v: v?,
+        k: k as usize,
+        alpha,
+        beta,
+    })
+}
+
+/// `P`, or `P + Y` / `Y + P` where Y is the target itself times scalars (`is_target`
+/// recognises the target's view): returns P and Y's scalar factors (beta).
+fn split_root(defs: &HashMap<Value, Op>, root: Value, is_target: &dyn Fn(Value) -> bool) -> Option<(Value, Option<Vec<Value>>)> {
+    let op = defs.get(&root)?;
+    if !(op.name == "appy.ew" && ew_name(op) == "arith.addf" && op.operands.len() == 2) {
+        return Some((root, None));
+    }
     let c_part = |v: Value| -> Option<Vec<Value>> {
         let mut fs = vec![];
         factors(defs, v, &mut fs);
@@ -96,8 +110,7 @@ fn matvec(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemv> {
         let mut seen = false;
         for f in fs {
             if defs.contains_key(&f) {
-                let ok = view1(defs, f).is_some_and(|(m, o, d)| m == a.target && o == a.idx[0] && d == t);
-                if seen || !ok {
+                if seen || !is_target(f) {
                     return None;
                 }
                 seen = true;
@@ -107,18 +120,17 @@ fn matvec(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemv> {
         }
         seen.then_some(scalars)
     };
-    let (p, beta) = if root.name == "appy.ew" && ew_name(root) == "arith.addf" && root.operands.len() == 2 {
-        let (x, y) = (root.operands[0], root.operands[1]);
-        if let Some(s) = c_part(y) {
-            (x, Some(s))
-        } else if let Some(s) = c_part(x) {
-            (y, Some(s))
-        } else {
-            return None;
-        }
+    let (x, y) = (op.operands[0], op.operands[1]);
+    if let Some(s) = c_part(y) {
+        Some((x, Some(s)))
     } else {
-        (a.value, None)
-    };
+        c_part(x).map(|s| (y, Some(s)))
+    }
+}
+
+/// `s1 * ... * sum_k(f1 * f2 * ...)`: the reduced dimension, the tensor factors inside
+/// the sum, and every scalar factor (inside or outside).
+fn reduced_product(defs: &HashMap<Value, Op>, p: Value) -> Option<(i64, Vec<Value>, Vec<Value>)> {
     let mut fs = vec![];
     factors(defs, p, &mut fs);
     let mut scalars = vec![];
@@ -131,30 +143,20 @@ fn matvec(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemv> {
         }
     }
     let red = red?;
-    let rd = op_dims(red);
+    let rd = reduced_dims(red);
     let [k] = rd.as_slice() else { return None };
+    let k = *k as i64;
     let mut inner = vec![];
     factors(defs, red.operands[0], &mut inner);
-    let (mut w, mut v) = (None, None);
+    let mut tensors = vec![];
     for f in inner {
-        if !defs.contains_key(&f) {
-            scalars.push(f);
-        } else if let Some(m) = view2(defs, f).filter(|m| w.is_none() && m.dims.contains(&t) && m.dims.contains(k)) {
-            w = Some(m);
-        } else if let Some((m, o, d)) = view1(defs, f).filter(|x| v.is_none() && x.2 == *k) {
-            let _ = d;
-            v = Some((m, o));
+        if defs.contains_key(&f) {
+            tensors.push(f);
         } else {
-            return None;
+            scalars.push(f);
         }
     }
-    Some(Gemv {
-        w: w?,
-        v: v?,
-        k: *k as usize,
-        alpha: scalars,
-        beta,
-    })
+    Some((k, tensors, scalars))
 }
 
 fn ew_name(op: &Op) -> &str {
@@ -180,40 +182,6 @@ struct Gemm {
     beta: Option<Vec<Value>>,
 }
 
-/// `R` or `s * R`: a sum over one dimension of a product of two 2-D views and scalars.
-fn product(defs: &HashMap<Value, Op>, v: Value) -> Option<(View2, View2, usize, Vec<Value>)> {
-    let mut fs = vec![];
-    factors(defs, v, &mut fs);
-    let mut scalars = vec![];
-    let mut red = None;
-    for f in fs {
-        match defs.get(&f) {
-            None => scalars.push(f),
-            Some(op) if op.name == "appy.reduce" && reduce_kind(op) == "sum" && red.is_none() => red = Some(op),
-            _ => return None,
-        }
-    }
-    let red = red?;
-    let rd = op_dims(red);
-    let [k] = rd.as_slice() else { return None };
-    let mut inner = vec![];
-    factors(defs, red.operands[0], &mut inner);
-    let mut views = vec![];
-    for f in inner {
-        if defs.contains_key(&f) {
-            views.push(view2(defs, f)?);
-        } else {
-            scalars.push(f);
-        }
-    }
-    let [a, b] = <[View2; 2]>::try_from(views).ok()?;
-    Some((a, b, *k as usize, scalars))
-}
-
-fn op_dims(op: &Op) -> Vec<i64> {
-    op.attr("dims").map(int_array).unwrap_or_default()
-}
-
 fn same_view(v: &View2, a: &Assign) -> bool {
     v.mem == a.target && v.off[..] == a.idx[..] && v.dims[..] == a.dims[..]
 }
@@ -222,40 +190,12 @@ fn matmul(defs: &HashMap<Value, Op>, a: &Assign) -> Option<Gemm> {
     if a.atomic.is_some() || a.dims.len() != 2 || a.dims.iter().any(|d| *d < 0) || a.dims[0] == a.dims[1] {
         return None;
     }
-    let root = defs.get(&a.value)?;
-    // `P`, or `P + Y` / `Y + P` with Y = C or s * C.
-    let (p, beta) = if root.name == "appy.ew" && ew_name(root) == "arith.addf" && root.operands.len() == 2 {
-        let (x, y) = (root.operands[0], root.operands[1]);
-        let c_part = |v: Value| -> Option<Vec<Value>> {
-            let mut fs = vec![];
-            factors(defs, v, &mut fs);
-            let mut scalars = vec![];
-            let mut seen = false;
-            for f in fs {
-                if defs.contains_key(&f) {
-                    if seen || !view2(defs, f).is_some_and(|w| same_view(&w, a)) {
-                        return None;
-                    }
-                    seen = true;
-                } else {
-                    scalars.push(f);
-                }
-            }
-            seen.then_some(scalars)
-        };
-        if let Some(s) = c_part(y) {
-            (x, Some(s))
-        } else if let Some(s) = c_part(x) {
-            (y, Some(s))
-        } else {
-            return None;
-        }
-    } else {
-        (a.value, None)
-    };
-    let (va, vb, k, alpha) = product(defs, p)?;
+    let is_target = |f: Value| view2(defs, f).is_some_and(|w| same_view(&w, a));
+    let (p, beta) = split_root(defs, a.value, &is_target)?;
+    let (k, tensors, alpha) = reduced_product(defs, p)?;
+    let [va, vb] = <[Value; 2]>::try_from(tensors).ok()?;
+    let (va, vb) = (view2(defs, va)?, view2(defs, vb)?);
     let (i, j) = (a.dims[0], a.dims[1]);
-    let k = k as i64;
     // A must span {i, k} and B {k, j} (in either order); swap if given as B @ A.
     let spans = |v: &View2, x: i64, y: i64| (v.dims[0] == x && v.dims[1] == y) || (v.dims[0] == y && v.dims[1] == x);
     let (va, vb) = if spans(&va, i, k) && spans(&vb, k, j) {

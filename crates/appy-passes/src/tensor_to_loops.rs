@@ -16,7 +16,6 @@
 //! `appy-tensor-sync`) on the simd loops.
 
 use crate::tensor::*;
-use crate::util::{builder_for, finish};
 use crate::{Pass, PassError};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
@@ -30,18 +29,7 @@ impl Pass for TensorToLoops {
         "appy-tensor-to-loops"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
-        let mut b = builder_for(m);
-        let mut r = Ok(());
-        for f in &mut body {
-            r = for_blocks(&mut b, f, false, &mut lower_block);
-            if r.is_err() {
-                break;
-            }
-        }
-        finish(&mut b, m);
-        *m.body_mut() = body;
-        r
+        rewrite_module(m, &mut lower_block)
     }
 }
 
@@ -201,13 +189,7 @@ impl Gen<'_> {
                 b.store(id, slot, &[]);
                 b.begin();
                 let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
-                let v = match r {
-                    Ok(v) => v,
-                    Err(x) => {
-                        b.end();
-                        return Err(x);
-                    }
-                };
+                let v = ended_on_error(b, r)?;
                 let acc = b.load(slot, &[]);
                 let n = combine(b, kind, ty, acc, v).map_err(e)?;
                 b.store(n, slot, &[]);
@@ -225,13 +207,7 @@ impl Gen<'_> {
                 let id = identity(b, kind, ty).map_err(e)?;
                 b.begin();
                 let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
-                let v = match r {
-                    Ok(v) => v,
-                    Err(x) => {
-                        b.end();
-                        return Err(x);
-                    }
-                };
+                let v = ended_on_error(b, r)?;
                 let mut red = Op::new("scf.reduce").with_operands([v]).with_loc(self.loc.clone());
                 red.regions.push(combiner(b, kind, ty).map_err(e)?);
                 b.push(red);
@@ -307,13 +283,7 @@ impl Gen<'_> {
                 res
             }
             "appy.reduce" => {
-                let red: Vec<usize> = op
-                    .attr("dims")
-                    .map(int_array)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|d| d as usize)
-                    .collect();
+                let red = reduced_dims(op);
                 if red.iter().any(|d| env.contains_key(d)) {
                     return Err(self.err("a reduced dimension is also a loop of the statement (compiler bug)"));
                 }
@@ -351,6 +321,14 @@ impl Gen<'_> {
     }
 }
 
+/// Closes the op list opened for a failed nested build, so the builder stays balanced.
+fn ended_on_error<T>(b: &mut Builder, r: Result<T, PassError>) -> Result<T, PassError> {
+    if r.is_err() {
+        b.end();
+    }
+    r
+}
+
 fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool) -> Result<(), PassError> {
     let a = Assign::of(op)?;
     let c0 = b.index(0);
@@ -375,7 +353,7 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
             if let Some(o) = defs.get(&v)
                 && o.name == "appy.reduce"
             {
-                all.extend(o.attr("dims").map(int_array).unwrap_or_default().into_iter().map(|d| d as usize));
+                all.extend(reduced_dims(o));
             }
         }
         all
@@ -402,13 +380,7 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
     }
     let kind = reduce_kind(root);
     let ty = tensor_type(b.m.ty(g.a.value)).map(|(_, e)| e).unwrap_or_else(|| "f64".into());
-    let red: Vec<usize> = root
-        .attr("dims")
-        .map(int_array)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|d| d as usize)
-        .collect();
+    let red = reduced_dims(root);
     let all: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d) || red.contains(d)).collect();
     let e = |s: String| PassError::new(s, op.loc.clone());
     // Initialise.

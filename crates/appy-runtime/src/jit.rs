@@ -123,12 +123,7 @@ impl Jit {
     /// autotuned candidate); on the CPU with the wall clock. Returns seconds per call;
     /// the first call is a warm-up and is not included.
     pub fn bench(&mut self, func: &str, args: &[HostValue], reps: usize) -> DResult<Vec<f64>> {
-        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
-        let key = (func.to_string(), sig.clone());
-        if !self.cache.contains_key(&key) {
-            let compiled = self.compile(func, &sig)?;
-            self.cache.insert(key.clone(), compiled);
-        }
+        let key = self.specialise(func, args)?;
         match self.cache.get(&key).expect("just inserted") {
             Compiled::Cpu(f) => {
                 let mut times = vec![];
@@ -188,12 +183,7 @@ impl Jit {
 
     /// Calls `func` with `args`; arrays are updated in place; returns the return values.
     pub fn call(&mut self, func: &str, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
-        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
-        let key = (func.to_string(), sig.clone());
-        if !self.cache.contains_key(&key) {
-            let compiled = self.compile(func, &sig)?;
-            self.cache.insert(key.clone(), compiled);
-        }
+        let key = self.specialise(func, args)?;
         match self.cache.get(&key).expect("just inserted") {
             Compiled::Cpu(f) => f.call(args),
             #[cfg(feature = "cuda")]
@@ -216,6 +206,18 @@ impl Jit {
                 }
             }
         }
+    }
+
+    /// Compiles `func` for the types of `args` unless already done; returns the key of
+    /// its specialisation.
+    fn specialise(&mut self, func: &str, args: &[HostValue]) -> DResult<(String, Vec<ArgType>)> {
+        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
+        let key = (func.to_string(), sig);
+        if !self.cache.contains_key(&key) {
+            let compiled = self.compile(func, &key.1)?;
+            self.cache.insert(key.clone(), compiled);
+        }
+        Ok(key)
     }
 
     fn cache_key(&self, kind: &str, func: &str, sig: &[ArgType]) -> String {

@@ -116,6 +116,21 @@ impl TStmt {
     }
 }
 
+/// The expression `a <op> b` over the two names a lift binds.
+fn binary_of(op: BinOp, span: Span) -> impl FnOnce(Vec<Expr>) -> Expr {
+    move |n| {
+        let mut it = n.into_iter();
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(it.next().expect("two")),
+                rhs: Box::new(it.next().expect("two")),
+            },
+            span,
+        }
+    }
+}
+
 /// Whether an expression contains a slice or `None` index (a tensor expression).
 pub(super) fn has_slices(e: &Expr) -> bool {
     let mut found = false;
@@ -418,17 +433,7 @@ impl Lower<'_> {
         } else if ra == 2 && rb == 2 {
             b.axes.insert(0, Ax::One);
         }
-        let p = self.lift(st, span, vec![TV::T(a), TV::T(b)], |n| {
-            let mut it = n.into_iter();
-            Expr {
-                kind: ExprKind::Binary {
-                    op: BinOp::Mul,
-                    lhs: Box::new(it.next().expect("two")),
-                    rhs: Box::new(it.next().expect("two")),
-                },
-                span,
-            }
-        })?;
+        let p = self.lift(st, span, vec![TV::T(a), TV::T(b)], binary_of(BinOp::Mul, span))?;
         let TV::T(p) = p else {
             unreachable!("a product of tensors is a tensor")
         };
@@ -543,30 +548,10 @@ impl Lower<'_> {
                     && let TV::S(s, t) = b
                 {
                     let one = TV::S(self.b.float(1.0, "f64"), STy::FLOAT);
-                    b = self.lift(st, span, vec![one, TV::S(s, t)], |n| {
-                        let mut it = n.into_iter();
-                        Expr {
-                            kind: ExprKind::Binary {
-                                op: BinOp::Div,
-                                lhs: Box::new(it.next().expect("two")),
-                                rhs: Box::new(it.next().expect("two")),
-                            },
-                            span,
-                        }
-                    })?;
+                    b = self.lift(st, span, vec![one, TV::S(s, t)], binary_of(BinOp::Div, span))?;
                     op = BinOp::Mul;
                 }
-                self.lift(st, span, vec![a, b], |n| {
-                    let mut it = n.into_iter();
-                    Expr {
-                        kind: ExprKind::Binary {
-                            op,
-                            lhs: Box::new(it.next().expect("two")),
-                            rhs: Box::new(it.next().expect("two")),
-                        },
-                        span,
-                    }
-                })
+                self.lift(st, span, vec![a, b], binary_of(op, span))
             }
             ExprKind::Compare { first, rest } => {
                 let mut kids = vec![self.texpr(st, first)?];
@@ -811,17 +796,7 @@ impl Lower<'_> {
                         TV::S(x, t)
                     }
                 };
-                v = self.lift(&mut st, s.span, vec![cur, v], |n| {
-                    let mut it = n.into_iter();
-                    Expr {
-                        kind: ExprKind::Binary {
-                            op,
-                            lhs: Box::new(it.next().expect("two")),
-                            rhs: Box::new(it.next().expect("two")),
-                        },
-                        span: s.span,
-                    }
-                })?;
+                v = self.lift(&mut st, s.span, vec![cur, v], binary_of(op, s.span))?;
             }
             (None, true) => {
                 return Err(self.err(
