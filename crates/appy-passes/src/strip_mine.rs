@@ -257,26 +257,29 @@ impl StripMine {
             ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
         }
         out.extend(take(b));
+        // A single vector (`le`) starts at the loop's lower bound; otherwise each chunk
+        // starts at the chunk loop's induction variable.
+        let base = if small { lb } else { b.m.value("index") };
+        let reduce = p.reduce.clone();
+        let (lpre, mut lanes) = self.lanes_loop(
+            b,
+            LanesSpec {
+                base,
+                lb: c_zero_marker(),
+                ub,
+                st,
+                iv: p.ivs[0],
+                body: p.body,
+                reduce: &p.reduce,
+                ids: &ids,
+                tys: &tys,
+                loc: loc.clone(),
+            },
+        )?;
+        if nosync {
+            lanes.set_attr("appy.nosync", "unit");
+        }
         if small {
-            let reduce = p.reduce.clone();
-            let (lpre, mut lanes) = self.lanes_loop(
-                b,
-                LanesSpec {
-                    base: lb,
-                    lb: c_zero_marker(),
-                    ub,
-                    st,
-                    iv: p.ivs[0],
-                    body: p.body,
-                    reduce: &p.reduce,
-                    ids: &ids,
-                    tys: &tys,
-                    loc: loc.clone(),
-                },
-            )?;
-            if nosync {
-                lanes.set_attr("appy.nosync", "unit");
-            }
             lanes.set_attr("appy.le", "unit");
             let lres = lanes.results.clone();
             out.extend(lpre);
@@ -298,24 +301,7 @@ impl StripMine {
             out.extend(ops);
             return Ok(());
         }
-        let base = b.m.value("index");
         let accs: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
-        let reduce = p.reduce.clone();
-        let (lpre, lanes) = self.lanes_loop(
-            b,
-            LanesSpec {
-                base,
-                lb: c_zero_marker(),
-                ub,
-                st,
-                iv: p.ivs[0],
-                body: p.body,
-                reduce: &p.reduce,
-                ids: &ids,
-                tys: &tys,
-                loc: loc.clone(),
-            },
-        )?;
         let lres = lanes.results.clone();
         let mut fbody = lpre;
         fbody.push(lanes);
@@ -325,20 +311,14 @@ impl StripMine {
         }
         fbody.extend(take(b));
         fbody.push(Builder::yield_op(&next).with_loc(loc.clone()));
-        let fop = Op::new("scf.for")
+        let mut fop = Op::new("scf.for")
             .with_operands([lb, ub, chunk].into_iter().chain(p.inits))
             .with_results(results)
             .with_region(Builder::region(std::iter::once(base).chain(accs).collect(), fbody))
             .with_attr("appy.chunks", "unit")
             .with_loc(loc);
-        let mut fop = fop;
         if nosync {
             fop.set_attr("appy.nosync", "unit");
-            for o in &mut fop.regions[0].blocks[0].ops {
-                if is_lanes(o) {
-                    o.set_attr("appy.nosync", "unit");
-                }
-            }
         }
         out.push(fop);
         Ok(())

@@ -40,6 +40,11 @@ pub fn is_tensor_op(op: &Op) -> bool {
     matches!(op.name.as_str(), "appy.view" | "appy.ew" | "appy.reduce")
 }
 
+/// The tensor ops of an op list, by result.
+pub fn tensor_defs(ops: &[Op]) -> HashMap<Value, Op> {
+    ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect()
+}
+
 /// The parts of an `appy.assign`.
 #[derive(Clone, Debug)]
 pub struct Assign {

@@ -29,10 +29,6 @@ impl Pass for TensorFuse {
     }
 }
 
-fn defs_of(ops: &[Op]) -> HashMap<Value, Op> {
-    ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect()
-}
-
 /// A reduction in `a`'s value that must be split out, if any.
 fn boundary(b: &Builder, a: &Assign, defs: &HashMap<Value, Op>) -> Option<Value> {
     let nodes = dag(defs, a.value);
@@ -81,7 +77,7 @@ fn fuse_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>,
         if guard > 10_000 {
             return Err(PassError::new("appy-tensor-fuse did not converge (compiler bug)", None));
         }
-        let defs = defs_of(&ops);
+        let defs = tensor_defs(&ops);
         for (i, op) in ops.iter().enumerate() {
             if op.name != "appy.assign" {
                 continue;

@@ -231,7 +231,7 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
     if !ops.iter().any(|o| o.name == "appy.assign") {
         return Ok(ops);
     }
-    let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+    let defs = tensor_defs(&ops);
     let mut out = vec![];
     for op in ops {
         if op.name != "appy.assign" {

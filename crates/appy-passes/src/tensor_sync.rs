@@ -60,12 +60,7 @@ fn mark_host(op: &mut Op) {
     }
     for r in &mut op.regions {
         for blk in &mut r.blocks {
-            let defs: HashMap<Value, Op> = blk
-                .ops
-                .iter()
-                .filter(|o| is_tensor_op(o))
-                .map(|o| (o.results[0], o.clone()))
-                .collect();
+            let defs = tensor_defs(&blk.ops);
             for o in &mut blk.ops {
                 if o.name == "appy.assign"
                     && let Ok(a) = Assign::of(o)
@@ -103,7 +98,7 @@ fn mark_worker(w: &mut Op) {
         sigs: &mut HashMap<Value, Vec<Sig>>,
         targets: &mut Vec<(Value, Sig)>,
     ) {
-        let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+        let defs = tensor_defs(ops);
         for o in ops {
             match o.name.as_str() {
                 "memref.alloca" => private.extend(o.results.iter().copied()),

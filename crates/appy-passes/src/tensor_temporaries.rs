@@ -72,7 +72,7 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
     if !ops.iter().any(|o| o.name == "appy.assign") {
         return Ok(ops);
     }
-    let defs: HashMap<Value, Op> = ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect();
+    let defs = tensor_defs(&ops);
     let mut out = vec![];
     for op in ops {
         if op.name != "appy.assign" {

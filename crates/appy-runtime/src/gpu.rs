@@ -965,17 +965,7 @@ impl<'a> Interp<'a> {
         let cbox = bx(idx[0], idx[1], m, n);
         let abox = if ta { bx(idx[2], idx[3], k, m) } else { bx(idx[2], idx[3], m, k) };
         let bbox = if tb { bx(idx[4], idx[5], n, k) } else { bx(idx[4], idx[5], k, n) };
-        for (id, bxx, what) in [(c, &cbox, "C"), (a, &abox, "A"), (b, &bbox, "B")] {
-            let sh = &self.mems[id].shape;
-            if sh.len() != 2 || bxx.lo.iter().any(|x| *x < 0) || bxx.hi[0] > sh[0] as i64 || bxx.hi[1] > sh[1] as i64 {
-                return Err(format!("matrix product: the slice of {what} is out of the array's bounds {sh:?}"));
-            }
-        }
-        if k > 0 {
-            self.make_valid(a, &abox, None)?;
-            self.make_valid(b, &bbox, None)?;
-        }
-        self.make_valid(c, &cbox, Some(&cbox))?;
+        self.library_operands("matrix product", [(c, &cbox, "C"), (a, &abox, "A"), (b, &bbox, "B")], k > 0)?;
         let handle = self.blas_handle()?;
         let dt = self.mems[c].dtype;
         let es = dt.size() as u64;
@@ -1056,19 +1046,7 @@ impl<'a> Interp<'a> {
             lo: vec![idx[2], idx[3]],
             hi: vec![idx[2] + rows, idx[3] + cols],
         };
-        for (id, bxx, what) in [(y, &ybox, "y"), (a, &abox, "A"), (x, &xbox, "x")] {
-            let sh = &self.mems[id].shape;
-            if sh.len() != bxx.lo.len() || bxx.lo.iter().any(|v| *v < 0) || bxx.hi.iter().zip(sh).any(|(h, s)| *h > *s as i64) {
-                return Err(format!(
-                    "matrix-vector product: the slice of {what} is out of the array's bounds {sh:?}"
-                ));
-            }
-        }
-        if k > 0 {
-            self.make_valid(a, &abox, None)?;
-            self.make_valid(x, &xbox, None)?;
-        }
-        self.make_valid(y, &ybox, Some(&ybox))?;
+        self.library_operands("matrix-vector product", [(y, &ybox, "y"), (a, &abox, "A"), (x, &xbox, "x")], k > 0)?;
         let handle = self.blas_handle()?;
         let dt = self.mems[y].dtype;
         let es = dt.size() as u64;
@@ -1122,6 +1100,25 @@ impl<'a> Interp<'a> {
         r.map_err(|e| format!("cuBLAS gemv failed: {e:?}"))?;
         self.timing.launches += 1;
         Ok(())
+    }
+
+    /// The operands of a library call (output first): each box must lie inside its
+    /// array; the boxes are made current on the device (the inputs only when `read`),
+    /// and the output's box is marked written.
+    fn library_operands(&mut self, what: &str, ops: [(usize, &IndexBox, &str); 3], read: bool) -> Result<(), String> {
+        for (id, bx, name) in ops {
+            let sh = &self.mems[id].shape;
+            if sh.len() != bx.lo.len() || bx.lo.iter().any(|v| *v < 0) || bx.hi.iter().zip(sh).any(|(h, s)| *h > *s as i64) {
+                return Err(format!("{what}: the slice of {name} is out of the array's bounds {sh:?}"));
+            }
+        }
+        let [(out, obox, _), ins @ ..] = ops;
+        if read {
+            for (id, bx, _) in ins {
+                self.make_valid(id, bx, None)?;
+            }
+        }
+        self.make_valid(out, obox, Some(obox))
     }
 
     fn blas_handle(&self) -> Result<cudarc::cublas::sys::cublasHandle_t, String> {

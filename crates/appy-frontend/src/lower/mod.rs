@@ -2387,8 +2387,16 @@ fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bo
         }
     }
     // Stores and loads per array, by index text.
+    /// The indices as text, without spans (equal indices give equal keys).
     fn index_key(indices: &[Index]) -> String {
-        format!("{indices:?}").replace(|c: char| c.is_whitespace(), "")
+        let ix: Vec<Index> = indices
+            .iter()
+            .map(|i| match i {
+                Index::Expr(x) => Index::Expr(spanless(x)),
+                o => o.clone(),
+            })
+            .collect();
+        format!("{ix:?}").replace(|c: char| c.is_whitespace(), "")
     }
     fn spanless(e: &Expr) -> Expr {
         let mut e = e.clone();
@@ -2400,14 +2408,7 @@ fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bo
             match &e.kind {
                 ExprKind::Subscript { value, indices } => {
                     if let ExprKind::Name(n) = &value.kind {
-                        let ix: Vec<Index> = indices
-                            .iter()
-                            .map(|i| match i {
-                                Index::Expr(x) => Index::Expr(spanless(x)),
-                                o => o.clone(),
-                            })
-                            .collect();
-                        loads.push((n.clone(), index_key(&ix)));
+                        loads.push((n.clone(), index_key(indices)));
                     }
                     for i in indices {
                         if let Index::Expr(x) = i {
@@ -2425,14 +2426,7 @@ fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bo
                         if let ExprKind::Subscript { value: v, indices } = &t.kind
                             && let ExprKind::Name(n) = &v.kind
                         {
-                            let ix: Vec<Index> = indices
-                                .iter()
-                                .map(|i| match i {
-                                    Index::Expr(x) => Index::Expr(spanless(x)),
-                                    o => o.clone(),
-                                })
-                                .collect();
-                            stores.push((n.clone(), index_key(&ix), false, false));
+                            stores.push((n.clone(), index_key(indices), false, false));
                         }
                     }
                     loads_in(value, loads);
@@ -2441,16 +2435,9 @@ fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bo
                     if let ExprKind::Subscript { value: v, indices } = &target.kind
                         && let ExprKind::Name(n) = &v.kind
                     {
-                        let ix: Vec<Index> = indices
-                            .iter()
-                            .map(|i| match i {
-                                Index::Expr(x) => Index::Expr(spanless(x)),
-                                o => o.clone(),
-                            })
-                            .collect();
                         let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
                         let red = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul);
-                        stores.push((n.clone(), index_key(&ix), atomic, red));
+                        stores.push((n.clone(), index_key(indices), atomic, red));
                     }
                     loads_in(value, loads);
                 }
