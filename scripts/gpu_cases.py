@@ -9,6 +9,7 @@ Two steps, because the GPU machine has no compiler:
   python3 scripts/gpu_cases.py check --runner DIR/appy-runner [--dir DIR]
       on the GPU machine: runs every bundle with `appy exec` on random inputs and
       compares with CPython + NumPy running the same source (pragmas are comments);
+      GPU_CASES_ONLY=PREFIX limits `check` and `sanitize` to the cases named so;
   python3 scripts/gpu_cases.py bench --runner DIR/appy-runner [--dir DIR]
       times vector add (2^26 float32) and the row-wise sum (8192x8192 float64) on
       device-resident data against the device-to-device copy bandwidth (torch).
@@ -41,7 +42,32 @@ def _cases():
         p, i, v = csr(rng, rows, cols, 40)
         return [p, i, v, arr(rng, cols, np.float64), arr(rng, rows, np.float64), rows + 1]
 
+    def lower(rng, n, dtype):
+        # Well conditioned: small off-diagonal entries, a diagonal in [1, 2].
+        L = np.tril(arr(rng, (n, n), dtype)) / n
+        L[np.diag_indices(n)] = arr(rng, n, dtype, 1.0, 2.0)
+        return L
+
+    def spd(rng, n, dtype, extra=0, bad=False):
+        # Symmetric positive definite (B Bᵀ + n I), with `extra` rows and columns of noise
+        # beyond the leading n x n block; `bad` puts a negative pivot in the middle.
+        B = arr(rng, (n, n), np.float64)
+        A = arr(rng, (n + extra, n + extra), np.float64)
+        A[:n, :n] = B @ B.T + n * np.eye(n)
+        if bad:
+            A[n // 2, n // 2] = -1.0e6
+        return A.astype(dtype)
+
     return {
+        "s_trisolv": ("solvers.py", "trisolv", "f64[:,:],f64[:],f64[:]",
+                      lambda r, n: [lower(r, n, np.float64), arr(r, n, np.float64), arr(r, n, np.float64)]),
+        "s_trisolv_inplace": ("solvers.py", "trisolv_inplace", "f32[:,:],f32[:],int",
+                              lambda r, n: [lower(r, n + 3, np.float32), arr(r, n + 3, np.float32), n]),
+        "s_cholesky": ("solvers.py", "cholesky", "f64[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float64)]),
+        "s_cholesky_f32": ("solvers.py", "cholesky", "f32[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float32)]),
+        "s_cholesky_block": ("solvers.py", "cholesky_block", "f64[:,:],int",
+                             lambda r, n: [spd(r, n // 4 + 1, np.float64, extra=5), n // 4 + 1]),
+        "s_cholesky_not_pd": ("solvers.py", "cholesky", "f64[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float64, bad=True)]),
         "vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int",
                        lambda r, n: [arr(r, n, np.float32), arr(r, n, np.float32), arr(r, n, np.float32), n]),
         "vector_sum": ("vector_sum.py", "vector_sum", "f64[:],f64[:],int",
@@ -199,7 +225,10 @@ def oracle(f, func, vals):
 def check_all(args):
     import numpy as np
     ok = fail = 0
+    only = os.environ.get("GPU_CASES_ONLY", "")
     for name, (f, func, sig, gen) in _cases().items():
+        if not name.startswith(only):
+            continue
         bundle = os.path.join(args.dir, name + ".json")
         params = json.load(open(bundle))["params"]
         for k, n in enumerate([1, 257, 1000, 4097]):

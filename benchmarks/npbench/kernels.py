@@ -212,9 +212,12 @@ def cholesky(A):
 def hdiff(in_field, out_field, coeff):
     I, J, K = out_field.shape
     lap = np.empty((I + 2, J + 2, K))
+    # Rows and columns in parallel (I x J workers), the K axis in vector lanes.
+    #pragma :I + 2=>parallel :J + 2=>parallel :K=>simd
     lap[:I + 2, :J + 2, :K] = 4.0 * in_field[1:I + 3, 1:J + 3, :K] - (
         in_field[2:I + 4, 1:J + 3, :K] + in_field[0:I + 2, 1:J + 3, :K] + in_field[1:I + 3, 2:J + 4, :K] + in_field[1:I + 3, 0:J + 2, :K])
     # The fluxes are computed where they are used (one fused nest, nothing stored).
+    #pragma :I=>parallel :J=>parallel :K=>simd
     out_field[:I, :J, :K] = in_field[2:I + 2, 2:J + 2, :K] - coeff[:I, :J, :K] * (
         np.where((lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K]) * (in_field[3:I + 3, 2:J + 2, :K] - in_field[2:I + 2, 2:J + 2, :K]) > 0,
                  0.0, lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K])

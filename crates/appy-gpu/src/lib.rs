@@ -149,6 +149,7 @@ impl Compiler {
     /// Lowers a parsed function to the `appy` level, specialised for `args`, and
     /// verifies the result with MLIR.
     pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Options) -> DResult<Lowered> {
+        let _span = tracing::debug_span!("lower").entered();
         let l = appy_frontend::lower::lower(file, program, args, &LowerOptions::default())?;
         self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
         Ok(l)
@@ -168,7 +169,9 @@ impl Compiler {
             Level::Ast | Level::Appy => String::new(),
             Level::Loops => loops,
             Level::Gpu | Level::Ptx => {
-                format!("cse,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse")
+                format!(
+                    "cse,appy-solve-library,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"
+                )
             }
             Level::Llvm => format!(
                 "{loops},appy-hoist-allocas,{}",

@@ -58,9 +58,35 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
     if kernels.is_empty() {
         return Ok((String::new(), kernels));
     }
+    let _span = tracing::debug_span!("to_ptx", kernels = kernels.len()).entered();
+    // libdevice (math functions) is linked only into kernels that use math ops: loading
+    // and optimising it costs milliseconds per compile. Should a kernel without math
+    // ops still call into it, the PTX is made again with it.
     let libdevice = opts.libdevice.clone().or_else(find_libdevice);
+    let mut ptx = if gpu.op.walk_any(&|o| o.name.starts_with("math.")) {
+        nvvm_to_ptx(ctx, gpu, libdevice.as_deref())?
+    } else {
+        nvvm_to_ptx(ctx, gpu, None)?
+    };
+    if ptx.contains(".extern .func __nv_") && libdevice.is_some() {
+        ptx = nvvm_to_ptx(ctx, gpu, libdevice.as_deref())?;
+    }
+    if let Some(pos) = ptx.find(".extern .func") {
+        let line = ptx[pos..].lines().next().unwrap_or("");
+        let needs = if line.contains("__nv_") {
+            "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE"
+        } else {
+            ""
+        };
+        return Err(format!("generated PTX has an unresolved external function: `{line}`{needs}"));
+    }
+    Ok((ptx, kernels))
+}
+
+/// Runs the NVVM pipeline over a `gpu`-level module: the PTX of its kernels.
+fn nvvm_to_ptx(ctx: &Ctx, gpu: &Module, libdevice: Option<&std::path::Path>) -> Result<String, String> {
     let mut m = ctx.load(gpu)?;
-    ctx.run_pipeline(&mut m, &nvvm_pipeline(libdevice.as_deref()))?;
+    ctx.run_pipeline(&mut m, &nvvm_pipeline(libdevice))?;
     let mut ptx = None;
     m.as_operation()
         .walk(melior::ir::operation::WalkOrder::PreOrder, |op: OperationRef<'_, '_>| {
@@ -77,17 +103,7 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
             }
             melior::ir::operation::WalkResult::Advance
         });
-    let ptx = ptx.ok_or("gpu-module-to-binary produced no PTX")?;
-    if let Some(pos) = ptx.find(".extern .func") {
-        let line = ptx[pos..].lines().next().unwrap_or("");
-        let needs = if line.contains("__nv_") {
-            "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE"
-        } else {
-            ""
-        };
-        return Err(format!("generated PTX has an unresolved external function: `{line}`{needs}"));
-    }
-    Ok((ptx, kernels))
+    ptx.ok_or_else(|| "gpu-module-to-binary produced no PTX".to_string())
 }
 
 /// The module a bundle carries: the host function (interpreted by the runtime) and the

@@ -89,6 +89,22 @@ irdl.dialect @appy {
     %f = irdl.any
     irdl.operands(c: %mc, a: %ma, b: %mb, index: variadic %i64, alpha: %f, beta: %f)
   }
+  // `appy.trsv(L, x, b, n)`: x[:n] = b[:n], then x = L⁻¹ x with the lower triangle of
+  // L[:n, :n] (forward substitution, delegated to a library: cuBLAS on the GPU).
+  irdl.operation @trsv {
+    %ml = irdl.base "!builtin.memref"
+    %mx = irdl.base "!builtin.memref"
+    %mb = irdl.base "!builtin.memref"
+    %i64 = irdl.is i64
+    irdl.operands(l: %ml, x: %mx, b: %mb, n: %i64)
+  }
+  // `appy.potrf(A, n)`: the lower triangle of A[:n, :n] becomes its Cholesky factor L
+  // (A = L Lᵀ); the rest of A is untouched (cuSOLVER on the GPU).
+  irdl.operation @potrf {
+    %m = irdl.base "!builtin.memref"
+    %i64 = irdl.is i64
+    irdl.operands(a: %m, n: %i64)
+  }
   irdl.operation @assign {
     %mem = irdl.base "!builtin.memref"
     %any = irdl.any

@@ -12,6 +12,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod hoist_allocas;
+pub mod solve_library;
 pub mod strip_mine;
 pub mod tensor;
 pub mod tensor_fuse;
@@ -147,6 +148,15 @@ impl Registry {
             },
         });
         r.add(PassInfo {
+            name: "appy-solve-library",
+            description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(solve_library::SolveLibrary))
+            },
+        });
+        r.add(PassInfo {
             name: "appy-tensor-sync",
             description: "mark tensor statements in workers that need no barriers (appy.nosync, seed 001 §5.1.2)",
             options: "",
@@ -275,6 +285,11 @@ impl Pipeline {
                 Stage::Rust(p) => {
                     let _span = tracing::debug_span!("pass", name = p.name()).entered();
                     p.run(&mut m).map_err(|e| format!("{}: {e}", p.name()))?;
+                    if after.is_none() && !verify_each() {
+                        // Release builds: the next MLIR stage (or the PTX back end)
+                        // parses, and so verifies, the module anyway.
+                        continue;
+                    }
                     // Verify: re-parse with MLIR.
                     let parsed = ctx
                         .load(&m)
@@ -297,6 +312,15 @@ impl Pipeline {
         }
         Ok(m)
     }
+}
+
+/// Whether the IR is re-parsed and verified by MLIR after every Rust pass: always in
+/// debug builds (and so in the tests), in release builds with `APPY_VERIFY_EACH=1`.
+/// Without it, a release build verifies at the next MLIR stage, so a malformed module
+/// is still caught, only attributed to the stage after the pass that made it.
+pub fn verify_each() -> bool {
+    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *V.get_or_init(|| cfg!(debug_assertions) || std::env::var("APPY_VERIFY_EACH").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
 /// The tensor passes, in the order of seed 001 §5.1 (CSE first makes equal slices

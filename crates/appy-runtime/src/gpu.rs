@@ -21,6 +21,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     /// cuBLAS, loaded on the first matrix product (`appy.gemm`).
     blas: std::cell::OnceCell<Result<cudarc::cublas::sys::cublasHandle_t, String>>,
+    /// cuSOLVER, loaded on the first factorisation (`appy.potrf`).
+    solver: std::cell::OnceCell<Result<cudarc::cusolver::sys::cusolverDnHandle_t, String>>,
     /// Device buffers of finished calls, by size, for reuse (allocating device memory
     /// synchronises and costs tens of microseconds per buffer).
     pool: std::sync::Mutex<HashMap<usize, Vec<u64>>>,
@@ -54,6 +56,7 @@ impl Gpu {
             ctx,
             stream,
             blas: std::cell::OnceCell::new(),
+            solver: std::cell::OnceCell::new(),
             pool: Default::default(),
         })
     }
@@ -879,6 +882,8 @@ impl<'a> Interp<'a> {
             }
             "gpu.launch_func" => self.launch(op)?,
             "appy.gemm" => self.gemm(op)?,
+            "appy.trsv" => self.trsv(op)?,
+            "appy.potrf" => self.potrf(op)?,
             other => return Err(format!("the GPU runner cannot execute `{other}` in host code")),
         }
         Ok(())
@@ -939,9 +944,6 @@ impl<'a> Interp<'a> {
     /// with cuBLAS (column-major: computes `C^T = op(B)^T op(A)^T`).
     fn gemm(&mut self, op: &Op) -> Result<(), String> {
         use cudarc::cublas::{result as blas, sys as bsys};
-        if self.tiled {
-            return Err("matrix products (cuBLAS) cannot run under a device memory budget (APPY_DEVICE_BUDGET)".into());
-        }
         let o = &op.operands;
         if o.len() != 14 {
             return Err("malformed appy.gemm".into());
@@ -965,7 +967,7 @@ impl<'a> Interp<'a> {
         let cbox = bx(idx[0], idx[1], m, n);
         let abox = if ta { bx(idx[2], idx[3], k, m) } else { bx(idx[2], idx[3], m, k) };
         let bbox = if tb { bx(idx[4], idx[5], n, k) } else { bx(idx[4], idx[5], k, n) };
-        self.library_operands("matrix product", [(c, &cbox, "C"), (a, &abox, "A"), (b, &bbox, "B")], k > 0)?;
+        self.library_operands("matrix product", &[(c, &cbox, "C"), (a, &abox, "A"), (b, &bbox, "B")], k > 0)?;
         let handle = self.blas_handle()?;
         let dt = self.mems[c].dtype;
         let es = dt.size() as u64;
@@ -1046,7 +1048,7 @@ impl<'a> Interp<'a> {
             lo: vec![idx[2], idx[3]],
             hi: vec![idx[2] + rows, idx[3] + cols],
         };
-        self.library_operands("matrix-vector product", [(y, &ybox, "y"), (a, &abox, "A"), (x, &xbox, "x")], k > 0)?;
+        self.library_operands("matrix-vector product", &[(y, &ybox, "y"), (a, &abox, "A"), (x, &xbox, "x")], k > 0)?;
         let handle = self.blas_handle()?;
         let dt = self.mems[y].dtype;
         let es = dt.size() as u64;
@@ -1105,20 +1107,208 @@ impl<'a> Interp<'a> {
     /// The operands of a library call (output first): each box must lie inside its
     /// array; the boxes are made current on the device (the inputs only when `read`),
     /// and the output's box is marked written.
-    fn library_operands(&mut self, what: &str, ops: [(usize, &IndexBox, &str); 3], read: bool) -> Result<(), String> {
-        for (id, bx, name) in ops {
+    fn library_operands(&mut self, what: &str, ops: &[(usize, &IndexBox, &str)], read: bool) -> Result<(), String> {
+        if self.tiled {
+            return Err(format!(
+                "{what} (a library call) cannot run under a device memory budget (APPY_DEVICE_BUDGET)"
+            ));
+        }
+        for &(id, bx, name) in ops {
             let sh = &self.mems[id].shape;
             if sh.len() != bx.lo.len() || bx.lo.iter().any(|v| *v < 0) || bx.hi.iter().zip(sh).any(|(h, s)| *h > *s as i64) {
                 return Err(format!("{what}: the slice of {name} is out of the array's bounds {sh:?}"));
             }
         }
-        let [(out, obox, _), ins @ ..] = ops;
+        let [(out, obox, _), ins @ ..] = ops else { return Ok(()) };
         if read {
-            for (id, bx, _) in ins {
+            for &(id, bx, _) in ins {
                 self.make_valid(id, bx, None)?;
             }
         }
-        self.make_valid(out, obox, Some(obox))
+        self.make_valid(*out, obox, Some(obox))
+    }
+
+    /// `appy.trsv(L, x, b, n)`: `x[:n] = b[:n]`, then `x = L⁻¹ x` with the lower triangle
+    /// of the row-major `L[:n, :n]` (cuBLAS trsv on the column-major `Lᵀ`, upper,
+    /// transposed).
+    fn trsv(&mut self, op: &Op) -> Result<(), String> {
+        use cudarc::cublas::sys as bsys;
+        let o = &op.operands;
+        if o.len() != 4 {
+            return Err("malformed appy.trsv".into());
+        }
+        let (l, x, b) = (self.mem(o[0])?, self.mem(o[1])?, self.mem(o[2])?);
+        let n = self.int(o[3])?;
+        if n <= 0 {
+            return Ok(());
+        }
+        let n32 = i32::try_from(n).map_err(|_| format!("triangular solve: n = {n} is too large for cuBLAS"))?;
+        let lbox = IndexBox {
+            lo: vec![0, 0],
+            hi: vec![n, n],
+        };
+        let vbox = IndexBox { lo: vec![0], hi: vec![n] };
+        if b == x {
+            self.library_operands("triangular solve", &[(x, &vbox, "x"), (l, &lbox, "L")], true)?;
+        } else {
+            self.library_operands("triangular solve", &[(x, &vbox, "x"), (l, &lbox, "L"), (b, &vbox, "b")], true)?;
+        }
+        let handle = self.blas_handle()?;
+        let dt = self.mems[x].dtype;
+        if self.mems[l].dtype != dt || self.mems[b].dtype != dt {
+            return Err("triangular solve: L, x and b must have the same element type".into());
+        }
+        let bytes = n as usize * dt.size();
+        let (pl, px, pb) = (self.mems[l].ptr, self.mems[x].ptr, self.mems[b].ptr);
+        if b != x {
+            unsafe { result::memcpy_dtod_async(px, pb, bytes, self.gpu.stream.cu_stream()) }
+                .map_err(|e| format!("device copy failed: {e:?}"))?;
+        }
+        let ld = self.mems[l].shape[1].max(1) as i32;
+        let (up, tr, nu) = (
+            bsys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER,
+            bsys::cublasOperation_t::CUBLAS_OP_T,
+            bsys::cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+        );
+        let st = unsafe {
+            match dt {
+                DType::F64 => bsys::cublasDtrsv_v2(handle, up, tr, nu, n32, pl as *const f64, ld, px as *mut f64, 1),
+                DType::F32 => bsys::cublasStrsv_v2(handle, up, tr, nu, n32, pl as *const f32, ld, px as *mut f32, 1),
+                other => return Err(format!("triangular solves of {other:?} are not supported")),
+            }
+        };
+        if st != bsys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(format!("cuBLAS trsv failed: {st:?}"));
+        }
+        self.timing.launches += 1;
+        Ok(())
+    }
+
+    /// `appy.potrf(A, n)`: the lower triangle of the row-major `A[:n, :n]` becomes its
+    /// Cholesky factor (cuSOLVER potrf on the column-major `Aᵀ`, upper). When a leading
+    /// minor is not positive definite, the sequential loop would produce NaN from that
+    /// column on; so does this (cuSOLVER stops there).
+    fn potrf(&mut self, op: &Op) -> Result<(), String> {
+        use cudarc::cusolver::sys as ssys;
+        let o = &op.operands;
+        if o.len() != 2 {
+            return Err("malformed appy.potrf".into());
+        }
+        let a = self.mem(o[0])?;
+        let n = self.int(o[1])?;
+        if n <= 0 {
+            return Ok(());
+        }
+        let n32 = i32::try_from(n).map_err(|_| format!("Cholesky factorisation: n = {n} is too large for cuSOLVER"))?;
+        let abox = IndexBox {
+            lo: vec![0, 0],
+            hi: vec![n, n],
+        };
+        self.library_operands("Cholesky factorisation", &[(a, &abox, "A")], true)?;
+        let h = self.solver_handle()?;
+        let dt = self.mems[a].dtype;
+        let es = dt.size();
+        let ld = self.mems[a].shape[1].max(1);
+        let pa = self.mems[a].ptr;
+        let up = ssys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
+        let ok = |st: ssys::cusolverStatus_t, what: &str| {
+            if st == ssys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                Ok(())
+            } else {
+                Err(format!("cuSOLVER {what} failed: {st:?}"))
+            }
+        };
+        let mut lwork: i32 = 0;
+        unsafe {
+            match dt {
+                DType::F64 => ok(
+                    ssys::cusolverDnDpotrf_bufferSize(h, up, n32, pa as *mut f64, ld as i32, &mut lwork),
+                    "potrf_bufferSize",
+                )?,
+                DType::F32 => ok(
+                    ssys::cusolverDnSpotrf_bufferSize(h, up, n32, pa as *mut f32, ld as i32, &mut lwork),
+                    "potrf_bufferSize",
+                )?,
+                other => return Err(format!("Cholesky factorisations of {other:?} are not supported")),
+            }
+        }
+        let ws_bytes = (lwork.max(1) as usize) * es;
+        let ws = self.gpu.alloc(ws_bytes)?;
+        let info = match self.gpu.alloc(4) {
+            Ok(p) => p,
+            Err(e) => {
+                self.gpu.release(ws, ws_bytes);
+                return Err(e);
+            }
+        };
+        let st = unsafe {
+            match dt {
+                DType::F64 => ssys::cusolverDnDpotrf(h, up, n32, pa as *mut f64, ld as i32, ws as *mut f64, lwork, info as *mut i32),
+                _ => ssys::cusolverDnSpotrf(h, up, n32, pa as *mut f32, ld as i32, ws as *mut f32, lwork, info as *mut i32),
+            }
+        };
+        let mut dev_info = [0u8; 4];
+        let copied = self
+            .gpu
+            .stream
+            .synchronize()
+            .map_err(|e| format!("{e:?}"))
+            .and_then(|_| unsafe { result::memcpy_dtoh_sync(&mut dev_info, info) }.map_err(|e| format!("{e:?}")));
+        self.gpu.release(ws, ws_bytes);
+        self.gpu.release(info, 4);
+        ok(st, "potrf")?;
+        copied?;
+        self.timing.launches += 1;
+        let info = i32::from_le_bytes(dev_info);
+        if info < 0 {
+            return Err(format!("cuSOLVER potrf: argument {} is invalid", -info));
+        }
+        if info > 0 {
+            // Column j0 has a pivot ≤ 0 (or NaN): the loop's sqrt gives NaN there, and every
+            // later entry of the lower triangle depends on it.
+            let j0 = info as usize - 1;
+            let n = n as usize;
+            tracing::warn!(
+                "Cholesky factorisation: the leading minor of order {info} is not positive definite; entries from column {j0} on are NaN"
+            );
+            let rows = n - j0;
+            let mut host = vec![0u8; rows * ld * es];
+            let base = pa + (j0 * ld * es) as u64;
+            unsafe { result::memcpy_dtoh_sync(&mut host, base) }.map_err(|e| format!("{e:?}"))?;
+            for r in j0..n {
+                for c in j0..=r {
+                    let at = ((r - j0) * ld + c) * es;
+                    match dt {
+                        DType::F64 => host[at..at + 8].copy_from_slice(&f64::NAN.to_le_bytes()),
+                        _ => host[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes()),
+                    }
+                }
+            }
+            unsafe { result::memcpy_htod_sync(base, &host) }.map_err(|e| format!("{e:?}"))?;
+        }
+        Ok(())
+    }
+
+    fn solver_handle(&self) -> Result<cudarc::cusolver::sys::cusolverDnHandle_t, String> {
+        use cudarc::cusolver::sys as ssys;
+        self.gpu
+            .solver
+            .get_or_init(|| unsafe {
+                if !ssys::is_culib_present() {
+                    return Err("cuSOLVER is not available (libcusolver could not be loaded)".to_string());
+                }
+                let mut h = std::ptr::null_mut();
+                let st = ssys::cusolverDnCreate(&mut h);
+                if st != ssys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                    return Err(format!("cuSOLVER is not available: {st:?}"));
+                }
+                let st = ssys::cusolverDnSetStream(h, self.gpu.stream.cu_stream() as ssys::cudaStream_t);
+                if st != ssys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                    return Err(format!("cuSOLVER: {st:?}"));
+                }
+                Ok(h)
+            })
+            .clone()
     }
 
     fn blas_handle(&self) -> Result<cudarc::cublas::sys::cublasHandle_t, String> {

@@ -58,7 +58,9 @@ pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
 /// Picks the candidate of `b` to run for `args`: from the cache, or by timing them.
 pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> Result<usize, String> {
     let n = b.candidates();
-    if n == 1 {
+    // Nothing to choose: one candidate, or no kernels at all (the work is library calls,
+    // e.g. cuBLAS / cuSOLVER, which the vector length does not affect).
+    if n == 1 || (0..n).all(|k| !b.candidate(k).ptx.contains(".entry")) {
         return Ok(0);
     }
     // Decisions already made in this process (no key hashing, no file read per call).

@@ -532,3 +532,53 @@ fn tensor_matmul_cpu_loops() {
         );
     }
 }
+
+/// A well-conditioned lower-triangular matrix (rows x n, diagonal in [1, 2]) and a
+/// symmetric positive definite one (B Bᵀ + n I in the leading n x n block of an
+/// (n + extra)² matrix of noise).
+fn lower(r: &mut Rng, dt: DType, rows: usize, n: usize) -> HostValue {
+    let mut v = vec![0.0; rows * n];
+    for i in 0..rows {
+        for j in 0..n {
+            v[i * n + j] = if i == j {
+                r.uniform(1.0, 2.0)
+            } else if j < i {
+                r.uniform(-1.0, 1.0) / n as f64
+            } else {
+                r.uniform(-9.0, 9.0) // never read by a lower-triangular solve
+            };
+        }
+    }
+    HostValue::Array(HostArray::from_f64(dt, vec![rows, n], &v))
+}
+
+fn spd(r: &mut Rng, dt: DType, n: usize, extra: usize) -> HostValue {
+    let m = n + extra;
+    let b: Vec<f64> = (0..n * n).map(|_| r.uniform(-1.0, 1.0)).collect();
+    let mut v: Vec<f64> = (0..m * m).map(|_| r.uniform(-1.0, 1.0)).collect();
+    for i in 0..n {
+        for j in 0..n {
+            let dot: f64 = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum();
+            v[i * m + j] = dot + if i == j { n as f64 } else { 0.0 };
+        }
+    }
+    HostValue::Array(HostArray::from_f64(dt, vec![m, m], &v))
+}
+
+#[test]
+fn solvers_cpu_loops() {
+    // On the CPU, the loops that the GPU pipeline hands to cuBLAS / cuSOLVER run as loops.
+    for (k, n) in [1usize, 7, 64].into_iter().enumerate() {
+        let mut r = Rng::new(800 + k as u64);
+        let (l, x, b) = (
+            lower(&mut r, F64, n, n),
+            r.array(F64, &[n], -1.0, 1.0),
+            r.array(F64, &[n], -1.0, 1.0),
+        );
+        check("solvers.py", "trisolv", vec![l, x, b], 256);
+        let (l, x) = (lower(&mut r, F32, n + 3, n + 3), r.array(F32, &[n + 3], -1.0, 1.0));
+        check("solvers.py", "trisolv_inplace", vec![l, x, int(n as i64)], 256);
+        check("solvers.py", "cholesky", vec![spd(&mut r, F64, n, 0)], 256);
+        check("solvers.py", "cholesky_block", vec![spd(&mut r, F64, n, 3), int(n as i64)], 256);
+    }
+}

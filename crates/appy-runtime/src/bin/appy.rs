@@ -125,6 +125,8 @@ enum Cmd {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG"))
+        // `APPY_LOG=debug` also reports how long each pass and pipeline took.
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();

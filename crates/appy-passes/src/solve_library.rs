@@ -1,0 +1,492 @@
+//! `appy-solve-library`: sequential loops that compute a triangular solve or a Cholesky
+//! factorisation go to a library on the GPU (cuBLAS `trsv`, cuSOLVER `potrf`).
+//!
+//! Both algorithms are a chain of dot products, each depending on the previous one, so
+//! their loops run one step after another: thousands of dependent steps, each too small
+//! to fill the GPU. Blocked library versions reorganise the work (panels, matrix
+//! products on the trailing part), which a loop-at-a-time compiler cannot do. This pass
+//! recognises the loops by what they compute, not by how they are spelled: each
+//! statement's value is turned into a symbolic expression ([`Sym`]) over affine indices
+//! ([`Aff`]), so `np.sum(L[i, :i] * x[:i])`, `L[i, :i] @ x[:i]` and `np.dot(...)`, a
+//! division or a multiplication by the reciprocal, and either operand order all match.
+//!
+//! Forward substitution (a loop over `i` from 0, step 1, whose body is one statement):
+//!
+//! ```python
+//! for i in range(N):
+//!     x[i] = (b[i] - np.sum(L[i, :i] * x[:i])) / L[i, i]      # b may be x itself
+//! ```
+//!
+//! becomes `appy.trsv(L, x, b, N)` (x[:N] = b[:N], then x = L⁻¹ x with the lower
+//! triangle of L). Cholesky, column by column (a loop over `j` whose body is the
+//! diagonal statement and a loop over the rows below it):
+//!
+//! ```python
+//! for j in range(N):
+//!     A[j, j] = np.sqrt(A[j, j] - np.sum(A[j, :j] * A[j, :j]))
+//!     for i in range(j + 1, N):                                  # parallel or not
+//!         A[i, j] = (A[i, j] - np.sum(A[i, :j] * A[j, :j])) / A[j, j]
+//! ```
+//!
+//! becomes `appy.potrf(A, N)` (the lower triangle of `A[:N, :N]` becomes L; the rest is
+//! untouched). Only the GPU pipeline runs this pass; on the CPU the loops stay loops.
+
+use crate::tensor::{Assign, int_array, reduce_kind, reduced_dims, rewrite_module};
+use crate::{Pass, PassError};
+use appy_ir::ir::{Module, Op, Value};
+use appy_ir::types::{DType, parse_memref};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The pass.
+pub struct SolveLibrary;
+
+impl Pass for SolveLibrary {
+    fn name(&self) -> &'static str {
+        "appy-solve-library"
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        // Every op that defines a value, without its regions (the matcher reads only
+        // region-free ops through this map).
+        let mut defs: HashMap<Value, Op> = HashMap::new();
+        m.op.walk(&mut |o| {
+            if !o.results.is_empty() {
+                let mut s = o.clone();
+                s.regions.clear();
+                for r in &o.results {
+                    defs.insert(*r, s.clone());
+                }
+            }
+        });
+        rewrite_module(m, &mut |b, ops, in_worker| {
+            if in_worker || !ops.iter().any(|o| o.name == "scf.for") {
+                return Ok(ops);
+            }
+            let mut out = Vec::with_capacity(ops.len());
+            for op in ops {
+                if op.name == "scf.for" {
+                    let types = |v: Value| parse_memref(b.m.ty(v));
+                    if let Some(t) = Cx::new(&defs, &op).trsv(&op).filter(|t| t.types_ok(&types)) {
+                        b.loc = op.loc.clone();
+                        b.begin();
+                        let n = b.to_i64(op.operands[1]);
+                        let mut call = Op::new("appy.trsv").with_operands([t.l, t.x, t.b, n]).with_loc(op.loc.clone());
+                        call.set_attr("lower", "1");
+                        b.push(call);
+                        out.extend(b.end());
+                        continue;
+                    }
+                    if let Some(a) = Cx::new(&defs, &op)
+                        .potrf(&op)
+                        .filter(|a| matches!(types(*a), Some((DType::F32 | DType::F64, 2))))
+                    {
+                        b.loc = op.loc.clone();
+                        b.begin();
+                        let n = b.to_i64(op.operands[1]);
+                        let mut call = Op::new("appy.potrf").with_operands([a, n]).with_loc(op.loc.clone());
+                        call.set_attr("lower", "1");
+                        b.push(call);
+                        out.extend(b.end());
+                        continue;
+                    }
+                }
+                out.push(op);
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// A symbol of an affine index.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub enum Var {
+    /// An SSA value that is not understood further (loop variables, arguments).
+    V(Value),
+    /// The content of a scalar slot (`memref.alloca`) that the loop nest never stores to.
+    Slot(Value),
+    /// A statement dimension (the `k` of a slice or of a reduction).
+    Dim(usize),
+}
+
+/// An affine index: `c + Σ coeff · var` (no zero coefficients).
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct Aff {
+    /// The constant.
+    pub c: i64,
+    /// The terms.
+    pub t: BTreeMap<Var, i64>,
+}
+
+impl Aff {
+    fn cst(c: i64) -> Aff {
+        Aff { c, t: BTreeMap::new() }
+    }
+    fn var(v: Var) -> Aff {
+        Aff {
+            c: 0,
+            t: BTreeMap::from([(v, 1)]),
+        }
+    }
+    fn add(mut self, o: &Aff, sign: i64) -> Aff {
+        self.c += sign * o.c;
+        for (v, k) in &o.t {
+            *self.t.entry(*v).or_insert(0) += sign * k;
+        }
+        self.t.retain(|_, k| *k != 0);
+        self
+    }
+    fn scale(mut self, s: i64) -> Aff {
+        self.c *= s;
+        for k in self.t.values_mut() {
+            *k *= s;
+        }
+        self.t.retain(|_, k| *k != 0);
+        self
+    }
+    fn as_const(&self) -> Option<i64> {
+        self.t.is_empty().then_some(self.c)
+    }
+}
+
+/// A statement's value as a symbolic expression.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Sym {
+    /// `mem[idx...]`.
+    Load(Value, Vec<Aff>),
+    /// A floating-point constant.
+    Num(f64),
+    /// `a + b` (operands in canonical order).
+    Add(Box<Sym>, Box<Sym>),
+    /// `a - b`.
+    Sub(Box<Sym>, Box<Sym>),
+    /// `a * b` (operands in canonical order).
+    Mul(Box<Sym>, Box<Sym>),
+    /// `a / b`.
+    Div(Box<Sym>, Box<Sym>),
+    /// `sqrt(a)`.
+    Sqrt(Box<Sym>),
+    /// `Σ_{Dim(k) in [0, extent)} body`.
+    Sum(usize, Aff, Box<Sym>),
+    /// Anything else.
+    Opaque(Value),
+}
+
+/// `a * b` with its operands in canonical order; `a * (1 / c)` is `a / c`.
+fn mul(a: Sym, b: Sym) -> Sym {
+    match (a, b) {
+        (x, Sym::Div(n, d)) | (Sym::Div(n, d), x) if *n == Sym::Num(1.0) => Sym::Div(Box::new(x), d),
+        (a, b) => {
+            let (a, b) = canon(a, b);
+            Sym::Mul(Box::new(a), Box::new(b))
+        }
+    }
+}
+
+fn canon(a: Sym, b: Sym) -> (Sym, Sym) {
+    if format!("{a:?}") <= format!("{b:?}") { (a, b) } else { (b, a) }
+}
+
+fn load(m: Value, idx: &[&Aff]) -> Sym {
+    Sym::Load(m, idx.iter().map(|a| (*a).clone()).collect())
+}
+
+/// The matching context of one loop nest: the defining ops, the scalar slots the nest
+/// stores to, and the lower bounds of the loop variables (for `max(x, 0)`).
+struct Cx<'a> {
+    defs: &'a HashMap<Value, Op>,
+    stored: HashSet<Value>,
+    lower: HashMap<Value, Aff>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(defs: &'a HashMap<Value, Op>, nest: &Op) -> Cx<'a> {
+        let mut stored = HashSet::new();
+        nest.walk(&mut |o| {
+            if matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "appy.assign" | "appy.gemm")
+                && let Some(m) = o.operands.get(if o.name == "memref.store" || o.name == "memref.atomic_rmw" {
+                    1
+                } else {
+                    0
+                })
+            {
+                stored.insert(*m);
+            }
+            // Unknown side effects: no slot is trusted.
+            if matches!(o.name.as_str(), "func.call") {
+                stored.extend(o.operands.iter().copied());
+            }
+        });
+        Cx {
+            defs,
+            stored,
+            lower: HashMap::new(),
+        }
+    }
+
+    fn aff(&self, v: Value) -> Aff {
+        let Some(op) = self.defs.get(&v) else {
+            return Aff::var(Var::V(v));
+        };
+        let o = &op.operands;
+        match op.name.as_str() {
+            "arith.constant" => {
+                let text = op.attr("value").unwrap_or("");
+                match text.split(':').next().and_then(|s| s.trim().parse::<i64>().ok()) {
+                    Some(c) if !text.contains("f32") && !text.contains("f64") => Aff::cst(c),
+                    _ => Aff::var(Var::V(v)),
+                }
+            }
+            "arith.index_cast" | "arith.index_castui" | "arith.extsi" if o.len() == 1 => self.aff(o[0]),
+            "arith.addi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), 1),
+            "arith.subi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), -1),
+            "arith.muli" if o.len() == 2 => {
+                let (a, b) = (self.aff(o[0]), self.aff(o[1]));
+                match (a.as_const(), b.as_const()) {
+                    (Some(c), _) => b.scale(c),
+                    (_, Some(c)) => a.scale(c),
+                    _ => Aff::var(Var::V(v)),
+                }
+            }
+            "arith.maxsi" if o.len() == 2 => {
+                let (a, b) = (self.aff(o[0]), self.aff(o[1]));
+                if b.as_const() == Some(0) && self.nonneg(&a) {
+                    a
+                } else if a.as_const() == Some(0) && self.nonneg(&b) {
+                    b
+                } else {
+                    Aff::var(Var::V(v))
+                }
+            }
+            "memref.load" if o.len() == 1 => {
+                let slot = o[0];
+                if self.defs.get(&slot).is_some_and(|d| d.name == "memref.alloca") && !self.stored.contains(&slot) {
+                    Aff::var(Var::Slot(slot))
+                } else {
+                    Aff::var(Var::V(v))
+                }
+            }
+            _ => Aff::var(Var::V(v)),
+        }
+    }
+
+    /// Whether `a` is known to be ≥ 0 (loop variables count with their lower bounds).
+    fn nonneg(&self, a: &Aff) -> bool {
+        a.c >= 0
+            && a.t.iter().all(|(v, k)| {
+                *k > 0
+                    && match v {
+                        Var::V(x) => self.lower.get(x).is_some_and(|l| self.nonneg(l)),
+                        Var::Dim(_) => true,
+                        Var::Slot(_) => false,
+                    }
+            })
+    }
+
+    /// The symbolic value of `v` in statement `a` (for the extents of reductions).
+    fn sym(&self, v: Value, a: &Assign) -> Sym {
+        let Some(op) = self.defs.get(&v) else {
+            return Sym::Opaque(v);
+        };
+        let o = &op.operands;
+        let name = match op.name.as_str() {
+            "appy.ew" => op.attr("op").unwrap_or("").trim_matches('"'),
+            n => n,
+        };
+        let bin = |f: fn(Box<Sym>, Box<Sym>) -> Sym| f(Box::new(self.sym(o[0], a)), Box::new(self.sym(o[1], a)));
+        match name {
+            "appy.view" => {
+                let dims = op.attr("dims").map(int_array).unwrap_or_default();
+                if dims.len() + 1 != o.len() {
+                    return Sym::Opaque(v);
+                }
+                let idx = dims
+                    .iter()
+                    .zip(&o[1..])
+                    .map(|(d, off)| {
+                        let base = self.aff(*off);
+                        if *d >= 0 {
+                            base.add(&Aff::var(Var::Dim(*d as usize)), 1)
+                        } else {
+                            base
+                        }
+                    })
+                    .collect();
+                Sym::Load(o[0], idx)
+            }
+            "appy.reduce" => {
+                let rd = reduced_dims(op);
+                match rd.as_slice() {
+                    [k] if reduce_kind(op) == "sum" && *k < a.exts.len() => Sym::Sum(*k, self.aff(a.exts[*k]), Box::new(self.sym(o[0], a))),
+                    _ => Sym::Opaque(v),
+                }
+            }
+            "memref.load" if o.len() > 1 => Sym::Load(o[0], o[1..].iter().map(|x| self.aff(*x)).collect()),
+            "arith.constant" => match op.attr("value").and_then(|t| t.split(':').next()?.trim().parse::<f64>().ok()) {
+                Some(x) if op.attr("value").is_some_and(|t| t.contains(": f")) => Sym::Num(x),
+                _ => Sym::Opaque(v),
+            },
+            "arith.addf" if o.len() == 2 => {
+                let (x, y) = canon(self.sym(o[0], a), self.sym(o[1], a));
+                Sym::Add(Box::new(x), Box::new(y))
+            }
+            "arith.subf" if o.len() == 2 => bin(Sym::Sub),
+            "arith.divf" if o.len() == 2 => bin(Sym::Div),
+            "arith.mulf" if o.len() == 2 => mul(self.sym(o[0], a), self.sym(o[1], a)),
+            "math.sqrt" if o.len() == 1 => Sym::Sqrt(Box::new(self.sym(o[0], a))),
+            // A constant converted to the statement's type (`1.0 / x` with float32 x).
+            "arith.truncf" | "arith.extf" if o.len() == 1 => match self.sym(o[0], a) {
+                Sym::Num(x) if name == "arith.extf" || (x as f32) as f64 == x => Sym::Num(x),
+                _ => Sym::Opaque(v),
+            },
+            _ => Sym::Opaque(v),
+        }
+    }
+
+    /// A loop `for iv in range(lb, ub)` with step 1 and no loop-carried values: (iv, lb,
+    /// ub, body ops without the terminator).
+    fn simple_loop<'o>(&mut self, op: &'o Op) -> Option<(Value, Aff, Aff, &'o [Op])> {
+        let single = match op.name.as_str() {
+            "scf.for" => op.operands.len() == 3,
+            "scf.parallel" => op.operands.len() == 3 && op.has_attr("appy.parallel"),
+            _ => false,
+        };
+        if !single || !op.results.is_empty() || op.regions.len() != 1 || op.regions[0].blocks.len() != 1 {
+            return None;
+        }
+        let blk = &op.regions[0].blocks[0];
+        let [iv] = blk.args.as_slice() else { return None };
+        if self.aff(op.operands[2]).as_const() != Some(1) {
+            return None;
+        }
+        let lb = self.aff(op.operands[0]);
+        self.lower.insert(*iv, lb.clone());
+        let (last, body) = blk.ops.split_last()?;
+        let term_ok = match op.name.as_str() {
+            "scf.for" => last.name == "scf.yield" && last.operands.is_empty(),
+            _ => last.name == "scf.reduce" && last.operands.is_empty(),
+        };
+        term_ok.then(|| (*iv, lb, self.aff(op.operands[1]), body))
+    }
+
+    /// The statements of a loop body whose other ops compute values only; `None` if it
+    /// has anything else.
+    fn statements<'o>(body: &'o [Op], allow_loop: bool) -> Option<(Vec<&'o Op>, Vec<&'o Op>)> {
+        let (mut stmts, mut loops) = (vec![], vec![]);
+        for o in body {
+            let n = o.name.as_str();
+            if n == "appy.assign" {
+                stmts.push(o);
+            } else if allow_loop && (n == "scf.for" || n == "scf.parallel") {
+                loops.push(o);
+            } else if !(o.regions.is_empty()
+                && (n.starts_with("arith.")
+                    || n.starts_with("math.")
+                    || n == "memref.load"
+                    || matches!(n, "appy.view" | "appy.ew" | "appy.reduce")))
+            {
+                return None;
+            }
+        }
+        Some((stmts, loops))
+    }
+
+    /// A scalar statement `target[idx...] = value` (no slice, no atomic): its parts.
+    fn scalar_stmt(&self, op: &Op) -> Option<(Value, Vec<Aff>, Sym)> {
+        let a = Assign::of(op).ok()?;
+        if a.atomic.is_some() || a.dims.iter().any(|d| *d >= 0) {
+            return None;
+        }
+        let idx = a.idx.iter().map(|v| self.aff(*v)).collect();
+        Some((a.target, idx, self.sym(a.value, &a)))
+    }
+
+    /// `for i in range(0, N): x[i] = (b[i] - Σ_k<i L[i, k] x[k]) / L[i, i]`.
+    fn trsv(mut self, op: &Op) -> Option<Trsv> {
+        let (iv, lb, _, body) = self.simple_loop(op)?;
+        if lb.as_const() != Some(0) {
+            return None;
+        }
+        let (stmts, _) = Self::statements(body, false)?;
+        let [s] = stmts.as_slice() else { return None };
+        let (x, idx, val) = self.scalar_stmt(s)?;
+        let i = Aff::var(Var::V(iv));
+        if idx != [i.clone()] {
+            return None;
+        }
+        let Sym::Div(num, den) = val else { return None };
+        let Sym::Load(l, ref lidx) = *den else { return None };
+        if lidx[..] != [i.clone(), i.clone()] || l == x {
+            return None;
+        }
+        let Sym::Sub(bi, sum) = *num else { return None };
+        let Sym::Load(bm, ref bidx) = *bi else { return None };
+        if bidx[..] != [i.clone()] || bm == l {
+            return None;
+        }
+        let Sym::Sum(k, ext, prod) = *sum else { return None };
+        let d = Aff::var(Var::Dim(k));
+        (ext == i && *prod == mul(load(l, &[&i, &d]), load(x, &[&d]))).then_some(Trsv { l, x, b: bm })
+    }
+
+    /// The column-by-column Cholesky loop nest over `A` (see the module docs).
+    fn potrf(mut self, op: &Op) -> Option<Value> {
+        let (jv, lb, n, body) = self.simple_loop(op)?;
+        if lb.as_const() != Some(0) {
+            return None;
+        }
+        let (stmts, loops) = Self::statements(body, true)?;
+        let ([s1], [inner]) = (stmts.as_slice(), loops.as_slice()) else {
+            return None;
+        };
+        // The diagonal statement comes before the loop over the rows.
+        let pos = |x: &Op| body.iter().position(|o| std::ptr::eq(o, x));
+        if pos(s1)? > pos(inner)? {
+            return None;
+        }
+        let (a, idx, val) = self.scalar_stmt(s1)?;
+        let j = Aff::var(Var::V(jv));
+        if idx != [j.clone(), j.clone()] {
+            return None;
+        }
+        let dot = |s: &Sym, r: &Aff| -> bool {
+            let Sym::Sum(k, ext, prod) = s else { return false };
+            let d = Aff::var(Var::Dim(*k));
+            *ext == j && **prod == mul(load(a, &[r, &d]), load(a, &[&j, &d]))
+        };
+        let Sym::Sqrt(inner_val) = val else { return None };
+        let Sym::Sub(ajj, sum) = *inner_val else { return None };
+        if *ajj != load(a, &[&j, &j]) || !dot(&sum, &j) {
+            return None;
+        }
+        let (iv, ilb, iub, ibody) = self.simple_loop(inner)?;
+        if ilb != j.clone().add(&Aff::cst(1), 1) || iub != n {
+            return None;
+        }
+        let (istmts, _) = Self::statements(ibody, false)?;
+        let [s2] = istmts.as_slice() else { return None };
+        let (a2, idx2, val2) = self.scalar_stmt(s2)?;
+        let i = Aff::var(Var::V(iv));
+        if a2 != a || idx2 != [i.clone(), j.clone()] {
+            return None;
+        }
+        let Sym::Div(num, den) = val2 else { return None };
+        let Sym::Sub(aij, sum2) = *num else { return None };
+        (*den == load(a, &[&j, &j]) && *aij == load(a, &[&i, &j]) && dot(&sum2, &i)).then_some(a)
+    }
+}
+
+/// A recognised forward substitution.
+struct Trsv {
+    l: Value,
+    x: Value,
+    b: Value,
+}
+
+impl Trsv {
+    /// L is a float matrix, x and b vectors of its element type.
+    fn types_ok(&self, ty: &dyn Fn(Value) -> Option<(DType, usize)>) -> bool {
+        match (ty(self.l), ty(self.x), ty(self.b)) {
+            (Some((dl @ (DType::F32 | DType::F64), 2)), Some((dx, 1)), Some((db, 1))) => dl == dx && dl == db,
+            _ => false,
+        }
+    }
+}
