@@ -369,7 +369,7 @@ impl<'a> Cx<'a> {
 
     /// The statements of a loop body whose other ops compute values only; `None` if it
     /// has anything else.
-    fn statements<'o>(body: &'o [Op], allow_loop: bool) -> Option<(Vec<&'o Op>, Vec<&'o Op>)> {
+    fn statements(body: &[Op], allow_loop: bool) -> Option<(Vec<&Op>, Vec<&Op>)> {
         let (mut stmts, mut loops) = (vec![], vec![]);
         for o in body {
             let n = o.name.as_str();

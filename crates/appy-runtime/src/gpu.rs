@@ -1185,11 +1185,14 @@ impl<'a> Interp<'a> {
     }
 
     /// `appy.potrf(A, n)`: the lower triangle of the row-major `A[:n, :n]` becomes its
-    /// Cholesky factor (cuSOLVER potrf on the column-major `Aᵀ`, upper). When a leading
-    /// minor is not positive definite, the sequential loop would produce NaN from that
-    /// column on; so does this (cuSOLVER stops there).
+    /// Cholesky factor, with cuSOLVER potrf. The row-major lower triangle is the
+    /// column-major upper one, but cuSOLVER's lower factorisation is 2.5x faster (measured
+    /// on H200 for n = 900, see BENCHMARKS.md), so the block is transposed into a
+    /// column-major copy (cuBLAS geam), factorised there (lower), and transposed back:
+    /// the upper triangle goes back as it was. When a leading minor is not positive
+    /// definite, the sequential loop would produce NaN from that column on; so does this
+    /// (cuSOLVER stops there).
     fn potrf(&mut self, op: &Op) -> Result<(), String> {
-        use cudarc::cusolver::sys as ssys;
         let o = &op.operands;
         if o.len() != 2 {
             return Err("malformed appy.potrf".into());
@@ -1205,61 +1208,26 @@ impl<'a> Interp<'a> {
             hi: vec![n, n],
         };
         self.library_operands("Cholesky factorisation", &[(a, &abox, "A")], true)?;
+        let blas = self.blas_handle()?;
         let h = self.solver_handle()?;
         let dt = self.mems[a].dtype;
+        if !matches!(dt, DType::F32 | DType::F64) {
+            return Err(format!("Cholesky factorisations of {dt:?} are not supported"));
+        }
         let es = dt.size();
         let ld = self.mems[a].shape[1].max(1);
         let pa = self.mems[a].ptr;
-        let up = ssys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
-        let ok = |st: ssys::cusolverStatus_t, what: &str| {
-            if st == ssys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
-                Ok(())
-            } else {
-                Err(format!("cuSOLVER {what} failed: {st:?}"))
-            }
-        };
-        let mut lwork: i32 = 0;
-        unsafe {
-            match dt {
-                DType::F64 => ok(
-                    ssys::cusolverDnDpotrf_bufferSize(h, up, n32, pa as *mut f64, ld as i32, &mut lwork),
-                    "potrf_bufferSize",
-                )?,
-                DType::F32 => ok(
-                    ssys::cusolverDnSpotrf_bufferSize(h, up, n32, pa as *mut f32, ld as i32, &mut lwork),
-                    "potrf_bufferSize",
-                )?,
-                other => return Err(format!("Cholesky factorisations of {other:?} are not supported")),
-            }
+        let n = n as usize;
+        // Scratch: the column-major copy, then cuSOLVER's workspace and its info word.
+        let t_bytes = n * n * es;
+        let t = self.gpu.alloc(t_bytes)?;
+        let mut bufs = vec![(t, t_bytes)];
+        let r = self.potrf_on_copy(blas, h, dt, pa, ld, t, n32, &mut bufs);
+        for (p, b) in bufs {
+            self.gpu.release(p, b);
         }
-        let ws_bytes = (lwork.max(1) as usize) * es;
-        let ws = self.gpu.alloc(ws_bytes)?;
-        let info = match self.gpu.alloc(4) {
-            Ok(p) => p,
-            Err(e) => {
-                self.gpu.release(ws, ws_bytes);
-                return Err(e);
-            }
-        };
-        let st = unsafe {
-            match dt {
-                DType::F64 => ssys::cusolverDnDpotrf(h, up, n32, pa as *mut f64, ld as i32, ws as *mut f64, lwork, info as *mut i32),
-                _ => ssys::cusolverDnSpotrf(h, up, n32, pa as *mut f32, ld as i32, ws as *mut f32, lwork, info as *mut i32),
-            }
-        };
-        let mut dev_info = [0u8; 4];
-        let copied = self
-            .gpu
-            .stream
-            .synchronize()
-            .map_err(|e| format!("{e:?}"))
-            .and_then(|_| unsafe { result::memcpy_dtoh_sync(&mut dev_info, info) }.map_err(|e| format!("{e:?}")));
-        self.gpu.release(ws, ws_bytes);
-        self.gpu.release(info, 4);
-        ok(st, "potrf")?;
-        copied?;
+        let info = r?;
         self.timing.launches += 1;
-        let info = i32::from_le_bytes(dev_info);
         if info < 0 {
             return Err(format!("cuSOLVER potrf: argument {} is invalid", -info));
         }
@@ -1267,7 +1235,6 @@ impl<'a> Interp<'a> {
             // Column j0 has a pivot ≤ 0 (or NaN): the loop's sqrt gives NaN there, and every
             // later entry of the lower triangle depends on it.
             let j0 = info as usize - 1;
-            let n = n as usize;
             tracing::warn!(
                 "Cholesky factorisation: the leading minor of order {info} is not positive definite; entries from column {j0} on are NaN"
             );
@@ -1287,6 +1254,115 @@ impl<'a> Interp<'a> {
             unsafe { result::memcpy_htod_sync(base, &host) }.map_err(|e| format!("{e:?}"))?;
         }
         Ok(())
+    }
+
+    /// Transposes row-major `A[:n, :n]` (leading dimension `ld`) into the column-major
+    /// buffer `t`, factorises it (cuSOLVER, lower), transposes it back; returns potrf's
+    /// info. Scratch buffers it allocates are pushed to `bufs`.
+    #[allow(clippy::too_many_arguments)]
+    fn potrf_on_copy(
+        &self,
+        blas: cudarc::cublas::sys::cublasHandle_t,
+        h: cudarc::cusolver::sys::cusolverDnHandle_t,
+        dt: DType,
+        pa: u64,
+        ld: usize,
+        t: u64,
+        n: i32,
+        bufs: &mut Vec<(u64, usize)>,
+    ) -> Result<i32, String> {
+        use cudarc::cublas::sys as bsys;
+        use cudarc::cusolver::sys as ssys;
+        let (tr, nt) = (bsys::cublasOperation_t::CUBLAS_OP_T, bsys::cublasOperation_t::CUBLAS_OP_N);
+        let ld = ld as i32;
+        // C (column-major, ldc) = op(src)ᵀ: a transpose between the two layouts. With beta
+        // = 0, geam does not read B (checked on the GPU: inf and -0.0 come back unchanged).
+        let geam = |src: u64, lds: i32, dst: u64, ldd: i32| -> Result<(), String> {
+            let st = unsafe {
+                match dt {
+                    DType::F64 => {
+                        let (one, zero) = (1.0f64, 0.0f64);
+                        bsys::cublasDgeam(
+                            blas,
+                            tr,
+                            nt,
+                            n,
+                            n,
+                            &one,
+                            src as *const f64,
+                            lds,
+                            &zero,
+                            src as *const f64,
+                            lds,
+                            dst as *mut f64,
+                            ldd,
+                        )
+                    }
+                    _ => {
+                        let (one, zero) = (1.0f32, 0.0f32);
+                        bsys::cublasSgeam(
+                            blas,
+                            tr,
+                            nt,
+                            n,
+                            n,
+                            &one,
+                            src as *const f32,
+                            lds,
+                            &zero,
+                            src as *const f32,
+                            lds,
+                            dst as *mut f32,
+                            ldd,
+                        )
+                    }
+                }
+            };
+            if st == bsys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+                Ok(())
+            } else {
+                Err(format!("cuBLAS geam (transpose) failed: {st:?}"))
+            }
+        };
+        let ok = |st: ssys::cusolverStatus_t, what: &str| {
+            if st == ssys::cusolverStatus_t::CUSOLVER_STATUS_SUCCESS {
+                Ok(())
+            } else {
+                Err(format!("cuSOLVER {what} failed: {st:?}"))
+            }
+        };
+        geam(pa, ld, t, n)?;
+        let lo = ssys::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+        let mut lwork: i32 = 0;
+        unsafe {
+            match dt {
+                DType::F64 => ok(
+                    ssys::cusolverDnDpotrf_bufferSize(h, lo, n, t as *mut f64, n, &mut lwork),
+                    "potrf_bufferSize",
+                )?,
+                _ => ok(
+                    ssys::cusolverDnSpotrf_bufferSize(h, lo, n, t as *mut f32, n, &mut lwork),
+                    "potrf_bufferSize",
+                )?,
+            }
+        }
+        let ws_bytes = (lwork.max(1) as usize) * dt.size();
+        let ws = self.gpu.alloc(ws_bytes)?;
+        bufs.push((ws, ws_bytes));
+        let info = self.gpu.alloc(4)?;
+        bufs.push((info, 4));
+        let st = unsafe {
+            match dt {
+                DType::F64 => ssys::cusolverDnDpotrf(h, lo, n, t as *mut f64, n, ws as *mut f64, lwork, info as *mut i32),
+                _ => ssys::cusolverDnSpotrf(h, lo, n, t as *mut f32, n, ws as *mut f32, lwork, info as *mut i32),
+            }
+        };
+        ok(st, "potrf")?;
+        geam(t, n, pa, ld)?;
+        let mut dev_info = [0u8; 4];
+        self.gpu.stream.synchronize().map_err(|e| format!("{e:?}"))?;
+        unsafe { result::memcpy_dtoh_sync(&mut dev_info, info) }.map_err(|e| format!("{e:?}"))?;
+        Ok(i32::from_le_bytes(dev_info))
     }
 
     fn solver_handle(&self) -> Result<cudarc::cusolver::sys::cusolverDnHandle_t, String> {
