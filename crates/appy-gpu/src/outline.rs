@@ -53,6 +53,7 @@ impl Pass for Outline {
                 fname,
                 mvl: self.mvl,
                 consts: HashMap::new(),
+                loads: HashMap::new(),
                 private: Default::default(),
             };
             let r = st.host(ops);
@@ -79,6 +80,10 @@ struct State<'a> {
     b: &'a mut Builder,
     /// Host constants seen so far: rematerialised inside kernels instead of passed.
     consts: HashMap<Value, Op>,
+    /// Host loads of array elements (`x = a[i]`) with no write to memory since: a kernel
+    /// that only needs the value loads it itself, so the host need not wait for the
+    /// device to read it (e.g. `ey[0, :] = fict[t]` in a time loop).
+    loads: HashMap<Value, Op>,
     /// Private scalar slots (`memref.alloca`) of the kernel being built.
     private: std::collections::HashSet<Value>,
     kernels: &'a mut Vec<Op>,
@@ -101,19 +106,39 @@ impl State<'_> {
             if op.name == "arith.constant" {
                 self.consts.insert(op.results[0], op.clone());
             }
+            let array_load = op.name == "memref.load" && op.operands.len() >= 2 && op.results.len() == 1;
+            // Loads before a write may not move past it, nor loads from before a loop
+            // into its iterations (a later iteration runs after the loop's writes); the
+            // ops of a conditional's regions are walked in order below.
+            let writes = !array_load && may_write(&op);
+            if writes && !is_parallel(&op) && op.name != "scf.if" {
+                self.loads.clear();
+            }
+            if array_load {
+                self.loads.insert(op.results[0], op.clone());
+            }
             if is_parallel(&op) {
                 self.launch(op, &mut out)?;
+                self.loads.clear();
             } else if is_simd(&op) || is_lanes(&op) {
                 return Err(PassError::new(
                     "vector loop outside a parallel loop at the gpu level (run appy-strip-mine first)",
                     op.loc.clone(),
                 ));
             } else {
+                let before = self.loads.clone();
                 for r in &mut op.regions {
                     for blk in &mut r.blocks {
+                        // Each region starts from what held before the op.
+                        self.loads = before.clone();
                         let inner = std::mem::take(&mut blk.ops);
                         blk.ops = self.host(inner)?;
                     }
+                }
+                if writes {
+                    self.loads.clear();
+                } else {
+                    self.loads = before;
                 }
                 out.push(op);
             }
@@ -126,7 +151,23 @@ impl State<'_> {
         let loc = root.loc.clone();
         self.b.loc = loc.clone();
         let depth = nest_depth(&root);
-        let free_all = root.free_values();
+        // Array loads whose values the kernel uses run in the kernel: their memrefs and
+        // indices become arguments instead of the values.
+        let mut free_all = vec![];
+        let mut sunk: Vec<Op> = vec![];
+        for v in root.free_values() {
+            match self.loads.get(&v) {
+                Some(l) => sunk.push(l.clone()),
+                None => free_all.push(v),
+            }
+        }
+        for l in &sunk {
+            for x in &l.operands {
+                if !free_all.contains(x) {
+                    free_all.push(*x);
+                }
+            }
+        }
         let consts: Vec<Op> = free_all.iter().filter_map(|v| self.consts.get(v).cloned()).collect();
         let free: Vec<Value> = free_all.into_iter().filter(|v| !self.consts.contains_key(v)).collect();
         let root_results = root.results.clone();
@@ -276,6 +317,14 @@ impl State<'_> {
                 kargs.push(a);
                 map.insert(*v, a);
             }
+        }
+        for l in &sunk {
+            let mut l2 = l.clone();
+            l2.remap_uses(&map);
+            let r = b.m.value(b.m.ty(l.results[0]).to_string());
+            map.insert(l.results[0], r);
+            l2.results = vec![r];
+            kops.push(l2);
         }
         let ktrips: Vec<Value> = trips.iter().map(|_| b.m.value("index")).collect();
         kargs.extend(ktrips.iter().copied());
@@ -589,6 +638,16 @@ impl State<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `op` (or anything inside it) may write memory that a host load reads.
+fn may_write(op: &Op) -> bool {
+    op.walk_any(&|o| {
+        matches!(
+            o.name.as_str(),
+            "memref.store" | "memref.atomic_rmw" | "memref.copy" | "func.call" | "scf.parallel" | "gpu.launch_func"
+        ) || o.name.starts_with("appy.")
+    })
 }
 
 /// Reduces a thread's `part` across the block (`gpu.all_reduce`) and combines it with

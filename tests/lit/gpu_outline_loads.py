@@ -1,0 +1,36 @@
+# appy-gpu-outline: an array element read on the host only to be passed to a kernel is
+# read by the kernel instead (the host would otherwise wait for the device at every
+# time step); a read from before a loop whose kernels write memory stays on the host.
+# RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s
+# RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | appy-opt - | filecheck %s
+# RUN: appy-opt %s --func before_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s --check-prefix=KEEP
+import appy
+
+
+@appy.jit
+def time_loop(a, f, T):
+    N = a.shape[1]
+    for t in range(T):
+        a[0, :N] = f[t]
+        a[1, :N] += a[0, :N]
+
+# CHECK: gpu.func @_appy_time_loop_k0(
+# CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xf64>
+# CHECK: func.func @time_loop
+# CHECK: scf.for
+# CHECK-NOT: memref.load %arg1
+# CHECK: gpu.launch_func @_appy_kernels::@_appy_time_loop_k0 {{.*}}%arg1 : memref<?xf64>
+
+@appy.jit
+def before_loop(a, f, T):
+    N = a.shape[1]
+    x = f[0]
+    for t in range(T):
+        a[0, :N] = x
+        f[:N] += 1.0
+
+# The value of f[0] before the loop is read once, on the host.
+# KEEP: func.func @before_loop
+# KEEP: memref.load %arg1
+# KEEP: scf.for
+# KEEP: gpu.launch_func @_appy_kernels::@_appy_before_loop_k0 {{.*}} : f64
