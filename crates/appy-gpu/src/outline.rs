@@ -640,12 +640,12 @@ impl State<'_> {
     }
 }
 
-/// Whether `op` (or anything inside it) may write memory that a host load reads.
+/// Whether `op` (or anything inside it) may write (or free) memory that a host load reads.
 fn may_write(op: &Op) -> bool {
     op.walk_any(&|o| {
         matches!(
             o.name.as_str(),
-            "memref.store" | "memref.atomic_rmw" | "memref.copy" | "func.call" | "scf.parallel" | "gpu.launch_func"
+            "memref.store" | "memref.atomic_rmw" | "memref.copy" | "memref.dealloc" | "func.call" | "scf.parallel" | "gpu.launch_func"
         ) || o.name.starts_with("appy.")
     })
 }

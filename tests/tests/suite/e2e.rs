@@ -582,3 +582,22 @@ fn solvers_cpu_loops() {
         check("solvers.py", "cholesky_block", vec![spd(&mut r, F64, n, 3), int(n as i64)], 256);
     }
 }
+
+#[test]
+fn host_reads_cpu() {
+    for (k, n) in SIZES.iter().enumerate() {
+        let mut r = Rng::new(900 + k as u64);
+        check(
+            "host_reads.py",
+            "time_loop",
+            vec![r.array(F64, &[2, *n], -1.0, 1.0), r.array(F64, &[12], -1.0, 1.0), int(11)],
+            256,
+        );
+        check(
+            "host_reads.py",
+            "before_loop",
+            vec![r.array(F64, &[1, *n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), int(5)],
+            256,
+        );
+    }
+}
