@@ -68,6 +68,20 @@ def params(k):
     raise KeyError(k)
 
 
+def runner_args(bench, k, sizes):
+    """The appy function's parameter names and argument values (NumPy arrays, outputs
+    zero-filled) for kernel `k` at NPBench sizes `sizes`, from the harness's initializer
+    (`bench` is the peers harness module)."""
+    ad = KERNELS[k]
+    ns = bench.make_inputs(k, bench.load_info(k), sizes)
+    for n in ad.get("int64", []):
+        ns[n] = ns[n].astype(np.int64)
+    for n, v in list(ns.items()):
+        if isinstance(v, np.ndarray) and v.dtype == np.uint32:
+            ns[n] = v.astype(np.int64)
+    return params(k), ad["args"](ns, lambda shape, dtype, zero=False: np.zeros(shape, dtype))
+
+
 def cli_args(names, args, d):
     """`--arg NAME=...` options for `appy run/exec`: arrays are saved as .npy in `d`."""
     import os

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,17 +44,8 @@ bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 os.environ.setdefault("APPY_CACHE_DIR", tempfile.mkdtemp())
 for k in a.kernels:
-    ad = adapters.KERNELS[k]
-    info = bench.load_info(k)
-    params = dict(info["parameters"][bench.SPECS[k]["preset"]])
-    ns = bench.make_inputs(k, info, params)
-    for n in ad.get("int64", []):
-        ns[n] = ns[n].astype(np.int64)
-    for n, v in list(ns.items()):
-        if isinstance(v, np.ndarray) and v.dtype == np.uint32:
-            ns[n] = v.astype(np.int64)
-    args = ad["args"](ns, lambda shape, dtype, zero=False: np.zeros(shape, dtype))
-    names = adapters.params(k)
+    params = dict(bench.load_info(k)["parameters"][bench.SPECS[k]["preset"]])
+    names, args = adapters.runner_args(bench, k, params)
     with tempfile.TemporaryDirectory() as d:
         base = [a.runner, "exec", os.path.join(a.dir, k + ".json"), "--out", d] + adapters.cli_args(names, args, d)
         p = subprocess.run(base, capture_output=True, text=True, env={**os.environ, "APPY_PRINT_AUTOTUNING": "1"})

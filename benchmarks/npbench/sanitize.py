@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -26,16 +25,8 @@ spec = importlib.util.spec_from_file_location("peers_bench", os.path.join(a.peer
 bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 bad = 0
-for k, ad in adapters.KERNELS.items():
-    info = bench.load_info(k)
-    ns = bench.make_inputs(k, info, dict(bench.SPECS[k]["tiny"]))
-    for n in ad.get("int64", []):
-        ns[n] = ns[n].astype(np.int64)
-    for n, v in list(ns.items()):
-        if isinstance(v, np.ndarray) and v.dtype == np.uint32:
-            ns[n] = v.astype(np.int64)
-    args = ad["args"](ns, lambda shape, dtype, zero=False: np.zeros(shape, dtype))
-    names = adapters.params(k)
+for k in adapters.KERNELS:
+    names, args = adapters.runner_args(bench, k, dict(bench.SPECS[k]["tiny"]))
     for tool in ["memcheck", "racecheck"]:
         with tempfile.TemporaryDirectory() as d:
             cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", a.runner, "exec", os.path.join(a.dir, k + ".json"), "--out", d]

@@ -1131,25 +1131,35 @@ impl<'a> Interp<'a> {
         self.make_valid(*out, obox, Some(obox))
     }
 
+    /// The operands of a solver op (`what` it computes, with `lib`): its `nmem` arrays,
+    /// n, and the box of the n x n matrix; `None` when n ≤ 0 (nothing to do).
+    fn solver_operands(&self, op: &Op, nmem: usize, what: &str, lib: &str) -> Result<Option<(Vec<usize>, i32, IndexBox)>, String> {
+        let o = &op.operands;
+        if o.len() != nmem + 1 {
+            return Err(format!("malformed {}", op.name));
+        }
+        let mems = o[..nmem].iter().map(|v| self.mem(*v)).collect::<Result<Vec<_>, _>>()?;
+        let n = self.int(o[nmem])?;
+        if n <= 0 {
+            return Ok(None);
+        }
+        let n32 = i32::try_from(n).map_err(|_| format!("{what}: n = {n} is too large for {lib}"))?;
+        let square = IndexBox {
+            lo: vec![0, 0],
+            hi: vec![n, n],
+        };
+        Ok(Some((mems, n32, square)))
+    }
+
     /// `appy.trsv(L, x, b, n)`: `x[:n] = b[:n]`, then `x = L⁻¹ x` with the lower triangle
     /// of the row-major `L[:n, :n]` (cuBLAS trsv on the column-major `Lᵀ`, upper,
     /// transposed).
     fn trsv(&mut self, op: &Op) -> Result<(), String> {
         use cudarc::cublas::sys as bsys;
-        let o = &op.operands;
-        if o.len() != 4 {
-            return Err("malformed appy.trsv".into());
-        }
-        let (l, x, b) = (self.mem(o[0])?, self.mem(o[1])?, self.mem(o[2])?);
-        let n = self.int(o[3])?;
-        if n <= 0 {
+        let Some((m, n32, lbox)) = self.solver_operands(op, 3, "triangular solve", "cuBLAS")? else {
             return Ok(());
-        }
-        let n32 = i32::try_from(n).map_err(|_| format!("triangular solve: n = {n} is too large for cuBLAS"))?;
-        let lbox = IndexBox {
-            lo: vec![0, 0],
-            hi: vec![n, n],
         };
+        let (l, x, b, n) = (m[0], m[1], m[2], n32 as i64);
         let vbox = IndexBox { lo: vec![0], hi: vec![n] };
         if b == x {
             self.library_operands("triangular solve", &[(x, &vbox, "x"), (l, &lbox, "L")], true)?;
@@ -1196,20 +1206,10 @@ impl<'a> Interp<'a> {
     /// definite, the sequential loop would produce NaN from that column on; so does this
     /// (cuSOLVER stops there).
     fn potrf(&mut self, op: &Op) -> Result<(), String> {
-        let o = &op.operands;
-        if o.len() != 2 {
-            return Err("malformed appy.potrf".into());
-        }
-        let a = self.mem(o[0])?;
-        let n = self.int(o[1])?;
-        if n <= 0 {
+        let Some((m, n32, abox)) = self.solver_operands(op, 1, "Cholesky factorisation", "cuSOLVER")? else {
             return Ok(());
-        }
-        let n32 = i32::try_from(n).map_err(|_| format!("Cholesky factorisation: n = {n} is too large for cuSOLVER"))?;
-        let abox = IndexBox {
-            lo: vec![0, 0],
-            hi: vec![n, n],
         };
+        let a = m[0];
         self.library_operands("Cholesky factorisation", &[(a, &abox, "A")], true)?;
         let blas = self.blas_handle()?;
         let h = self.solver_handle()?;
@@ -1220,7 +1220,7 @@ impl<'a> Interp<'a> {
         let es = dt.size();
         let ld = self.mems[a].shape[1].max(1);
         let pa = self.mems[a].ptr;
-        let n = n as usize;
+        let n = n32 as usize;
         // Scratch: the column-major copy, then cuSOLVER's workspace and its info word.
         let t_bytes = n * n * es;
         let t = self.gpu.alloc(t_bytes)?;
