@@ -54,6 +54,7 @@ impl Pass for Outline {
                 mvl: self.mvl,
                 consts: HashMap::new(),
                 loads: HashMap::new(),
+                host_allocas: Default::default(),
                 private: Default::default(),
             };
             let r = st.host(ops);
@@ -84,6 +85,8 @@ struct State<'a> {
     /// that only needs the value loads it itself, so the host need not wait for the
     /// device to read it (e.g. `ey[0, :] = fict[t]` in a time loop).
     loads: HashMap<Value, Op>,
+    /// Host-side `memref.alloca`s seen so far.
+    host_allocas: std::collections::HashSet<Value>,
     /// Private scalar slots (`memref.alloca`) of the kernel being built.
     private: std::collections::HashSet<Value>,
     kernels: &'a mut Vec<Op>,
@@ -106,7 +109,12 @@ impl State<'_> {
             if op.name == "arith.constant" {
                 self.consts.insert(op.results[0], op.clone());
             }
-            let array_load = op.name == "memref.load" && op.operands.len() >= 2 && op.results.len() == 1;
+            if op.name == "memref.alloca" {
+                self.host_allocas.extend(op.results.iter().copied());
+            }
+            // (A host-side `alloca` lives in host memory: a kernel could not read it.)
+            let array_load =
+                op.name == "memref.load" && op.operands.len() >= 2 && op.results.len() == 1 && !self.host_allocas.contains(&op.operands[0]);
             // Loads before a write may not move past it, nor loads from before a loop
             // into its iterations (a later iteration runs after the loop's writes); the
             // ops of a conditional's regions are walked in order below.
