@@ -39,3 +39,15 @@ def cholesky_block(A, n):
         A[j, j] = np.sqrt(A[j, j] - A[j, :j] @ A[j, :j])
         for i in range(j + 1, n):
             A[i, j] = (A[i, j] - A[i, :j] @ A[j, :j]) / A[j, j]
+
+
+@appy.jit
+def cholesky_rows(A):
+    # NPBench's (PolyBench's) row-by-row form: the same factorisation.
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])

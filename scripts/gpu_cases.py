@@ -74,6 +74,8 @@ def _cases():
         "s_cholesky_f32": ("solvers.py", "cholesky", "f32[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float32)]),
         "s_cholesky_block": ("solvers.py", "cholesky_block", "f64[:,:],int",
                              lambda r, n: [spd(r, n // 4 + 1, np.float64, extra=5), n // 4 + 1]),
+        "s_cholesky_rows": ("solvers.py", "cholesky_rows", "f64[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float64)]),
+        "s_cholesky_rows_f32": ("solvers.py", "cholesky_rows", "f32[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float32)]),
         "s_cholesky_not_pd": ("solvers.py", "cholesky", "f64[:,:]", lambda r, n: [spd(r, n // 4 + 1, np.float64, bad=True)]),
         "vector_add": ("vector_add.py", "vector_add", "f32[:],f32[:],f32[:],int",
                        lambda r, n: [arr(r, n, np.float32), arr(r, n, np.float32), arr(r, n, np.float32), n]),

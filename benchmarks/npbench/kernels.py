@@ -167,11 +167,10 @@ def fdtd_2d(TMAX, ex, ey, hz, _fict_):
 
 @appy.jit
 def trisolv(L, x, b):
-    N = x.shape[0]
-    # Forward substitution is sequential: one worker runs it.
-    #pragma sequential for
-    for i in range(N):
-        x[i] = (b[i] - np.sum(L[i, :i] * x[:i])) / L[i, i]
+    # NPBench's code as it is: on the GPU, appy recognises the forward substitution and
+    # calls cuBLAS (appy-solve-library); on the CPU it runs the loop.
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
 
 
 @appy.jit
@@ -200,14 +199,15 @@ def gramschmidt(A, Q, R):
 
 @appy.jit
 def cholesky(A):
-    N = A.shape[0]
-    # Column by column (the same dot products as NPBench's row-wise loop): the rows
-    # below the diagonal of one column are independent.
-    for j in range(N):
-        A[j, j] = np.sqrt(A[j, j] - np.sum(A[j, :j] * A[j, :j]))
-        #pragma parallel for
-        for i in range(j + 1, N):
-            A[i, j] = (A[i, j] - np.sum(A[i, :j] * A[j, :j])) / A[j, j]
+    # NPBench's code as it is: on the GPU, appy recognises the factorisation and calls
+    # cuSOLVER (appy-solve-library); on the CPU it runs the loops.
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
 
 
 @appy.jit

@@ -116,3 +116,56 @@ def cholesky_misses(A, m):
 # CHOL-MISS-LABEL: func.func @cholesky_misses
 # CHOL-MISS-NOT: appy.potrf
 # CHOL-MISS: return
+
+# NPBench's row-by-row Cholesky (the first element, then each row's off-diagonal
+# elements in place, then its diagonal) is the same factorisation.
+# RUN: appy-opt %s --func cholesky_rows --signature 'f64[:,:]' --emit=gpu | filecheck %s --check-prefix=ROWS
+# RUN: appy-opt %s --func cholesky_rows --signature 'f64[:,:]' --emit=gpu | appy-opt - | filecheck %s --check-prefix=ROWS
+
+@appy.jit
+def cholesky_rows(A):
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+# ROWS-LABEL: func.func @cholesky_rows
+# ROWS-NOT: gpu.launch_func
+# ROWS: arith.maxsi
+# ROWS: "appy.potrf"(%arg0, %{{.*}}) {lower = 1 : i64}
+# ROWS-NOT: gpu.launch_func
+# ROWS: return
+
+# Near misses of the row form: no first element, the row loop from 0, the inner loop
+# one step too far (it would read the diagonal before it is computed).
+# RUN: appy-opt %s --func rows_misses --signature 'f64[:,:]' --emit=gpu | filecheck %s --check-prefix=ROWS-MISS
+
+@appy.jit
+def rows_misses(A):
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(0, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i + 1):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+# ROWS-MISS-LABEL: func.func @rows_misses
+# ROWS-MISS-NOT: appy.potrf
+# ROWS-MISS: return

@@ -75,6 +75,26 @@ impl Pass for SolveLibrary {
                         out.extend(b.end());
                         continue;
                     }
+                    // The row-by-row form starts with a store just before the loop.
+                    let first = out.iter().rposition(|o: &Op| !is_pure(o));
+                    if let Some(k) = first
+                        && let Some(a) = Cx::new(&defs, &op)
+                            .potrf_rows(&out[k], &op)
+                            .filter(|a| matches!(types(*a), Some((DType::F32 | DType::F64, 2))))
+                    {
+                        out.remove(k);
+                        b.loc = op.loc.clone();
+                        b.begin();
+                        // `A[0, 0] = sqrt(A[0, 0])` runs even when the loop does not.
+                        let n = b.to_i64(op.operands[1]);
+                        let one = b.int(1, "i64");
+                        let n = b.bin("arith.maxsi", n, one);
+                        let mut call = Op::new("appy.potrf").with_operands([a, n]).with_loc(op.loc.clone());
+                        call.set_attr("lower", "1");
+                        b.push(call);
+                        out.extend(b.end());
+                        continue;
+                    }
                     if let Some(a) = Cx::new(&defs, &op)
                         .potrf(&op)
                         .filter(|a| matches!(types(*a), Some((DType::F32 | DType::F64, 2))))
@@ -94,6 +114,17 @@ impl Pass for SolveLibrary {
             Ok(out)
         })
     }
+}
+
+/// Ops without effects, which the matcher skips over.
+fn is_pure(o: &Op) -> bool {
+    let n = o.name.as_str();
+    o.regions.is_empty()
+        && (n.starts_with("arith.")
+            || n.starts_with("math.")
+            || n == "memref.load"
+            || n == "memref.dim"
+            || matches!(n, "appy.view" | "appy.ew" | "appy.reduce"))
 }
 
 /// A symbol of an affine index.
@@ -281,8 +312,8 @@ impl<'a> Cx<'a> {
             })
     }
 
-    /// The symbolic value of `v` in statement `a` (for the extents of reductions).
-    fn sym(&self, v: Value, a: &Assign) -> Sym {
+    /// The symbolic value of `v` in a statement whose dimensions have extents `exts`.
+    fn sym(&self, v: Value, exts: &[Value]) -> Sym {
         let Some(op) = self.defs.get(&v) else {
             return Sym::Opaque(v);
         };
@@ -291,7 +322,7 @@ impl<'a> Cx<'a> {
             "appy.ew" => op.attr("op").unwrap_or("").trim_matches('"'),
             n => n,
         };
-        let bin = |f: fn(Box<Sym>, Box<Sym>) -> Sym| f(Box::new(self.sym(o[0], a)), Box::new(self.sym(o[1], a)));
+        let bin = |f: fn(Box<Sym>, Box<Sym>) -> Sym| f(Box::new(self.sym(o[0], exts)), Box::new(self.sym(o[1], exts)));
         match name {
             "appy.view" => {
                 let dims = op.attr("dims").map(int_array).unwrap_or_default();
@@ -315,7 +346,7 @@ impl<'a> Cx<'a> {
             "appy.reduce" => {
                 let rd = reduced_dims(op);
                 match rd.as_slice() {
-                    [k] if reduce_kind(op) == "sum" && *k < a.exts.len() => Sym::Sum(*k, self.aff(a.exts[*k]), Box::new(self.sym(o[0], a))),
+                    [k] if reduce_kind(op) == "sum" && *k < exts.len() => Sym::Sum(*k, self.aff(exts[*k]), Box::new(self.sym(o[0], exts))),
                     _ => Sym::Opaque(v),
                 }
             }
@@ -325,15 +356,15 @@ impl<'a> Cx<'a> {
                 _ => Sym::Opaque(v),
             },
             "arith.addf" if o.len() == 2 => {
-                let (x, y) = canon(self.sym(o[0], a), self.sym(o[1], a));
+                let (x, y) = canon(self.sym(o[0], exts), self.sym(o[1], exts));
                 Sym::Add(Box::new(x), Box::new(y))
             }
             "arith.subf" if o.len() == 2 => bin(Sym::Sub),
             "arith.divf" if o.len() == 2 => bin(Sym::Div),
-            "arith.mulf" if o.len() == 2 => mul(self.sym(o[0], a), self.sym(o[1], a)),
-            "math.sqrt" if o.len() == 1 => Sym::Sqrt(Box::new(self.sym(o[0], a))),
+            "arith.mulf" if o.len() == 2 => mul(self.sym(o[0], exts), self.sym(o[1], exts)),
+            "math.sqrt" if o.len() == 1 => Sym::Sqrt(Box::new(self.sym(o[0], exts))),
             // A constant converted to the statement's type (`1.0 / x` with float32 x).
-            "arith.truncf" | "arith.extf" if o.len() == 1 => match self.sym(o[0], a) {
+            "arith.truncf" | "arith.extf" if o.len() == 1 => match self.sym(o[0], exts) {
                 Sym::Num(x) if name == "arith.extf" || (x as f32) as f64 == x => Sym::Num(x),
                 _ => Sym::Opaque(v),
             },
@@ -377,12 +408,7 @@ impl<'a> Cx<'a> {
                 stmts.push(o);
             } else if allow_loop && (n == "scf.for" || n == "scf.parallel") {
                 loops.push(o);
-            } else if !(o.regions.is_empty()
-                && (n.starts_with("arith.")
-                    || n.starts_with("math.")
-                    || n == "memref.load"
-                    || matches!(n, "appy.view" | "appy.ew" | "appy.reduce")))
-            {
+            } else if !is_pure(o) {
                 return None;
             }
         }
@@ -396,7 +422,105 @@ impl<'a> Cx<'a> {
             return None;
         }
         let idx = a.idx.iter().map(|v| self.aff(*v)).collect();
-        Some((a.target, idx, self.sym(a.value, &a)))
+        Some((a.target, idx, self.sym(a.value, &a.exts)))
+    }
+
+    /// The ops of a loop body with effects, in order (statements, scalar stores to
+    /// arrays, loops); `None` if any other op has effects.
+    fn effects(&self, body: &'a [Op]) -> Option<Vec<&'a Op>> {
+        let mut out = vec![];
+        for o in body {
+            let n = o.name.as_str();
+            if is_pure(o) {
+                continue;
+            }
+            let array_store = n == "memref.store" && o.operands.len() > 2;
+            if !(n == "appy.assign" || array_store || n == "scf.for" || n == "scf.parallel") {
+                return None;
+            }
+            out.push(o);
+        }
+        Some(out)
+    }
+
+    /// A statement `A[idx] = e` followed by a store `A[idx] = f(A[idx], ...)` that reads
+    /// the element back: the element's final value, `f` with that read replaced by `e`.
+    /// (Other reads of `A` in `f` are the caller's to check.)
+    fn composed(&self, assign: &Op, store: &Op) -> Option<(Value, Vec<Aff>, Sym)> {
+        let (t, idx, e) = self.scalar_stmt(assign)?;
+        if store.name != "memref.store" || store.operands.len() < 3 || store.operands[1] != t {
+            return None;
+        }
+        let sidx: Vec<Aff> = store.operands[2..].iter().map(|x| self.aff(*x)).collect();
+        if sidx != idx {
+            return None;
+        }
+        let f = self.sym(store.operands[0], &[]);
+        let read = Sym::Load(t, idx.clone());
+        Some((t, idx, subst(f, &read, &e)))
+    }
+
+    /// NPBench's row-by-row Cholesky: `first` is the store just before the loop.
+    ///
+    /// ```python
+    /// A[0, 0] = np.sqrt(A[0, 0])
+    /// for i in range(1, N):
+    ///     for j in range(i):
+    ///         A[i, j] -= np.dot(A[i, :j], A[j, :j])
+    ///         A[i, j] /= A[j, j]
+    ///     A[i, i] -= np.dot(A[i, :i], A[i, :i])
+    ///     A[i, i] = np.sqrt(A[i, i])
+    /// ```
+    ///
+    /// The dot products and divisions are those of the column-by-column form. In the
+    /// row loop, the read of `A[j, j]` after the write of `A[i, j]` is a different element
+    /// (j < i).
+    fn potrf_rows(mut self, first: &Op, op: &Op) -> Option<Value> {
+        if first.name != "memref.store" || first.operands.len() != 4 {
+            return None;
+        }
+        let a = first.operands[1];
+        let zero = Aff::cst(0);
+        if first.operands[2..].iter().any(|x| self.aff(*x) != zero)
+            || self.sym(first.operands[0], &[]) != Sym::Sqrt(Box::new(load(a, &[&zero, &zero])))
+        {
+            return None;
+        }
+        let (iv, lb, _, body) = self.simple_loop(op)?;
+        if lb.as_const() != Some(1) {
+            return None;
+        }
+        let i = Aff::var(Var::V(iv));
+        let eff = self.effects(body)?;
+        let [inner, diag, diag_store] = eff.as_slice() else { return None };
+        let dot = |s: &Sym, r: &Aff, c: &Aff| -> bool {
+            let Sym::Sum(k, ext, prod) = s else { return false };
+            let d = Aff::var(Var::Dim(*k));
+            ext == c && **prod == mul(load(a, &[r, &d]), load(a, &[c, &d]))
+        };
+        let (a1, idx1, v1) = self.composed(diag, diag_store)?;
+        if a1 != a || idx1 != [i.clone(), i.clone()] {
+            return None;
+        }
+        let Sym::Sqrt(v1) = v1 else { return None };
+        let Sym::Sub(aii, sum) = *v1 else { return None };
+        if *aii != load(a, &[&i, &i]) || !dot(&sum, &i, &i) {
+            return None;
+        }
+        let (jv, jlb, jub, jbody) = self.simple_loop(inner)?;
+        if jlb.as_const() != Some(0) || jub != i {
+            return None;
+        }
+        let j = Aff::var(Var::V(jv));
+        let eff2 = self.effects(jbody)?;
+        let [upd, upd_store] = eff2.as_slice() else { return None };
+        let (a2, idx2, v2) = self.composed(upd, upd_store)?;
+        if a2 != a || idx2 != [i.clone(), j.clone()] {
+            return None;
+        }
+        let Sym::Div(num, den) = v2 else { return None };
+        let Sym::Sub(aij, sum2) = *num else { return None };
+        (*den == load(a, &[&j, &j]) && *aij == load(a, &[&i, &j]) && dot(&sum2, &i, &j)).then_some(a)
     }
 
     /// `for i in range(0, N): x[i] = (b[i] - Σ_k<i L[i, k] x[k]) / L[i, i]`.
@@ -471,6 +595,23 @@ impl<'a> Cx<'a> {
         let Sym::Div(num, den) = val2 else { return None };
         let Sym::Sub(aij, sum2) = *num else { return None };
         (*den == load(a, &[&j, &j]) && *aij == load(a, &[&i, &j]) && dot(&sum2, &i)).then_some(a)
+    }
+}
+
+/// `s` with every occurrence of `from` replaced by `to`.
+fn subst(s: Sym, from: &Sym, to: &Sym) -> Sym {
+    if s == *from {
+        return to.clone();
+    }
+    let b = |x: Box<Sym>| Box::new(subst(*x, from, to));
+    match s {
+        Sym::Add(x, y) => Sym::Add(b(x), b(y)),
+        Sym::Sub(x, y) => Sym::Sub(b(x), b(y)),
+        Sym::Mul(x, y) => Sym::Mul(b(x), b(y)),
+        Sym::Div(x, y) => Sym::Div(b(x), b(y)),
+        Sym::Sqrt(x) => Sym::Sqrt(b(x)),
+        Sym::Sum(k, e, x) => Sym::Sum(k, e, b(x)),
+        other => other,
     }
 }
 

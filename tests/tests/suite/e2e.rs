@@ -580,6 +580,7 @@ fn solvers_cpu_loops() {
         check("solvers.py", "trisolv_inplace", vec![l, x, int(n as i64)], 256);
         check("solvers.py", "cholesky", vec![spd(&mut r, F64, n, 0)], 256);
         check("solvers.py", "cholesky_block", vec![spd(&mut r, F64, n, 3), int(n as i64)], 256);
+        check("solvers.py", "cholesky_rows", vec![spd(&mut r, F64, n, 0)], 256);
     }
 }
 
