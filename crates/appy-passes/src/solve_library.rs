@@ -29,7 +29,10 @@
 //! ```
 //!
 //! becomes `appy.potrf(A, N)` (the lower triangle of `A[:N, :N]` becomes L; the rest is
-//! untouched). Only the GPU pipeline runs this pass; on the CPU the loops stay loops.
+//! untouched). So does NPBench's row-by-row form (`A[0, 0] = sqrt(A[0, 0])`, then for
+//! each row `i` the in-place updates `A[i, j] -= np.dot(A[i, :j], A[j, :j]);
+//! A[i, j] /= A[j, j]` for `j < i`, then the diagonal). Only the GPU pipeline runs this
+//! pass; on the CPU the loops stay loops.
 
 use crate::tensor::{Assign, int_array, reduce_kind, reduced_dims, rewrite_module};
 use crate::{Pass, PassError};
