@@ -17,7 +17,7 @@
 //!     x[i] = (b[i] - np.sum(L[i, :i] * x[:i])) / L[i, i]      # b may be x itself
 //! ```
 //!
-//! becomes `appy.trsv(L, x, b, N)` (x[:N] = b[:N], then x = L⁻¹ x with the lower
+//! becomes `appy.trsv(L, x, b, N)` (`x[:N] = b[:N]`, then `x = L⁻¹ x` with the lower
 //! triangle of L). Cholesky, column by column (a loop over `j` whose body is the
 //! diagonal statement and a loop over the rows below it):
 //!
