@@ -48,6 +48,9 @@ impl Pass for SolveLibrary {
         "appy-solve-library"
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        if !m.op.walk_any(&|o| o.name == "scf.for") {
+            return Ok(());
+        }
         // Every op that defines a value, without its regions (the matcher reads only
         // region-free ops through this map).
         let mut defs: HashMap<Value, Op> = HashMap::new();
@@ -66,57 +69,58 @@ impl Pass for SolveLibrary {
             }
             let mut out = Vec::with_capacity(ops.len());
             for op in ops {
-                if op.name == "scf.for" {
-                    let types = |v: Value| parse_memref(b.m.ty(v));
-                    if let Some(t) = Cx::new(&defs, &op).trsv(&op).filter(|t| t.types_ok(&types)) {
-                        b.loc = op.loc.clone();
-                        b.begin();
-                        let n = b.to_i64(op.operands[1]);
-                        let mut call = Op::new("appy.trsv").with_operands([t.l, t.x, t.b, n]).with_loc(op.loc.clone());
-                        call.set_attr("lower", "1");
-                        b.push(call);
-                        out.extend(b.end());
-                        continue;
-                    }
-                    // The row-by-row form starts with a store just before the loop.
-                    let first = out.iter().rposition(|o: &Op| !is_pure(o));
-                    if let Some(k) = first
-                        && let Some(a) = Cx::new(&defs, &op)
-                            .potrf_rows(&out[k], &op)
-                            .filter(|a| matches!(types(*a), Some((DType::F32 | DType::F64, 2))))
-                    {
-                        out.remove(k);
-                        b.loc = op.loc.clone();
-                        b.begin();
-                        // `A[0, 0] = sqrt(A[0, 0])` runs even when the loop does not.
-                        let n = b.to_i64(op.operands[1]);
-                        let one = b.int(1, "i64");
-                        let n = b.bin("arith.maxsi", n, one);
-                        let mut call = Op::new("appy.potrf").with_operands([a, n]).with_loc(op.loc.clone());
-                        call.set_attr("lower", "1");
-                        b.push(call);
-                        out.extend(b.end());
-                        continue;
-                    }
-                    if let Some(a) = Cx::new(&defs, &op)
-                        .potrf(&op)
-                        .filter(|a| matches!(types(*a), Some((DType::F32 | DType::F64, 2))))
-                    {
-                        b.loc = op.loc.clone();
-                        b.begin();
-                        let n = b.to_i64(op.operands[1]);
-                        let mut call = Op::new("appy.potrf").with_operands([a, n]).with_loc(op.loc.clone());
-                        call.set_attr("lower", "1");
-                        b.push(call);
-                        out.extend(b.end());
-                        continue;
-                    }
+                let found = if op.name == "scf.for" {
+                    recognise(&defs, &out, &op, &|v| parse_memref(b.m.ty(v)))
+                } else {
+                    None
+                };
+                let Some((name, arrays, first)) = found else {
+                    out.push(op);
+                    continue;
+                };
+                if let Some(k) = first {
+                    out.remove(k);
                 }
-                out.push(op);
+                b.loc = op.loc.clone();
+                b.begin();
+                let mut n = b.to_i64(op.operands[1]);
+                if first.is_some() {
+                    // `A[0, 0] = sqrt(A[0, 0])` runs even when the loop does not.
+                    let one = b.int(1, "i64");
+                    n = b.bin("arith.maxsi", n, one);
+                }
+                let mut call = Op::new(name).with_operands(arrays.into_iter().chain([n])).with_loc(op.loc.clone());
+                call.set_attr("lower", "1");
+                b.push(call);
+                out.extend(b.end());
             }
             Ok(out)
         })
     }
+}
+
+/// The library call that the loop `op` computes, if any: the op's name, its array
+/// operands (the loop's upper bound comes last), and the position in `before` (the
+/// block's ops so far) of a store that belongs to the computation (the first element of
+/// the row-by-row Cholesky).
+fn recognise(
+    defs: &HashMap<Value, Op>,
+    before: &[Op],
+    op: &Op,
+    types: &dyn Fn(Value) -> Option<(DType, usize)>,
+) -> Option<(&'static str, Vec<Value>, Option<usize>)> {
+    let mut cx = Cx::new(defs, op);
+    let float_matrix = |a: &Value| matches!(types(*a), Some((DType::F32 | DType::F64, 2)));
+    if let Some(t) = cx.trsv(op).filter(|t| t.types_ok(types)) {
+        return Some(("appy.trsv", vec![t.l, t.x, t.b], None));
+    }
+    // The row-by-row form starts with a store just before the loop.
+    if let Some(k) = before.iter().rposition(|o| !is_pure(o))
+        && let Some(a) = cx.potrf_rows(&before[k], op).filter(float_matrix)
+    {
+        return Some(("appy.potrf", vec![a], Some(k)));
+    }
+    cx.potrf(op).filter(float_matrix).map(|a| ("appy.potrf", vec![a], None))
 }
 
 /// Ops without effects, which the matcher skips over.
@@ -401,23 +405,6 @@ impl<'a> Cx<'a> {
         term_ok.then(|| (*iv, lb, self.aff(op.operands[1]), body))
     }
 
-    /// The statements of a loop body whose other ops compute values only; `None` if it
-    /// has anything else.
-    fn statements(body: &[Op], allow_loop: bool) -> Option<(Vec<&Op>, Vec<&Op>)> {
-        let (mut stmts, mut loops) = (vec![], vec![]);
-        for o in body {
-            let n = o.name.as_str();
-            if n == "appy.assign" {
-                stmts.push(o);
-            } else if allow_loop && (n == "scf.for" || n == "scf.parallel") {
-                loops.push(o);
-            } else if !is_pure(o) {
-                return None;
-            }
-        }
-        Some((stmts, loops))
-    }
-
     /// A scalar statement `target[idx...] = value` (no slice, no atomic): its parts.
     fn scalar_stmt(&self, op: &Op) -> Option<(Value, Vec<Aff>, Sym)> {
         let a = Assign::of(op).ok()?;
@@ -426,24 +413,6 @@ impl<'a> Cx<'a> {
         }
         let idx = a.idx.iter().map(|v| self.aff(*v)).collect();
         Some((a.target, idx, self.sym(a.value, &a.exts)))
-    }
-
-    /// The ops of a loop body with effects, in order (statements, scalar stores to
-    /// arrays, loops); `None` if any other op has effects.
-    fn effects(&self, body: &'a [Op]) -> Option<Vec<&'a Op>> {
-        let mut out = vec![];
-        for o in body {
-            let n = o.name.as_str();
-            if is_pure(o) {
-                continue;
-            }
-            let array_store = n == "memref.store" && o.operands.len() > 2;
-            if !(n == "appy.assign" || array_store || n == "scf.for" || n == "scf.parallel") {
-                return None;
-            }
-            out.push(o);
-        }
-        Some(out)
     }
 
     /// A statement `A[idx] = e` followed by a store `A[idx] = f(A[idx], ...)` that reads
@@ -478,7 +447,7 @@ impl<'a> Cx<'a> {
     /// The dot products and divisions are those of the column-by-column form. In the
     /// row loop, the read of `A[j, j]` after the write of `A[i, j]` is a different element
     /// (j < i).
-    fn potrf_rows(mut self, first: &Op, op: &Op) -> Option<Value> {
+    fn potrf_rows(&mut self, first: &Op, op: &Op) -> Option<Value> {
         if first.name != "memref.store" || first.operands.len() != 4 {
             return None;
         }
@@ -494,7 +463,7 @@ impl<'a> Cx<'a> {
             return None;
         }
         let i = Aff::var(Var::V(iv));
-        let eff = self.effects(body)?;
+        let eff = effects(body)?;
         let [inner, diag, diag_store] = eff.as_slice() else { return None };
         let dot = |s: &Sym, r: &Aff, c: &Aff| -> bool {
             let Sym::Sum(k, ext, prod) = s else { return false };
@@ -515,7 +484,7 @@ impl<'a> Cx<'a> {
             return None;
         }
         let j = Aff::var(Var::V(jv));
-        let eff2 = self.effects(jbody)?;
+        let eff2 = effects(jbody)?;
         let [upd, upd_store] = eff2.as_slice() else { return None };
         let (a2, idx2, v2) = self.composed(upd, upd_store)?;
         if a2 != a || idx2 != [i.clone(), j.clone()] {
@@ -527,13 +496,13 @@ impl<'a> Cx<'a> {
     }
 
     /// `for i in range(0, N): x[i] = (b[i] - Σ_k<i L[i, k] x[k]) / L[i, i]`.
-    fn trsv(mut self, op: &Op) -> Option<Trsv> {
+    fn trsv(&mut self, op: &Op) -> Option<Trsv> {
         let (iv, lb, _, body) = self.simple_loop(op)?;
         if lb.as_const() != Some(0) {
             return None;
         }
-        let (stmts, _) = Self::statements(body, false)?;
-        let [s] = stmts.as_slice() else { return None };
+        let eff = effects(body)?;
+        let [s] = eff.as_slice() else { return None };
         let (x, idx, val) = self.scalar_stmt(s)?;
         let i = Aff::var(Var::V(iv));
         if idx != [i.clone()] {
@@ -555,20 +524,14 @@ impl<'a> Cx<'a> {
     }
 
     /// The column-by-column Cholesky loop nest over `A` (see the module docs).
-    fn potrf(mut self, op: &Op) -> Option<Value> {
+    fn potrf(&mut self, op: &Op) -> Option<Value> {
         let (jv, lb, n, body) = self.simple_loop(op)?;
         if lb.as_const() != Some(0) {
             return None;
         }
-        let (stmts, loops) = Self::statements(body, true)?;
-        let ([s1], [inner]) = (stmts.as_slice(), loops.as_slice()) else {
-            return None;
-        };
-        // The diagonal statement comes before the loop over the rows.
-        let pos = |x: &Op| body.iter().position(|o| std::ptr::eq(o, x));
-        if pos(s1)? > pos(inner)? {
-            return None;
-        }
+        // The diagonal statement, then the loop over the rows.
+        let eff = effects(body)?;
+        let [s1, inner] = eff.as_slice() else { return None };
         let (a, idx, val) = self.scalar_stmt(s1)?;
         let j = Aff::var(Var::V(jv));
         if idx != [j.clone(), j.clone()] {
@@ -588,8 +551,8 @@ impl<'a> Cx<'a> {
         if ilb != j.clone().add(&Aff::cst(1), 1) || iub != n {
             return None;
         }
-        let (istmts, _) = Self::statements(ibody, false)?;
-        let [s2] = istmts.as_slice() else { return None };
+        let ieff = effects(ibody)?;
+        let [s2] = ieff.as_slice() else { return None };
         let (a2, idx2, val2) = self.scalar_stmt(s2)?;
         let i = Aff::var(Var::V(iv));
         if a2 != a || idx2 != [i.clone(), j.clone()] {
@@ -599,6 +562,24 @@ impl<'a> Cx<'a> {
         let Sym::Sub(aij, sum2) = *num else { return None };
         (*den == load(a, &[&j, &j]) && *aij == load(a, &[&i, &j]) && dot(&sum2, &i)).then_some(a)
     }
+}
+
+/// The ops of a loop body with effects, in order (statements, scalar stores to
+/// arrays, loops); `None` if any other op has effects.
+fn effects(body: &[Op]) -> Option<Vec<&Op>> {
+    let mut out = vec![];
+    for o in body {
+        let n = o.name.as_str();
+        if is_pure(o) {
+            continue;
+        }
+        let array_store = n == "memref.store" && o.operands.len() > 2;
+        if !(n == "appy.assign" || array_store || n == "scf.for" || n == "scf.parallel") {
+            return None;
+        }
+        out.push(o);
+    }
+    Some(out)
 }
 
 /// `s` with every occurrence of `from` replaced by `to`.

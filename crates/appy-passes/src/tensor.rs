@@ -45,6 +45,29 @@ pub fn tensor_defs(ops: &[Op]) -> HashMap<Value, Op> {
     ops.iter().filter(|o| is_tensor_op(o)).map(|o| (o.results[0], o.clone())).collect()
 }
 
+/// A rewrite of one `appy.assign` (see [`map_assigns`]).
+pub type AssignRewrite<'a> = dyn FnMut(&HashMap<Value, Op>, Op, Assign, &mut Vec<Op>) -> Result<(), PassError> + 'a;
+
+/// Rewrites each `appy.assign` of a block's op list: `f(defs, op, assign, out)` pushes
+/// the statement's replacement (or the statement itself) onto `out`, given the block's
+/// tensor ops by result (`defs`). The other ops are kept as they are.
+pub fn map_assigns(ops: Vec<Op>, f: &mut AssignRewrite<'_>) -> Result<Vec<Op>, PassError> {
+    if !ops.iter().any(|o| o.name == "appy.assign") {
+        return Ok(ops);
+    }
+    let defs = tensor_defs(&ops);
+    let mut out = vec![];
+    for op in ops {
+        if op.name != "appy.assign" {
+            out.push(op);
+            continue;
+        }
+        let a = Assign::of(&op)?;
+        f(&defs, op, a, &mut out)?;
+    }
+    Ok(out)
+}
+
 /// The parts of an `appy.assign`.
 #[derive(Clone, Debug)]
 pub struct Assign {

@@ -227,20 +227,21 @@ fn scalar_product(b: &mut Builder, vs: &[Value]) -> Value {
     acc
 }
 
+/// `alpha`, the product of the scalar factors of the product, and `beta`, that of the
+/// factors of the `C` term (0 without one).
+fn alpha_beta(b: &mut Builder, alpha: &[Value], beta: &Option<Vec<Value>>) -> (Value, Value) {
+    let alpha = scalar_product(b, alpha);
+    let beta = match beta {
+        None => b.float(0.0, "f64"),
+        Some(s) => scalar_product(b, s),
+    };
+    (alpha, beta)
+}
+
 fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
-    if !ops.iter().any(|o| o.name == "appy.assign") {
-        return Ok(ops);
-    }
-    let defs = tensor_defs(&ops);
-    let mut out = vec![];
-    for op in ops {
-        if op.name != "appy.assign" {
-            out.push(op);
-            continue;
-        }
-        let a = Assign::of(&op)?;
+    map_assigns(ops, &mut |defs, op, a, out| {
         let elem = |v: Value, b: &Builder| appy_ir::types::parse_memref(b.m.ty(v)).map(|(d, _)| d);
-        if let Some(g) = matvec(&defs, &a).filter(|g| {
+        if let Some(g) = matvec(defs, &a).filter(|g| {
             matches!(elem(a.target, b), Some(DType::F32 | DType::F64))
                 && elem(g.w.mem, b) == elem(a.target, b)
                 && elem(g.v.0, b) == elem(a.target, b)
@@ -249,11 +250,7 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
         }) {
             b.loc = op.loc.clone();
             b.begin();
-            let alpha = scalar_product(b, &g.alpha);
-            let beta = match &g.beta {
-                None => b.float(0.0, "f64"),
-                Some(s) => scalar_product(b, s),
-            };
+            let (alpha, beta) = alpha_beta(b, &g.alpha, &g.beta);
             let t = a.dims[0] as usize;
             let trans_a = g.w.dims[0] != t as i64;
             let zero = b.int(0, "i64");
@@ -273,10 +270,10 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
             gemm.set_attr("vec", "1");
             b.push(gemm);
             out.extend(b.end());
-            continue;
+            return Ok(());
         }
         let elem_ok = |v: Value, b: &Builder| matches!(appy_ir::types::parse_memref(b.m.ty(v)), Some((DType::F32 | DType::F64, 2)));
-        let Some(g) = matmul(&defs, &a).filter(|g| {
+        let Some(g) = matmul(defs, &a).filter(|g| {
             elem_ok(a.target, b)
                 && g.a.mem != a.target
                 && g.b.mem != a.target
@@ -284,15 +281,11 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
                 && b.m.ty(g.b.mem) == b.m.ty(a.target)
         }) else {
             out.push(op);
-            continue;
+            return Ok(());
         };
         b.loc = op.loc.clone();
         b.begin();
-        let alpha = scalar_product(b, &g.alpha);
-        let beta = match &g.beta {
-            None => b.float(0.0, "f64"),
-            Some(s) => scalar_product(b, s),
-        };
+        let (alpha, beta) = alpha_beta(b, &g.alpha, &g.beta);
         let (i, j) = (a.dims[0] as usize, a.dims[1] as usize);
         let trans_a = g.a.dims[0] != i as i64;
         let trans_b = g.b.dims[0] != g.k as i64;
@@ -307,6 +300,6 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
         gemm.set_attr("trans_b", format!("{}", trans_b as i64));
         b.push(gemm);
         out.extend(b.end());
-    }
-    Ok(out)
+        Ok(())
+    })
 }

@@ -69,18 +69,8 @@ impl Pass for TensorTemporaries {
 }
 
 fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, PassError> {
-    if !ops.iter().any(|o| o.name == "appy.assign") {
-        return Ok(ops);
-    }
-    let defs = tensor_defs(&ops);
-    let mut out = vec![];
-    for op in ops {
-        if op.name != "appy.assign" {
-            out.push(op);
-            continue;
-        }
-        let a = Assign::of(&op)?;
-        let conflict = dag(&defs, a.value).into_iter().any(|v| {
+    map_assigns(ops, &mut |defs, op, a, out| {
+        let conflict = dag(defs, a.value).into_iter().any(|v| {
             let d = &defs[&v];
             d.name == "appy.view"
                 && d.operands[0] == a.target
@@ -88,7 +78,7 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
         });
         if !conflict || a.dims.is_empty() {
             out.push(op);
-            continue;
+            return Ok(());
         }
         let ty = b.m.ty(a.target).to_string();
         let tmp = *temps.entry(a.target).or_insert_with(|| b.m.value(ty));
@@ -113,6 +103,6 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
         let mut second = a.clone();
         second.value = view;
         out.push(second.build(&op));
-    }
-    Ok(out)
+        Ok(())
+    })
 }

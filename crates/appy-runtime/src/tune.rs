@@ -60,7 +60,7 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
     let n = b.candidates();
     // Nothing to choose: one candidate, or no kernels at all (the work is library calls,
     // e.g. cuBLAS / cuSOLVER, which the vector length does not affect).
-    if n == 1 || (0..n).all(|k| !b.candidate(k).ptx.contains(".entry")) {
+    if n == 1 || (0..n).all(|k| b.candidate(k).kernels.is_empty()) {
         return Ok(0);
     }
     // Decisions already made in this process (no key hashing, no file read per call).
