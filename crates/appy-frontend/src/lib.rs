@@ -26,6 +26,7 @@ pub mod lower;
 mod parser;
 mod pragma;
 mod print;
+mod sema;
 
 use appy_ir::diag::{DResult, Diagnostic, Severity, SourceFile, Span};
 

@@ -1,0 +1,431 @@
+//! Scalar expressions: names, subscripts, operators, comparisons, conditionals.
+
+use super::*;
+
+impl Lower<'_> {
+    // ----- expressions ---------------------------------------------------------------
+
+    pub(super) fn as_bool(&mut self, v: V, span: Span) -> DResult<Value> {
+        match v {
+            V::S(x, t) => Ok(self.b.cast(x, t, STy::BOOL)),
+            _ => Err(self.err(span, "expected a scalar condition")),
+        }
+    }
+
+    pub(super) fn scalar(&mut self, e: &Expr) -> DResult<(Value, STy)> {
+        match self.expr(e)? {
+            V::S(x, t) => Ok((x, t)),
+            V::Arr(..) => Err(self
+                .err(e.span, "expected a scalar, found an array")
+                .with_note("help: index the array, e.g. `a[i]`; whole-array expressions are not supported yet")),
+            V::Tuple(_) => Err(self.err(e.span, "expected a scalar, found a tuple")),
+            V::Vidx { .. } => Err(self.err(e.span, "expected a scalar, found a vector index")),
+        }
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> DResult<V> {
+        match &e.kind {
+            ExprKind::Int(i) => Ok(V::S(self.b.int(*i, "i64"), STy::INT)),
+            ExprKind::Float(f) => Ok(V::S(self.b.float(*f, "f64"), STy::FLOAT)),
+            ExprKind::Bool(b) => Ok(V::S(self.b.int(*b as i64, "i1"), STy::BOOL)),
+            ExprKind::None => Err(self.err(e.span, "`None` is only allowed as an index (a new axis)")),
+            ExprKind::Str(_) => Err(self.err(e.span, "strings are not supported here")),
+            ExprKind::Name(n) => match self.lookup(n).cloned() {
+                Some(Binding::Slot(slot, t)) => Ok(V::S(self.b.load(slot, &[]), t)),
+                Some(Binding::Val(v)) => Ok(v),
+                Some(Binding::Private(sp)) => {
+                    let (l, c) = self.file.line_col(sp.start);
+                    Err(self
+                        .err(
+                            e.span,
+                            format!("`{n}` is private to the loop at line {l}, column {c}; its value is not available after the loop"),
+                        )
+                        .with_note(format!(
+                            "help: to get a value out of a parallel loop, make `{n}` an array or a `shared({n})` reduction"
+                        )))
+                }
+                None => {
+                    if let Some(q) = qualify(&self.imports, e)
+                        && q == "appy.MVL"
+                    {
+                        return Ok(V::S(self.b.op1("appy.mvl", &[], "i64", &[]), STy::INT));
+                    }
+                    Err(self.err(e.span, format!("undefined name `{n}`")))
+                }
+            },
+            ExprKind::Attribute { value, attr } => {
+                let q = qualify(&self.imports, e).unwrap_or_default();
+                if q == "appy.MVL" {
+                    return Ok(V::S(self.b.op1("appy.mvl", &[], "i64", &[]), STy::INT));
+                }
+                if q == "numpy.inf" || q == "math.inf" {
+                    return Ok(V::S(self.b.float(f64::INFINITY, "f64"), STy::FLOAT));
+                }
+                if q == "numpy.pi" || q == "math.pi" {
+                    return Ok(V::S(self.b.float(std::f64::consts::PI, "f64"), STy::FLOAT));
+                }
+                if q == "numpy.e" || q == "math.e" {
+                    return Ok(V::S(self.b.float(std::f64::consts::E, "f64"), STy::FLOAT));
+                }
+                if attr.name == "shape" || attr.name == "size" || attr.name == "ndim" {
+                    if let V::Arr(m, _, r) = self.expr(value)? {
+                        let mut dims = vec![];
+                        for i in 0..r {
+                            let c = self.b.index(i as i64);
+                            let d = self.b.op1("memref.dim", &[m, c], "index", &[]);
+                            dims.push(self.b.to_i64(d));
+                        }
+                        return Ok(match attr.name.as_str() {
+                            "shape" => V::Tuple(dims.into_iter().map(|d| V::S(d, STy::INT)).collect()),
+                            "ndim" => V::S(self.b.int(r as i64, "i64"), STy::INT),
+                            _ => {
+                                let mut p = self.b.int(1, "i64");
+                                for d in dims {
+                                    p = self.b.bin("arith.muli", p, d);
+                                }
+                                V::S(p, STy::INT)
+                            }
+                        });
+                    }
+                    return Err(self.err(value.span, format!("`.{}` needs an array", attr.name)));
+                }
+                Err(self.err(e.span, format!("unsupported attribute `{}`", q.trim_start_matches("builtins."))))
+            }
+            ExprKind::Subscript { value, indices } => {
+                // Tuples (shapes) index with constants.
+                if let V::Tuple(vs) = self.expr(value)? {
+                    if let [Index::Expr(ix)] = indices.as_slice()
+                        && let Some(k) = const_int(ix)
+                    {
+                        let n = vs.len() as i64;
+                        let k = if k < 0 { k + n } else { k };
+                        if (0..n).contains(&k) {
+                            return Ok(vs[k as usize].clone());
+                        }
+                        return Err(self.err(ix.span, format!("index {k} is out of range for a tuple of {n}")));
+                    }
+                    return Err(self.err(e.span, "tuples can only be indexed with an integer constant"));
+                }
+                let (m, dt, idx) = self.element_ref(value, indices, e.span)?;
+                self.set_loc(e.span);
+                Ok(V::S(self.b.load(m, &idx), STy::strong(dt)))
+            }
+            ExprKind::Tuple(es) => {
+                let mut vs = vec![];
+                for x in es {
+                    vs.push(self.expr(x)?);
+                }
+                Ok(V::Tuple(vs))
+            }
+            ExprKind::Unary { op, operand } => {
+                let (x, t) = self.scalar(operand)?;
+                Ok(match op {
+                    UnaryOp::Pos => V::S(x, t),
+                    UnaryOp::Neg => {
+                        if t.dt == DType::Bool {
+                            let t2 = STy::INT;
+                            let y = self.b.cast(x, t, t2);
+                            V::S(self.negate(y, t2.dt), t2)
+                        } else {
+                            V::S(self.negate(x, t.dt), t)
+                        }
+                    }
+                    UnaryOp::Not => {
+                        let c = self.b.cast(x, t, STy::BOOL);
+                        let one = self.b.int(1, "i1");
+                        V::S(self.b.bin("arith.xori", c, one), STy::BOOL)
+                    }
+                    UnaryOp::Invert => {
+                        if t.is_float() {
+                            return Err(self.err(e.span, "`~` needs an integer or boolean operand"));
+                        }
+                        let ones = self.b.int(-1, t.mlir());
+                        let ones = if t.dt == DType::Bool { self.b.int(1, "i1") } else { ones };
+                        V::S(self.b.bin("arith.xori", x, ones), t)
+                    }
+                })
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.scalar(lhs)?;
+                let b = self.scalar(rhs)?;
+                self.set_loc(e.span);
+                self.binary(*op, a, b, e.span)
+            }
+            ExprKind::Compare { first, rest } => {
+                let mut acc: Option<Value> = None;
+                let mut left = self.scalar(first)?;
+                for (op, r) in rest {
+                    let right = self.scalar(r)?;
+                    let c = self.compare(*op, left, right);
+                    acc = Some(match acc {
+                        None => c,
+                        Some(p) => self.b.bin("arith.andi", p, c),
+                    });
+                    left = right;
+                }
+                Ok(V::S(acc.expect("at least one comparison"), STy::BOOL))
+            }
+            ExprKind::BoolOp { op, values } => {
+                // Short-circuit evaluation through scf.if, so `i < n and a[i] > 0` never
+                // reads out of bounds.
+                let (first, rest) = values.split_first().expect("two operands");
+                let v = self.expr(first)?;
+                let mut acc = self.as_bool(v, first.span)?;
+                for r in rest {
+                    self.b.begin();
+                    let v = self.expr(r)?;
+                    let rv = self.as_bool(v, r.span)?;
+                    self.b.push(Builder::yield_op(&[rv]));
+                    let then = self.b.end();
+                    let res = self.b.m.value("i1");
+                    let short = self.b.int((*op == BoolOpKind::Or) as i64, "i1");
+                    let (t_ops, e_ops) = if *op == BoolOpKind::And {
+                        (then, vec![Builder::yield_op(&[short])])
+                    } else {
+                        (vec![Builder::yield_op(&[short])], then)
+                    };
+                    let ifop = Op::new("scf.if")
+                        .with_operands([acc])
+                        .with_results([res])
+                        .with_region(Builder::region(vec![], t_ops))
+                        .with_region(Builder::region(vec![], e_ops));
+                    self.b.push(ifop);
+                    acc = res;
+                }
+                Ok(V::S(acc, STy::BOOL))
+            }
+            ExprKind::IfExp { cond, then, orelse } => {
+                let c = self.expr(cond)?;
+                let c = self.as_bool(c, cond.span)?;
+                self.b.begin();
+                let (tv, tt) = self.scalar(then)?;
+                let t_ops_marker = self.b.end();
+                self.b.begin();
+                let (ev, et) = self.scalar(orelse)?;
+                let e_ops_marker = self.b.end();
+                let rt = promote(tt, et);
+                let mut t_ops = t_ops_marker;
+                let mut e_ops = e_ops_marker;
+                self.b.begin();
+                let tc = self.b.cast(tv, tt, rt);
+                t_ops.extend(self.b.end());
+                t_ops.push(Builder::yield_op(&[tc]));
+                self.b.begin();
+                let ec = self.b.cast(ev, et, rt);
+                e_ops.extend(self.b.end());
+                e_ops.push(Builder::yield_op(&[ec]));
+                let res = self.b.m.value(rt.mlir());
+                let ifop = Op::new("scf.if")
+                    .with_operands([c])
+                    .with_results([res])
+                    .with_region(Builder::region(vec![], t_ops))
+                    .with_region(Builder::region(vec![], e_ops));
+                self.b.push(ifop);
+                Ok(V::S(res, rt))
+            }
+            ExprKind::Call { func, args, kwargs } => self.call(func, args, kwargs, e),
+        }
+    }
+
+    pub(super) fn element_ref(&mut self, arr: &Expr, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Value>)> {
+        let v = self.expr(arr)?;
+        let V::Arr(m, dt, rank) = v else {
+            return Err(self.err(arr.span, "only arrays can be subscripted"));
+        };
+        if indices.len() != rank {
+            let has_slice = indices.iter().any(|i| !matches!(i, Index::Expr(_)));
+            if !has_slice {
+                return Err(self.err(
+                    span,
+                    format!(
+                        "array has {rank} dimension(s) but {} index(es) were given; appy needs one index per dimension",
+                        indices.len()
+                    ),
+                ));
+            }
+        }
+        let mut idx = vec![];
+        for (d, i) in indices.iter().enumerate() {
+            match i {
+                Index::Expr(x) => {
+                    let (v, t) = self.scalar(x)?;
+                    if t.is_float() {
+                        return Err(self.err(x.span, "array indices must be integers"));
+                    }
+                    let mut v = self.b.cast(v, t, STy::INT);
+                    // Python's negative indices count from the end; literal ones are exact.
+                    if const_int(x).is_some_and(|k| k < 0) {
+                        let c = self.b.index(d as i64);
+                        let dim = self.b.op1("memref.dim", &[m, c], "index", &[]);
+                        let dim = self.b.to_i64(dim);
+                        v = self.b.bin("arith.addi", dim, v);
+                    }
+                    idx.push(self.b.to_index(v));
+                }
+                Index::Slice { span, .. } => {
+                    return Err(self
+                        .err(*span, "slices (sliced index notation) are not supported yet in this context")
+                        .with_note("help: write an explicit `#pragma simd` loop over the elements"));
+                }
+                Index::NewAxis(sp) => {
+                    return Err(self.err(
+                        *sp,
+                        "`None` (new axis) is only supported in tensor expressions, which are not supported yet",
+                    ));
+                }
+            }
+        }
+        Ok((m, dt, idx))
+    }
+
+    pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
+        let mut t = promote(ta, tb);
+        if matches!(op, BinOp::Div) {
+            t = t.to_float();
+        }
+        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) && t.dt == DType::Bool {
+            t = if ta.weak && tb.weak { STy::INT } else { STy::strong(DType::I64) };
+        }
+        if matches!(op, BinOp::Pow) && t.dt.is_int() {
+            // int ** int by repeated multiplication (a negative exponent gives 0).
+            let x = self.b.cast(a, ta, t);
+            let y = self.b.cast(b, tb, STy::INT);
+            let zero = self.b.int(0, "i64");
+            let y = self.b.bin("arith.maxsi", y, zero);
+            let n = self.b.to_index(y);
+            let c0 = self.b.index(0);
+            let c1 = self.b.index(1);
+            let one = self.b.int(1, t.mlir());
+            let iv = self.b.m.value("index");
+            let acc = self.b.m.value(t.mlir());
+            let r = self.b.m.value(t.mlir());
+            self.b.begin();
+            let next = self.b.bin("arith.muli", acc, x);
+            self.b.push(Builder::yield_op(&[next]));
+            let body = self.b.end();
+            self.b.push(
+                Op::new("scf.for")
+                    .with_operands([c0, n, c1, one])
+                    .with_results([r])
+                    .with_region(Builder::region(vec![iv, acc], body)),
+            );
+            return Ok(V::S(r, t));
+        }
+        if matches!(op, BinOp::Pow) && !tb.is_float() {
+            let x = self.b.cast(a, ta, t);
+            if let Some(k @ 1..=4) = self.const_of(b) {
+                // Small integer powers are exact products, as in NumPy.
+                let mut r = x;
+                for _ in 1..k {
+                    r = self.b.bin("arith.mulf", r, x);
+                }
+                return Ok(V::S(r, t));
+            }
+            let y = self.b.cast(b, tb, t);
+            return Ok(V::S(self.b.bin("math.powf", x, y), t));
+        }
+        let x = self.b.cast(a, ta, t);
+        let y = self.b.cast(b, tb, t);
+        let f = t.is_float();
+        let name = match op {
+            BinOp::Add => {
+                if f {
+                    "arith.addf"
+                } else {
+                    "arith.addi"
+                }
+            }
+            BinOp::Sub => {
+                if f {
+                    "arith.subf"
+                } else {
+                    "arith.subi"
+                }
+            }
+            BinOp::Mul => {
+                if f {
+                    "arith.mulf"
+                } else {
+                    "arith.muli"
+                }
+            }
+            BinOp::Div => "arith.divf",
+            BinOp::Pow => "math.powf",
+            BinOp::FloorDiv => {
+                if f {
+                    let q = self.b.bin("arith.divf", x, y);
+                    return Ok(V::S(self.b.op1("math.floor", &[q], t.mlir(), &[]), t));
+                }
+                "arith.floordivsi"
+            }
+            BinOp::Mod => {
+                // Python modulo: the result takes the sign of the divisor.
+                let r = self.b.bin(if f { "arith.remf" } else { "arith.remsi" }, x, y);
+                let zero = self.b.scalar(0.0, t);
+                let (rnz, rneg, yneg) = if f {
+                    (
+                        self.b.cmpf(FPred::Une, r, zero),
+                        self.b.cmpf(FPred::Olt, r, zero),
+                        self.b.cmpf(FPred::Olt, y, zero),
+                    )
+                } else {
+                    (
+                        self.b.cmpi(IPred::Ne, r, zero),
+                        self.b.cmpi(IPred::Slt, r, zero),
+                        self.b.cmpi(IPred::Slt, y, zero),
+                    )
+                };
+                let diff = self.b.bin("arith.xori", rneg, yneg);
+                let fix = self.b.bin("arith.andi", rnz, diff);
+                let ry = self.b.bin(if f { "arith.addf" } else { "arith.addi" }, r, y);
+                return Ok(V::S(self.b.select(fix, ry, r), t));
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::LShift | BinOp::RShift => {
+                if f {
+                    return Err(self.err(span, "bitwise operators need integer or boolean operands"));
+                }
+                match op {
+                    BinOp::BitAnd => "arith.andi",
+                    BinOp::BitOr => "arith.ori",
+                    BinOp::BitXor => "arith.xori",
+                    BinOp::LShift => "arith.shli",
+                    _ => "arith.shrsi",
+                }
+            }
+            BinOp::MatMul => {
+                return Err(self
+                    .err(span, "`@` needs matrices or vectors in sliced index notation, not scalars")
+                    .with_note("help: e.g. `C[:M, :N] = A[:M, :K] @ B[:K, :N]`"));
+            }
+        };
+        Ok(V::S(self.b.bin(name, x, y), t))
+    }
+
+    pub(super) fn compare(&mut self, op: CmpOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) -> Value {
+        let t = promote(ta, tb);
+        let t = if t.dt == DType::Bool { STy::INT } else { t };
+        let x = self.b.cast(a, ta, t);
+        let y = self.b.cast(b, tb, t);
+        if t.is_float() {
+            let p = match op {
+                CmpOp::Lt => FPred::Olt,
+                CmpOp::Le => FPred::Ole,
+                CmpOp::Gt => FPred::Ogt,
+                CmpOp::Ge => FPred::Oge,
+                CmpOp::Eq => FPred::Oeq,
+                CmpOp::Ne => FPred::Une,
+            };
+            self.b.cmpf(p, x, y)
+        } else {
+            let p = match op {
+                CmpOp::Lt => IPred::Slt,
+                CmpOp::Le => IPred::Sle,
+                CmpOp::Gt => IPred::Sgt,
+                CmpOp::Ge => IPred::Sge,
+                CmpOp::Eq => IPred::Eq,
+                CmpOp::Ne => IPred::Ne,
+            };
+            self.b.cmpi(p, x, y)
+        }
+    }
+}

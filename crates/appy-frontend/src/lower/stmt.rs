@@ -1,0 +1,381 @@
+//! Statements: the function body, assignments, updates, atomics, `if`, `return`.
+
+use super::*;
+
+impl Lower<'_> {
+    // ----- function --------------------------------------------------------------
+
+    pub(super) fn function(&mut self, f: &Function, args: &[ArgType]) -> DResult<()> {
+        self.set_loc(f.name.span);
+        self.push_scope(ScopeKind::Function);
+        let mut params = vec![];
+        for (p, a) in f.params.iter().zip(args) {
+            let v = self.b.m.value(a.mlir());
+            params.push(v);
+            let bind = match *a {
+                ArgType::Array { dtype, rank } => {
+                    if dtype == DType::Bool {
+                        return Err(self.err(p.span, "boolean arrays are not supported; pass an integer array"));
+                    }
+                    Binding::Val(V::Arr(v, dtype, rank))
+                }
+                ArgType::Scalar { dtype, weak } => Binding::Val(V::S(v, STy { dt: dtype, weak })),
+            };
+            self.bind(&p.name, bind);
+        }
+        // Parameters that are reassigned become mutable slots.
+        let mut assigned = vec![];
+        ast_names_assigned(&f.body, &mut assigned);
+        for (p, a) in f.params.iter().zip(args) {
+            if let (ArgType::Scalar { dtype, weak }, true) = (a, assigned.iter().any(|(n, _)| *n == p.name)) {
+                let t = STy { dt: *dtype, weak: *weak };
+                let Some(Binding::Val(V::S(v, _))) = self.lookup(&p.name).cloned() else {
+                    continue;
+                };
+                let slot = self.new_slot(t);
+                self.b.store(v, slot, &[]);
+                self.bind(&p.name, Binding::Slot(slot, t));
+            }
+        }
+        for opt in &f.options {
+            if opt.0.name != "auto_simd" && opt.0.name != "dump_code" && opt.0.name != "backend" && opt.0.name != "dry_run" {
+                return Err(self
+                    .err(opt.0.span, format!("unknown option `{}` for appy.jit", opt.0.name))
+                    .with_note("help: known options: auto_simd"));
+            }
+        }
+        let n = f.body.len();
+        let mut ret: Vec<Value> = vec![];
+        for (i, s) in f.body.iter().enumerate() {
+            if let StmtKind::Return(val) = &s.kind {
+                if i + 1 != n {
+                    return Err(self.err(s.span, "`return` is only supported as the last statement of the function"));
+                }
+                self.set_loc(s.span);
+                ret = self.return_values(val.as_ref())?;
+            } else {
+                self.stmt(s)?;
+            }
+        }
+        self.set_loc(f.name.span);
+        self.b.op0("func.return", &ret, &[]);
+        let mut ops = self.b.end();
+        self.pop_scope(&mut ops);
+        let ftype = format!(
+            "({}) -> ({})",
+            args.iter().map(|a| a.mlir()).collect::<Vec<_>>().join(", "),
+            ret.iter().map(|v| self.b.m.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
+        );
+        let func = Op::new("func.func")
+            .with_attr("function_type", ftype)
+            .with_attr("sym_name", format!("\"{}\"", f.name.name))
+            .with_attr("llvm.emit_c_interface", "unit")
+            .with_region(Region::single(Block { args: params, ops }))
+            .with_loc(self.b.loc.clone());
+        self.b.m.body_mut().push(func);
+        Ok(())
+    }
+
+    pub(super) fn return_values(&mut self, e: Option<&Expr>) -> DResult<Vec<Value>> {
+        let Some(e) = e else {
+            self.results = Some(vec![]);
+            return Ok(vec![]);
+        };
+        let v = self.expr(e)?;
+        let vals = match v {
+            V::Tuple(vs) => vs,
+            v => vec![v],
+        };
+        let mut out = vec![];
+        let mut tys = vec![];
+        for v in vals {
+            match v {
+                V::S(x, t) => {
+                    out.push(x);
+                    tys.push(ArgType::Scalar { dtype: t.dt, weak: t.weak });
+                }
+                V::Arr(x, d, r) => {
+                    out.push(x);
+                    tys.push(ArgType::Array { dtype: d, rank: r });
+                }
+                _ => return Err(self.err(e.span, "only scalars and arrays can be returned")),
+            }
+        }
+        self.results = Some(tys);
+        Ok(out)
+    }
+
+    // ----- statements ------------------------------------------------------------
+
+    pub(super) fn block(&mut self, stmts: &[Stmt]) -> DResult<()> {
+        for s in stmts {
+            if let StmtKind::Return(_) = s.kind {
+                return Err(self.err(s.span, "`return` is only supported as the last statement of the function"));
+            }
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn stmt(&mut self, s: &Stmt) -> DResult<()> {
+        self.set_loc(s.span);
+        if let Some(p) = &s.pragma {
+            let ok = matches!(
+                (&p.kind, &s.kind),
+                (
+                    PragmaKind::ParallelFor { .. } | PragmaKind::Simd | PragmaKind::SequentialFor,
+                    StmtKind::For { .. }
+                ) | (PragmaKind::Atomic, StmtKind::AugAssign { .. } | StmtKind::Assign { .. })
+            );
+            if let PragmaKind::Tensor(_) = p.kind
+                && !tensor::is_tensor_stmt(s)
+            {
+                return Err(self
+                    .err(p.span, "a tensor pragma must annotate a statement in sliced index notation")
+                    .with_note("help: e.g. `#pragma :M=>parallel :N=>simd` above `C[:M, :N] = A[:M, :N] + B[:M, :N]`"));
+            }
+            if !ok && !matches!(p.kind, PragmaKind::Tensor(_)) {
+                return Err(self
+                    .err(p.span, format!("`#pragma {}` cannot annotate this statement", p.text))
+                    .with_note("help: loop pragmas go right above a `for` loop, `#pragma atomic` above an update like `a[i] += x`"));
+            }
+        }
+        if tensor::is_tensor_stmt(s) {
+            return self.tensor_stmt(s);
+        }
+        if self.uses_vidx_stmt(s) {
+            return self.vector_stmt(s);
+        }
+        match &s.kind {
+            StmtKind::Pass => Ok(()),
+            StmtKind::Expr(e) => {
+                if let ExprKind::Str(_) = e.kind {
+                    return Ok(());
+                }
+                if let ExprKind::Call { func, args, .. } = &e.kind
+                    && let Some(q) = qualify(&self.imports, func)
+                    && let Some(op) = q.strip_prefix("appy.atomic_")
+                {
+                    return self.atomic_call(op, args, e.span);
+                }
+                Err(self.err(
+                    e.span,
+                    "expression statements have no effect in appy (only calls like `appy.atomic_add(...)`)",
+                ))
+            }
+            StmtKind::Return(_) => Err(self.err(s.span, "`return` is only supported as the last statement of the function")),
+            StmtKind::Assign { targets, value } => self.assign(targets, value, s),
+            StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value, s),
+            StmtKind::If { cond, then, orelse } => {
+                let c = self.expr(cond)?;
+                let c = self.as_bool(c, cond.span)?;
+                self.b.begin();
+                self.block(then)?;
+                self.b.push(Builder::yield_op(&[]));
+                let t = self.b.end();
+                let e = if orelse.is_empty() {
+                    None
+                } else {
+                    self.b.begin();
+                    self.block(orelse)?;
+                    self.b.push(Builder::yield_op(&[]));
+                    Some(self.b.end())
+                };
+                self.set_loc(s.span);
+                self.b.if_op(c, t, e);
+                Ok(())
+            }
+            StmtKind::For { var, iter, body } => self.for_loop(var, iter, body, s),
+        }
+    }
+
+    pub(super) fn assign(&mut self, targets: &[Expr], value: &Expr, s: &Stmt) -> DResult<()> {
+        let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
+        // `a[i] = max(a[i], v)` under `#pragma atomic`.
+        if atomic {
+            let [t] = targets else {
+                return Err(self.err(s.span, "`#pragma atomic` needs a single target"));
+            };
+            if let ExprKind::Call { func, args, .. } = &value.kind
+                && let (Some(q), [x, y]) = (qualify(&self.imports, func), args.as_slice())
+            {
+                let op = match q.as_str() {
+                    "builtins.max" | "numpy.maximum" => Some(RedOp::Max),
+                    "builtins.min" | "numpy.minimum" => Some(RedOp::Min),
+                    _ => None,
+                };
+                if let Some(op) = op {
+                    let other = if x == t {
+                        y
+                    } else if y == t {
+                        x
+                    } else {
+                        return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
+                    };
+                    return self.atomic_update(t, op, other, false);
+                }
+            }
+            return Err(self.err(
+                s.span,
+                "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`",
+            ));
+        }
+        if let ExprKind::Call { func, args, kwargs } = &value.kind
+            && let Some(q) = qualify(&self.imports, func)
+            && matches!(
+                q.as_str(),
+                "numpy.empty" | "numpy.zeros" | "numpy.ones" | "numpy.empty_like" | "numpy.zeros_like" | "numpy.ones_like" | "numpy.full"
+            )
+        {
+            let [t] = targets else {
+                return Err(self.err(s.span, "array allocation needs a single name target"));
+            };
+            let ExprKind::Name(n) = &t.kind else {
+                return Err(self.err(t.span, "assign the new array to a name"));
+            };
+            if self.scopes.len() != 1 || self.b.depth() != 1 {
+                return Err(self.err(
+                    s.span,
+                    "arrays can only be allocated at the top level of the function, outside loops and conditionals",
+                ));
+            }
+            let arr = self.alloc_array(&q, args, kwargs, value.span)?;
+            self.bind(n, Binding::Val(arr));
+            return Ok(());
+        }
+        let v = self.expr(value)?;
+        for t in targets {
+            self.store_to(t, v.clone(), value.span)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn store_to(&mut self, t: &Expr, v: V, vspan: Span) -> DResult<()> {
+        match &t.kind {
+            ExprKind::Name(n) => match v {
+                V::S(x, ty) => self.assign_scalar(n, x, ty, t.span),
+                V::Arr(..) | V::Tuple(_) | V::Vidx { .. } => {
+                    if self.scopes.len() != 1 && !matches!(v, V::Vidx { .. }) {
+                        return Err(self.err(t.span, "arrays and tuples can only be bound at the top level of the function"));
+                    }
+                    if let Some(Binding::Slot(..)) = self.lookup(n) {
+                        return Err(self.err(t.span, format!("`{n}` is a scalar; it cannot be rebound to an array or vector")));
+                    }
+                    self.bind(n, Binding::Val(v));
+                    Ok(())
+                }
+            },
+            ExprKind::Tuple(ts) => {
+                let V::Tuple(vs) = v else {
+                    return Err(self.err(vspan, "cannot unpack a non-tuple value"));
+                };
+                if vs.len() != ts.len() {
+                    return Err(self.err(vspan, format!("cannot unpack a tuple of {} into {} targets", vs.len(), ts.len())));
+                }
+                for (t, v) in ts.iter().zip(vs) {
+                    self.store_to(t, v, vspan)?;
+                }
+                Ok(())
+            }
+            ExprKind::Subscript { value, indices } => {
+                let (m, dt, idx) = self.element_ref(value, indices, t.span)?;
+                let V::S(x, ty) = v else {
+                    return Err(self.err(vspan, "only scalar values can be stored into an array element"));
+                };
+                let c = self.b.cast(x, ty, STy::strong(dt));
+                self.set_loc(t.span);
+                self.b.store(c, m, &idx);
+                Ok(())
+            }
+            _ => Err(self.err(t.span, "cannot assign to this expression")),
+        }
+    }
+
+    pub(super) fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr, s: &Stmt) -> DResult<()> {
+        let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
+        if atomic {
+            let (rop, neg) = match op {
+                BinOp::Add => (RedOp::Add, false),
+                BinOp::Sub => (RedOp::Add, true),
+                BinOp::Mul => (RedOp::Mul, false),
+                _ => return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=`, `*=` and max/min updates")),
+            };
+            return self.atomic_update(target, rop, value, neg);
+        }
+        let synthetic = Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(target.clone()),
+                rhs: Box::new(value.clone()),
+            },
+            span: target.span.to(value.span),
+        };
+        let v = self.expr(&synthetic)?;
+        self.store_to(target, v, value.span)
+    }
+
+    pub(super) fn atomic_call(&mut self, op: &str, args: &[Expr], span: Span) -> DResult<()> {
+        let usage = format!("`appy.atomic_{op}(a, index, value)` updates `a[index]` atomically (index: an integer or a tuple)");
+        let [arr, idx, v] = args else { return Err(self.err(span, usage)) };
+        let rop = match op {
+            "add" => RedOp::Add,
+            "max" => RedOp::Max,
+            "min" => RedOp::Min,
+            _ => {
+                return Err(self.err(
+                    span,
+                    format!("unknown atomic operation `appy.atomic_{op}`; use atomic_add, atomic_max or atomic_min"),
+                ));
+            }
+        };
+        let indices = match &idx.kind {
+            ExprKind::Tuple(es) => es.iter().cloned().map(Index::Expr).collect(),
+            _ => vec![Index::Expr(idx.clone())],
+        };
+        let target = Expr {
+            kind: ExprKind::Subscript {
+                value: Box::new(arr.clone()),
+                indices,
+            },
+            span: arr.span.to(idx.span),
+        };
+        self.atomic_update(&target, rop, v, false)
+    }
+
+    pub(super) fn atomic_update(&mut self, target: &Expr, op: RedOp, value: &Expr, neg: bool) -> DResult<()> {
+        let ExprKind::Subscript { value: arr, indices } = &target.kind else {
+            return Err(self.err(target.span, "atomic updates need an array element target like `s[0]`"));
+        };
+        let (m, dt, idx) = self.element_ref(arr, indices, target.span)?;
+        let v = self.expr(value)?;
+        let V::S(x, t) = v else {
+            return Err(self.err(value.span, "atomic update value must be a scalar"));
+        };
+        let mut x = self.b.cast(x, t, STy::strong(dt));
+        if neg {
+            x = self.negate(x, dt);
+        }
+        let kind = atomic_kind(op, dt);
+        let mut ops = vec![x, m];
+        ops.extend(idx);
+        self.set_loc(target.span);
+        self.b
+            .op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
+        Ok(())
+    }
+
+    /// The integer value of `v` if the builder created it as a constant.
+    pub(super) fn const_of(&self, v: Value) -> Option<i64> {
+        self.b.const_int_of(v)
+    }
+
+    pub(super) fn negate(&mut self, x: Value, dt: DType) -> Value {
+        if dt.is_float() {
+            let ty = dt.mlir().to_string();
+            self.b.op1("arith.negf", &[x], &ty, &[])
+        } else {
+            let z = self.b.int(0, dt.mlir());
+            self.b.bin("arith.subi", z, x)
+        }
+    }
+}

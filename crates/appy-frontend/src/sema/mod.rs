@@ -1,0 +1,21 @@
+//! Semantic analysis of a parsed function, before any IR is emitted: what names refer
+//! to, which names a statement assigns and reads, reduction detection, and whether an
+//! unannotated loop may be vectorized.
+
+pub(crate) mod names;
+pub(crate) mod reductions;
+pub(crate) mod resolve;
+pub(crate) mod simd;
+
+/// A reduction operator (`+`, `*`, `max`, `min`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RedOp {
+    /// Sum (`+=`, `-=`).
+    Add,
+    /// Product.
+    Mul,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
