@@ -47,13 +47,19 @@ irdl.dialect @appy {
   }
   // The tensor level (seed 001 §4): statements in sliced index notation, as SSA values
   // that are functions of the statement's dimensions (numbered 0..k-1 per statement).
-  // `appy.view %array(%i...) {dims}`: one i64 operand per array axis, either the slice's
-  // lower bound (dims[a] = the statement dimension) or a scalar index (dims[a] = -1).
+  // `appy.view %array(%i...) {dims, steps}`: one i64 operand per array axis, either the
+  // slice's lower bound (dims[a] = the statement dimension) or a scalar index (dims[a] =
+  // -1); a sliced axis with `steps[a] = s` reads `lower + s * i` (1 when absent).
   irdl.operation @view {
     %mem = irdl.base "!builtin.memref"
     %i64 = irdl.is i64
     %t = irdl.base "!builtin.tensor"
     irdl.operands(source: %mem, index: variadic %i64)
+    irdl.results(result: %t)
+  }
+  // `appy.iota {dims = [d]}`: the index of statement dimension d (i64), for `np.arange`.
+  irdl.operation @iota {
+    %t = irdl.base "!builtin.tensor"
     irdl.results(result: %t)
   }
   // `appy.ew {op = "arith.addf", ...}`: the scalar op `op` applied element-wise; its one

@@ -131,7 +131,7 @@ fn is_pure(o: &Op) -> bool {
             || n.starts_with("math.")
             || n == "memref.load"
             || n == "memref.dim"
-            || matches!(n, "appy.view" | "appy.ew" | "appy.reduce"))
+            || matches!(n, "appy.view" | "appy.ew" | "appy.reduce" | "appy.iota"))
 }
 
 /// A symbol of an affine index.
@@ -333,7 +333,7 @@ impl<'a> Cx<'a> {
         match name {
             "appy.view" => {
                 let dims = op.attr("dims").map(int_array).unwrap_or_default();
-                if dims.len() + 1 != o.len() {
+                if dims.len() + 1 != o.len() || op.has_attr("steps") {
                     return Sym::Opaque(v);
                 }
                 let idx = dims

@@ -37,7 +37,15 @@ pub fn tensor_type(ty: &str) -> Option<(usize, String)> {
 
 /// Whether `op` is one of the value-producing tensor ops.
 pub fn is_tensor_op(op: &Op) -> bool {
-    matches!(op.name.as_str(), "appy.view" | "appy.ew" | "appy.reduce")
+    matches!(op.name.as_str(), "appy.view" | "appy.ew" | "appy.reduce" | "appy.iota")
+}
+
+/// The per-axis steps of an `appy.view` or `appy.assign` (`steps` attribute; 1 on every
+/// axis when absent): a sliced axis reads `lower + step * i` for the dimension's `i`.
+pub fn steps_of(op: &Op, axes: usize) -> Vec<i64> {
+    let mut s = op.attr("steps").map(int_array).unwrap_or_default();
+    s.resize(axes, 1);
+    s
 }
 
 /// The tensor ops of an op list, by result.
@@ -91,6 +99,8 @@ pub struct Assign {
     pub le: Vec<i64>,
     /// `memref.atomic_rmw` kind for `#pragma atomic` updates.
     pub atomic: Option<String>,
+    /// Per target axis: the step of a sliced axis (`a[::2]`), 1 otherwise.
+    pub steps: Vec<i64>,
 }
 
 impl Assign {
@@ -135,6 +145,7 @@ impl Assign {
             simd: flags("simd"),
             le,
             atomic: op.attr("atomic").map(str::to_string),
+            steps: steps_of(op, ni),
         })
     }
 
@@ -154,6 +165,11 @@ impl Assign {
             format!("array<i32: 1, 1, {}, {}>", self.idx.len(), self.exts.len()),
         );
         op.set_attr("dims", i64_array(&self.dims));
+        if self.steps.iter().any(|s| *s != 1) {
+            op.set_attr("steps", i64_array(&self.steps));
+        } else {
+            op.remove_attr("steps");
+        }
         match &self.atomic {
             Some(a) => op.set_attr("atomic", a.clone()),
             None => {
@@ -173,7 +189,7 @@ impl Assign {
 pub fn value_dims(defs: &HashMap<Value, Op>, v: Value) -> Vec<usize> {
     let Some(op) = defs.get(&v) else { return vec![] };
     let mut ds: Vec<usize> = match op.name.as_str() {
-        "appy.view" => op
+        "appy.view" | "appy.iota" => op
             .attr("dims")
             .map(int_array)
             .unwrap_or_default()

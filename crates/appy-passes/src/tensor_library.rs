@@ -38,7 +38,7 @@ struct View2 {
 }
 
 fn view2(defs: &HashMap<Value, Op>, v: Value) -> Option<View2> {
-    let op = defs.get(&v).filter(|o| o.name == "appy.view")?;
+    let op = defs.get(&v).filter(|o| o.name == "appy.view" && !o.has_attr("steps"))?;
     let dims = op.attr("dims").map(int_array)?;
     let [d0, d1] = dims.as_slice() else { return None };
     if *d0 < 0 || *d1 < 0 || d0 == d1 || op.operands.len() != 3 {
@@ -53,7 +53,7 @@ fn view2(defs: &HashMap<Value, Op>, v: Value) -> Option<View2> {
 
 /// A 1-D view over one dimension: memref, offset, dim.
 fn view1(defs: &HashMap<Value, Op>, v: Value) -> Option<(Value, Value, i64)> {
-    let op = defs.get(&v).filter(|o| o.name == "appy.view")?;
+    let op = defs.get(&v).filter(|o| o.name == "appy.view" && !o.has_attr("steps"))?;
     let dims = op.attr("dims").map(int_array)?;
     let [d] = dims.as_slice() else { return None };
     (*d >= 0 && op.operands.len() == 2).then_some((op.operands[0], op.operands[1], *d))
@@ -240,6 +240,11 @@ fn alpha_beta(b: &mut Builder, alpha: &[Value], beta: &Option<Vec<Value>>) -> (V
 
 fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
     map_assigns(ops, &mut |defs, op, a, out| {
+        if a.steps.iter().any(|s| *s != 1) {
+            // Strided targets (`C[::2, :]`) stay loops.
+            out.push(op);
+            return Ok(());
+        }
         let elem = |v: Value, b: &Builder| appy_ir::types::parse_memref(b.m.ty(v)).map(|(d, _)| d);
         if let Some(g) = matvec(defs, &a).filter(|g| {
             matches!(elem(a.target, b), Some(DType::F32 | DType::F64))

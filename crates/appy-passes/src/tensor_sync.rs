@@ -40,16 +40,17 @@ impl Pass for TensorSync {
 }
 
 /// How a statement touches an array: the array, the per-axis dimension and offset
-/// operands, the extents and the simd flag of each dimension involved.
-type Sig = (Value, Vec<i64>, Vec<Value>, Vec<(Value, bool)>);
+/// operands, the extents and the simd flag of each dimension involved, and the
+/// per-axis steps.
+type Sig = (Value, Vec<i64>, Vec<Value>, Vec<(Value, bool)>, Vec<i64>);
 
-fn sig(arr: Value, dims: &[i64], idx: &[Value], a: &Assign) -> Sig {
+fn sig(arr: Value, dims: &[i64], idx: &[Value], steps: &[i64], a: &Assign) -> Sig {
     let per: Vec<(Value, bool)> = dims
         .iter()
         .filter(|d| **d >= 0)
         .map(|d| (a.exts[*d as usize], a.simd[*d as usize] || a.parallel[*d as usize]))
         .collect();
-    (arr, dims.to_vec(), idx.to_vec(), per)
+    (arr, dims.to_vec(), idx.to_vec(), per, steps.to_vec())
 }
 
 /// A statement outside parallel loops is a kernel of its own: it needs no barrier when
@@ -65,13 +66,13 @@ fn mark_host(op: &mut Op) {
                 if o.name == "appy.assign"
                     && let Ok(a) = Assign::of(o)
                 {
-                    let own = sig(a.target, &a.dims, &a.idx, &a);
+                    let own = sig(a.target, &a.dims, &a.idx, &a.steps, &a);
                     let ok = a.atomic.is_none()
                         && dag(&defs, a.value).iter().all(|v| {
                             let d = &defs[v];
                             d.name != "appy.view" || d.operands[0] != a.target || {
                                 let dims = d.attr("dims").map(int_array).unwrap_or_default();
-                                sig(a.target, &dims, &d.operands[1..], &a) == own
+                                sig(a.target, &dims, &d.operands[1..], &steps_of(d, dims.len()), &a) == own
                             }
                         });
                     if ok {
@@ -110,7 +111,7 @@ fn mark_worker(w: &mut Op) {
                 }
                 "appy.assign" => {
                     let Ok(a) = Assign::of(o) else { continue };
-                    let s = sig(a.target, &a.dims, &a.idx, &a);
+                    let s = sig(a.target, &a.dims, &a.idx, &a.steps, &a);
                     sigs.entry(a.target).or_default().push(s.clone());
                     if a.atomic.is_some() {
                         raw.insert(a.target);
@@ -120,9 +121,10 @@ fn mark_worker(w: &mut Op) {
                         let d = &defs[&v];
                         if d.name == "appy.view" {
                             let dims = d.attr("dims").map(int_array).unwrap_or_default();
+                            let steps = steps_of(d, dims.len());
                             sigs.entry(d.operands[0])
                                 .or_default()
-                                .push(sig(d.operands[0], &dims, &d.operands[1..], &a));
+                                .push(sig(d.operands[0], &dims, &d.operands[1..], &steps, &a));
                         }
                     }
                 }

@@ -74,7 +74,9 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
             let d = &defs[&v];
             d.name == "appy.view"
                 && d.operands[0] == a.target
-                && (d.operands[1..] != a.idx[..] || d.attr("dims").map(int_array).unwrap_or_default() != a.dims)
+                && (d.operands[1..] != a.idx[..]
+                    || d.attr("dims").map(int_array).unwrap_or_default() != a.dims
+                    || steps_of(d, a.dims.len()) != a.steps)
         });
         if !conflict || a.dims.is_empty() {
             out.push(op);
@@ -93,13 +95,15 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>)
             .unwrap_or("f64");
         let rank = a.kept().len();
         let view = b.m.value(format!("tensor<{}{elem}>", "?x".repeat(rank)));
-        out.push(
-            Op::new("appy.view")
-                .with_operands(std::iter::once(tmp).chain(a.idx.iter().copied()))
-                .with_results([view])
-                .with_attr("dims", i64_array(&a.dims))
-                .with_loc(op.loc.clone()),
-        );
+        let mut tview = Op::new("appy.view")
+            .with_operands(std::iter::once(tmp).chain(a.idx.iter().copied()))
+            .with_results([view])
+            .with_attr("dims", i64_array(&a.dims))
+            .with_loc(op.loc.clone());
+        if a.steps.iter().any(|s| *s != 1) {
+            tview.set_attr("steps", i64_array(&a.steps));
+        }
+        out.push(tview);
         let mut second = a.clone();
         second.value = view;
         out.push(second.build(&op));

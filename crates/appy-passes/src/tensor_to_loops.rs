@@ -226,15 +226,20 @@ impl Gen<'_> {
         }
     }
 
-    /// The index of an array axis at `env`: `lo + iv` (sliced) or the scalar index.
-    fn index(&self, b: &mut Builder, lo: Value, d: i64, env: &Env) -> Result<Value, PassError> {
+    /// The index of an array axis at `env`: `lo + step * iv` (sliced) or the scalar
+    /// index.
+    fn index(&self, b: &mut Builder, lo: Value, d: i64, step: i64, env: &Env) -> Result<Value, PassError> {
         if d < 0 {
             return Ok(b.to_index(lo));
         }
         let iv = *env
             .get(&(d as usize))
             .ok_or_else(|| self.err("a tensor dimension is used outside its loop (compiler bug)"))?;
-        let i = b.to_i64(iv);
+        let mut i = b.to_i64(iv);
+        if step != 1 {
+            let st = b.int(step, "i64");
+            i = b.bin("arith.muli", i, st);
+        }
         let s = b.bin("arith.addi", lo, i);
         Ok(b.to_index(s))
     }
@@ -256,11 +261,23 @@ impl Gen<'_> {
         let r = match op.name.as_str() {
             "appy.view" => {
                 let dims = op.attr("dims").map(int_array).unwrap_or_default();
+                let steps = steps_of(op, dims.len());
                 let mut idx = vec![];
-                for (lo, d) in op.operands[1..].iter().zip(&dims) {
-                    idx.push(self.index(b, *lo, *d, env)?);
+                for ((lo, d), s) in op.operands[1..].iter().zip(&dims).zip(steps) {
+                    idx.push(self.index(b, *lo, *d, s, env)?);
                 }
                 b.load(op.operands[0], &idx)
+            }
+            "appy.iota" => {
+                // The index of the statement dimension, as i64.
+                let d = op.attr("dims").map(int_array).unwrap_or_default();
+                let [d] = d.as_slice() else {
+                    return Err(self.err("appy.iota needs one dimension"));
+                };
+                let iv = *env
+                    .get(&(*d as usize))
+                    .ok_or_else(|| self.err("a tensor dimension is used outside its loop (compiler bug)"))?;
+                b.to_i64(iv)
             }
             "appy.ew" => {
                 let mut ins = vec![];
@@ -298,8 +315,8 @@ impl Gen<'_> {
 
     fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, PassError> {
         let mut idx = vec![];
-        for (lo, d) in self.a.idx.iter().zip(&self.a.dims) {
-            idx.push(self.index(b, *lo, *d, env)?);
+        for ((lo, d), s) in self.a.idx.iter().zip(&self.a.dims).zip(&self.a.steps) {
+            idx.push(self.index(b, *lo, *d, *s, env)?);
         }
         Ok(idx)
     }

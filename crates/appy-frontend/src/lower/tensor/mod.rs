@@ -1,0 +1,167 @@
+//! Tensor statements in sliced index notation (seed 001 §4) → the tensor ops of the
+//! `appy` level: `appy.view`, `appy.ew`, `appy.reduce`, `appy.assign`.
+//!
+//! A statement such as
+//!
+//! ```python
+//! #pragma :M=>parallel :N=>reduction(sum:y)
+//! y[:M] = mv(alpha * A[:M, :N], x[:N])
+//! ```
+//!
+//! becomes SSA values that are functions of the statement's *dimensions*: every sliced
+//! axis starts as its own dimension, and NumPy's broadcasting rules (right-aligned
+//! axes, `None` for a new axis) unify the dimensions that meet in an element-wise
+//! operation, a contraction (`mv`, `@`, `np.dot`) or the assignment. After unification,
+//! the statement's dimensions are numbered `0..k`, each with its extent (the length of
+//! its first slice) and the slice text that names it in a tensor pragma.
+//!
+//! Element-wise operations reuse the scalar lowering: the operation is lowered once on
+//! placeholder scalars and every scalar op that depends on a placeholder is lifted to an
+//! `appy.ew` that names the op, so NumPy's promotion rules and the math functions are
+//! exactly those of scalar code. Reductions (`sum/max/min`, `np.sum(..., axis=k)`,
+//! contractions) are `appy.reduce`. The statement ends in `appy.assign`, which carries
+//! the pragma: loop order, `parallel`, `simd`, `le(c)`, and `atomic`.
+//!
+//! The passes `appy-tensor-temporaries`, `appy-tensor-fuse`, `appy-tensor-sync` and
+//! `appy-tensor-to-loops` lower these ops to loops (seed 001 §5.1).
+
+use super::*;
+
+mod assign;
+mod expr;
+mod views;
+
+/// A positional axis of a tensor value: a statement dimension (union-find node) or a
+/// broadcast axis of length one (`None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::lower) enum Ax {
+    D(usize),
+    One,
+}
+
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct Tensor {
+    v: Value,
+    axes: Vec<Ax>,
+    t: STy,
+}
+
+#[derive(Clone, Debug)]
+pub(in crate::lower) enum TV {
+    S(Value, STy),
+    T(Tensor),
+}
+
+/// How a tensor value was made (to compute its dimensions after unification).
+#[derive(Clone, Debug)]
+pub(in crate::lower) enum Made {
+    View(Vec<usize>),
+    Ew(Vec<Value>),
+    Reduce(Value, Vec<usize>, &'static str, Span),
+}
+
+/// Per-statement state: the dimension nodes (union-find), their extents and names.
+#[derive(Default)]
+pub(in crate::lower) struct TStmt {
+    parent: Vec<usize>,
+    ext: Vec<Value>,
+    text: Vec<String>,
+    span: Vec<Span>,
+    made: Vec<(Value, Made, String)>,
+    bounds: HashMap<String, Value>,
+}
+
+impl TStmt {
+    fn node(&mut self, ext: Value, text: String, span: Span) -> usize {
+        self.parent.push(self.parent.len());
+        self.ext.push(ext);
+        self.text.push(text);
+        self.span.push(span);
+        self.parent.len() - 1
+    }
+    fn find(&mut self, x: usize) -> usize {
+        let mut r = x;
+        while self.parent[r] != r {
+            r = self.parent[r];
+        }
+        let mut y = x;
+        while self.parent[y] != r {
+            let n = self.parent[y];
+            self.parent[y] = r;
+            y = n;
+        }
+        r
+    }
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The older node (a target slice or the first operand) stays the root.
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent[hi] = lo;
+        }
+    }
+    /// NumPy broadcasting of two axis lists (right-aligned).
+    fn broadcast(&mut self, a: &[Ax], b: &[Ax]) -> Vec<Ax> {
+        let n = a.len().max(b.len());
+        let mut out = vec![Ax::One; n];
+        for k in 0..n {
+            let x = if k < a.len() { Some(a[a.len() - 1 - k]) } else { None };
+            let y = if k < b.len() { Some(b[b.len() - 1 - k]) } else { None };
+            out[n - 1 - k] = match (x, y) {
+                (Some(Ax::D(p)), Some(Ax::D(q))) => {
+                    self.union(p, q);
+                    Ax::D(p)
+                }
+                (Some(Ax::D(p)), _) | (_, Some(Ax::D(p))) => Ax::D(p),
+                _ => Ax::One,
+            };
+        }
+        out
+    }
+}
+
+/// The expression `a <op> b` over the two names a lift binds.
+fn binary_of(op: BinOp, span: Span) -> impl FnOnce(Vec<Expr>) -> Expr {
+    move |n| {
+        let mut it = n.into_iter();
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(it.next().expect("two")),
+                rhs: Box::new(it.next().expect("two")),
+            },
+            span,
+        }
+    }
+}
+
+/// Whether an expression contains a slice or `None` index (a tensor expression).
+pub(super) fn has_slices(e: &Expr) -> bool {
+    let mut found = false;
+    fn walk(e: &Expr, found: &mut bool) {
+        if let ExprKind::Subscript { indices, .. } = &e.kind
+            && indices.iter().any(|i| !matches!(i, Index::Expr(_)))
+        {
+            *found = true;
+        }
+        e.for_each_child(&mut |c| walk(c, found));
+    }
+    walk(e, &mut found);
+    found
+}
+
+/// Whether a statement is a tensor statement (an assignment in sliced index notation).
+pub(super) fn is_tensor_stmt(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Assign { targets, value } => targets.iter().any(has_slices) || has_slices(value),
+        StmtKind::AugAssign { target, value, .. } => has_slices(target) || has_slices(value),
+        _ => false,
+    }
+}
+
+fn norm_slice(lo: &str, hi: &str) -> String {
+    let lo: String = lo.split_whitespace().collect();
+    let hi: String = hi.split_whitespace().collect();
+    let lo = if lo == "0" { String::new() } else { lo };
+    format!("{lo}:{hi}")
+}
