@@ -15,4 +15,4 @@ def k(m, out, R, N):
         out[r] = t
 
 # CHECK: math.absi {{.*}} : i64
-# CHECK: arith.maximumf
+# CHECK: arith.select

@@ -35,6 +35,9 @@ pub enum FPred {
     Oge = 3,
     Olt = 4,
     Ole = 5,
+    One = 6,
+    Ord = 7,
+    Uno = 8,
     Une = 13,
 }
 

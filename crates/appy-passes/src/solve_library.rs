@@ -294,6 +294,40 @@ impl<'a> Cx<'a> {
                     Aff::var(Var::V(v))
                 }
             }
+            // Python's slice normalisation, `select(x < 0, x + n, x)`: x itself when x ≥ 0.
+            "arith.select" if o.len() == 3 => {
+                let x = self.aff(o[2]);
+                let negative_test = self.defs.get(&o[0]).is_some_and(|c| {
+                    c.name == "arith.cmpi"
+                        && c.attr("predicate").is_some_and(|p| p.trim().starts_with("2 "))
+                        && c.operands.first() == Some(&o[2])
+                        && self.aff(c.operands[1]).as_const() == Some(0)
+                });
+                if negative_test && self.nonneg(&x) { x } else { Aff::var(Var::V(v)) }
+            }
+            // A slice bound clamped to an array's extent, `min(x, dim)`: x itself when it
+            // is in bounds, which the library call checks at run time (an out-of-bounds
+            // slice is an error there).
+            "arith.minsi" if o.len() == 2 => {
+                let is_dim = |x: Value| {
+                    let mut x = x;
+                    while let Some(d) = self.defs.get(&x) {
+                        match d.name.as_str() {
+                            "arith.index_cast" | "arith.index_castui" => x = d.operands[0],
+                            "memref.dim" => return true,
+                            _ => return false,
+                        }
+                    }
+                    false
+                };
+                if is_dim(o[1]) {
+                    self.aff(o[0])
+                } else if is_dim(o[0]) {
+                    self.aff(o[1])
+                } else {
+                    Aff::var(Var::V(v))
+                }
+            }
             "memref.load" if o.len() == 1 => {
                 let slot = o[0];
                 if self.defs.get(&slot).is_some_and(|d| d.name == "memref.alloca") && !self.stored.contains(&slot) {

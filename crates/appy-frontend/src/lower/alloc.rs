@@ -1,139 +1,240 @@
-//! Array allocation (`np.empty/zeros/ones/full/..._like`) and dtypes.
+//! Array allocation (`np.empty/zeros/ones/full`, `..._like`, their torch spellings) and
+//! dtypes (`np.float32`, `'float32'`, `x.dtype`, `torch.float32`).
 
 use super::*;
+use crate::sema::catalog::{Fill, Rule};
 
 impl Lower<'_> {
-    pub(super) fn alloc_array(&mut self, q: &str, args: &[Expr], kwargs: &[(Ident, Expr)], span: Span) -> DResult<V> {
-        let mut dtype = DType::F64;
-        let mut dims: Vec<Value> = vec![];
-        let like = q.ends_with("_like");
-        if like {
-            let Some(a) = args.first() else {
-                return Err(self.err(span, format!("`{q}` needs an array argument")));
-            };
-            let V::Arr(m, d, r) = self.expr(a)? else {
-                return Err(self.err(a.span, "expected an array"));
-            };
-            dtype = d;
-            for i in 0..r {
-                let c = self.b.index(i as i64);
-                dims.push(self.b.op1("memref.dim", &[m, c], "index", &[]));
-            }
-        } else {
-            let Some(shape) = args.first() else {
-                return Err(self.err(span, format!("`{q}` needs a shape")));
-            };
-            let sv = self.expr(shape)?;
-            let items = match sv {
-                V::Tuple(vs) => vs,
-                v => vec![v],
-            };
-            for it in items {
-                let V::S(x, t) = it else {
-                    return Err(self.err(shape.span, "shape entries must be integers"));
-                };
-                if !t.dt.is_int() {
-                    return Err(self.err(shape.span, "shape entries must be integers"));
-                }
-                let x = self.b.cast(x, t, STy::INT);
-                dims.push(self.b.to_index(x));
-            }
-        }
-        let mut fill: Option<f64> = match q {
-            "numpy.zeros" | "numpy.zeros_like" => Some(0.0),
-            "numpy.ones" | "numpy.ones_like" => Some(1.0),
-            _ => None,
-        };
-        let mut fill_val: Option<(Value, STy)> = None;
-        if q == "numpy.full" {
-            let Some(v) = args.get(1) else {
-                return Err(self.err(span, "np.full needs a fill value"));
-            };
-            let V::S(x, t) = self.expr(v)? else {
-                return Err(self.err(v.span, "fill value must be a scalar"));
-            };
-            fill_val = Some((x, t));
-            fill = None;
-        }
-        for (k, v) in kwargs {
-            if k.name == "dtype" {
-                dtype = self.dtype_of(v)?;
-            } else {
-                return Err(self.err(k.span, format!("unsupported keyword `{}` for `{q}`", k.name)));
-            }
-        }
-        if let Some(t) = args.get(if q == "numpy.full" { 2 } else { 1 }) {
-            dtype = self.dtype_of(t)?;
-        }
-        if dtype == DType::Bool {
-            return Err(self.err(span, "boolean arrays are not supported"));
-        }
-        let rank = dims.len();
-        let ty = memref_type(dtype, rank);
-        let n = dims.len() as i32;
-        let m = self.b.op1(
+    /// A `memref.alloc` of `dt` with the given sizes (index values).
+    pub(super) fn alloc_memref(&mut self, dt: DType, sizes: &[Value]) -> Value {
+        let ty = memref_type(dt, sizes.len());
+        let n = sizes.len() as i32;
+        self.b.op1(
             "memref.alloc",
-            &dims,
+            sizes,
             &ty,
             &[("operandSegmentSizes", format!("array<i32: {n}, 0>"))],
-        );
+        )
+    }
+
+    /// An allocation call (`Rule::Alloc` or `Rule::Like`) as a new array.
+    pub(super) fn alloc_array(&mut self, rule: Rule, name: &str, args: &[Expr], kwargs: &[(Ident, Expr)], span: Span) -> DResult<V> {
+        if self.scopes.len() != 1 || self.b.depth() != 1 {
+            return Err(self
+                .err(
+                    span,
+                    "arrays can only be allocated at the top level of the function, outside loops and conditionals",
+                )
+                .with_note("help: allocate the array before the loop and write into it inside"));
+        }
+        let mut dtype: Option<DType> = None;
+        let mut dims: Vec<Value> = vec![];
+        let (fill, like, torch) = match rule {
+            Rule::Alloc { fill, torch } => (fill, false, torch),
+            Rule::Like(fill) => (fill, true, false),
+            _ => unreachable!("allocation rules"),
+        };
+        // Positional arguments after the shape: the fill value (`full`), then the dtype.
+        let mut rest: &[Expr];
+        if like {
+            let Some(a) = args.first() else {
+                return Err(self.err(span, format!("`{name}` needs an array argument")));
+            };
+            let v = self.expr(a)?;
+            let Some(view) = self.view_of(&v) else {
+                return Err(self.err(a.span, format!("`{name}` needs an array argument")));
+            };
+            dtype = Some(view.dt);
+            for l in self.view_shape(&view) {
+                dims.push(self.b.to_index(l));
+            }
+            rest = &args[1..];
+        } else {
+            let Some(shape) = args.first() else {
+                return Err(self.err(span, format!("`{name}` needs a shape")));
+            };
+            // `torch.empty(M, N)`: every leading integer argument is a size.
+            let n_sizes = if torch && !matches!(shape.kind, ExprKind::Tuple(_)) {
+                let full = usize::from(fill == Fill::Full);
+                args.len().saturating_sub(full).max(1)
+            } else {
+                1
+            };
+            for s in &args[..n_sizes] {
+                let items = match self.expr(s)? {
+                    V::Tuple(vs) => vs,
+                    v => vec![v],
+                };
+                for it in items {
+                    let V::S(x, t) = it else {
+                        return Err(self.err(s.span, "shape entries must be integers"));
+                    };
+                    if !t.dt.is_int() && t.dt != DType::Bool {
+                        return Err(self.err(s.span, "shape entries must be integers"));
+                    }
+                    let x = self.b.cast(x, t, STy::INT);
+                    self.check_static_negative(s)?;
+                    dims.push(self.b.to_index(x));
+                }
+            }
+            rest = &args[n_sizes..];
+        }
+        let mut fill_val: Option<(Value, STy)> = None;
+        if fill == Fill::Full {
+            let Some(v) = rest.first() else {
+                return Err(self.err(span, format!("`{name}` needs a fill value")));
+            };
+            let V::S(x, t) = self.expr(v)? else {
+                return Err(self.err(v.span, "the fill value must be a scalar"));
+            };
+            fill_val = Some((x, t));
+            rest = &rest[1..];
+            if dtype.is_none() {
+                // `np.full(n, 1)` is an int64 array, `np.full(n, 1.0)` a float64 one.
+                dtype = Some(t.dt);
+            }
+        }
+        if let Some(t) = rest.first() {
+            dtype = Some(self.dtype_of(t)?);
+        }
+        for (k, v) in kwargs {
+            match k.name.as_str() {
+                "dtype" => dtype = Some(self.dtype_of(v)?),
+                // Where the data lives is appy's choice.
+                "device" | "pin_memory" => {}
+                "requires_grad" if matches!(v.kind, ExprKind::Bool(false)) => {}
+                "order" if matches!(&v.kind, ExprKind::Str(s) if s == "C") => {}
+                _ => {
+                    return Err(self
+                        .err(k.span, format!("unsupported keyword `{}` for `{name}`", k.name))
+                        .with_note("help: supported keywords: dtype= (device= is accepted and ignored)"));
+                }
+            }
+        }
+        // NumPy allocates float64 by default, torch float32.
+        let dtype = dtype.unwrap_or(if torch { DType::F32 } else { DType::F64 });
+        let rank = dims.len();
+        let m = self.alloc_memref(dtype, &dims);
         let fv = match (fill, fill_val) {
-            (Some(f), _) => Some(self.b.scalar(f, STy::strong(dtype))),
+            (Fill::Zeros, _) => Some(self.b.scalar(0.0, STy::strong(dtype))),
+            (Fill::Ones, _) => Some(self.b.scalar(1.0, STy::strong(dtype))),
             (_, Some((x, t))) => Some(self.b.cast(x, t, STy::strong(dtype))),
             _ => None,
         };
         if let Some(fv) = fv {
-            // A parallel fill: a perfect nest of 1-D parallel loops (one grid on the
-            // GPU, a loop nest on the CPU).
-            let c0 = self.b.index(0);
-            let c1 = self.b.index(1);
-            let ivs: Vec<Value> = (0..rank).map(|_| self.b.m.value("index")).collect();
-            if rank == 0 {
-                self.b.store(fv, m, &[]);
-            } else {
-                let mut inner = vec![
-                    Op::new("memref.store")
-                        .with_operands([fv, m].into_iter().chain(ivs.iter().copied()))
-                        .with_loc(self.b.loc.clone()),
-                ];
-                for d in (0..rank).rev() {
-                    inner.push(Op::new("scf.reduce").with_loc(self.b.loc.clone()));
-                    let op = Op::new("scf.parallel")
-                        .with_operands([c0, dims[d], c1])
-                        .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>")
-                        .with_attr("appy.parallel", "unit")
-                        .with_region(Builder::region(vec![ivs[d]], std::mem::take(&mut inner)))
-                        .with_loc(self.b.loc.clone());
-                    inner = vec![op];
-                }
-                for op in inner {
-                    self.b.push(op);
-                }
-            }
+            let fv = self.to_storage(fv, dtype);
+            self.fill_nest(m, &dims, fv);
         }
         Ok(V::Arr(m, dtype, rank))
     }
 
+    /// A parallel fill of `m` (sizes `dims`) with `fv`: a perfect nest of 1-D parallel
+    /// loops (one grid on the GPU, a loop nest on the CPU).
+    fn fill_nest(&mut self, m: Value, dims: &[Value], fv: Value) {
+        let rank = dims.len();
+        let c0 = self.b.index(0);
+        let c1 = self.b.index(1);
+        let ivs: Vec<Value> = (0..rank).map(|_| self.b.m.value("index")).collect();
+        if rank == 0 {
+            self.b.store(fv, m, &[]);
+            return;
+        }
+        let mut inner = vec![
+            Op::new("memref.store")
+                .with_operands([fv, m].into_iter().chain(ivs.iter().copied()))
+                .with_loc(self.b.loc.clone()),
+        ];
+        for d in (0..rank).rev() {
+            inner.push(Op::new("scf.reduce").with_loc(self.b.loc.clone()));
+            let op = Op::new("scf.parallel")
+                .with_operands([c0, dims[d], c1])
+                .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>")
+                .with_attr("appy.parallel", "unit")
+                .with_region(Builder::region(vec![ivs[d]], std::mem::take(&mut inner)))
+                .with_loc(self.b.loc.clone());
+            inner = vec![op];
+        }
+        for op in inner {
+            self.b.push(op);
+        }
+    }
+
+    /// A negative constant size is an error at compile time (`np.zeros(-5)`).
+    fn check_static_negative(&mut self, s: &Expr) -> DResult<()> {
+        if let Some(k) = const_int(s)
+            && k < 0
+        {
+            return Err(self
+                .err(s.span, format!("negative dimensions are not allowed (size {k})"))
+                .with_note("help: array sizes must be zero or positive"));
+        }
+        Ok(())
+    }
+
+    /// The dtype an expression names: `np.float32`, `float`, `'float32'`, `'f4'`,
+    /// `x.dtype`, `torch.float32`, or a variable bound to one of them.
     pub(super) fn dtype_of(&mut self, e: &Expr) -> DResult<DType> {
-        let q = qualify(&self.imports, e).unwrap_or_default();
-        Ok(match q.as_str() {
-            "numpy.float32" => DType::F32,
-            "numpy.float64" | "builtins.float" => DType::F64,
-            "numpy.int32" => DType::I32,
-            "numpy.int64" | "builtins.int" => DType::I64,
-            "numpy.bool_" | "builtins.bool" => DType::Bool,
-            _ => {
-                if let ExprKind::Str(s) = &e.kind {
-                    match s.as_str() {
-                        "float32" => return Ok(DType::F32),
-                        "float64" => return Ok(DType::F64),
-                        "int32" => return Ok(DType::I32),
-                        "int64" => return Ok(DType::I64),
-                        _ => {}
-                    }
-                }
-                return Err(self.err(e.span, "unsupported dtype; use np.float32, np.float64, np.int32 or np.int64"));
+        if let ExprKind::Attribute { value, attr } = &e.kind
+            && attr.name == "dtype"
+        {
+            let v = self.expr(value)?;
+            if let Some(view) = self.view_of(&v) {
+                return Ok(view.dt);
             }
-        })
+            if let V::S(_, t) = v {
+                return Ok(t.dt);
+            }
+        }
+        if let ExprKind::Name(n) = &e.kind
+            && let Some(Binding::Val(V::DType(d))) = self.lookup(n)
+        {
+            return Ok(*d);
+        }
+        let q = qualify(&self.imports, e).unwrap_or_default();
+        let named = match q.as_str() {
+            "numpy.float32" | "numpy.single" | "torch.float32" | "torch.float" => Some(DType::F32),
+            "numpy.float64" | "numpy.double" | "builtins.float" | "torch.float64" | "torch.double" => Some(DType::F64),
+            "numpy.int32" | "numpy.intc" | "torch.int32" | "torch.int" => Some(DType::I32),
+            "numpy.int64" | "numpy.intp" | "builtins.int" | "torch.int64" | "torch.long" => Some(DType::I64),
+            "numpy.bool_" | "numpy.bool" | "builtins.bool" | "torch.bool" => Some(DType::Bool),
+            _ => None,
+        };
+        if let Some(d) = named {
+            return Ok(d);
+        }
+        if let ExprKind::Str(s) = &e.kind {
+            let d = match s.trim().trim_start_matches(['<', '=', '|']) {
+                "float32" | "f4" | "single" => Some(DType::F32),
+                "float64" | "f8" | "float" | "double" | "d" => Some(DType::F64),
+                "int32" | "i4" | "intc" => Some(DType::I32),
+                "int64" | "i8" | "int" | "long" | "intp" => Some(DType::I64),
+                "bool" | "?" | "b1" => Some(DType::Bool),
+                _ => None,
+            };
+            if let Some(d) = d {
+                return Ok(d);
+            }
+        }
+        Err(self
+            .err(e.span, "unsupported dtype")
+            .with_note("help: use np.float32, np.float64, np.int32, np.int64, np.bool_ (or 'float32', x.dtype, torch.float32, ...)"))
+    }
+
+    /// A value of type `dt` as stored in memory (booleans are bytes).
+    pub(super) fn to_storage(&mut self, v: Value, dt: DType) -> Value {
+        if dt == DType::Bool {
+            self.b.op1("arith.extui", &[v], "i8", &[])
+        } else {
+            v
+        }
+    }
+
+    /// A value loaded from memory of type `dt` as a scalar of that type.
+    pub(super) fn from_storage(&mut self, v: Value, dt: DType) -> Value {
+        if dt == DType::Bool {
+            self.b.op1("arith.trunci", &[v], "i1", &[])
+        } else {
+            v
+        }
     }
 }

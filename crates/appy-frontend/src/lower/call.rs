@@ -1,15 +1,20 @@
-//! Calls: builtins, NumPy and math functions, `appy.*` intrinsics.
+//! Calls on scalars: the functions of [`crate::sema::catalog`] (NumPy, `math`, builtins,
+//! the `appy` names, torch spellings), and `appy.*` intrinsics. Calls on arrays are
+//! tensor expressions (`tensor/expr.rs`).
 
 use super::*;
+use crate::sema::catalog::{self, Cast, Op as F, Rule};
 
 impl Lower<'_> {
     pub(super) fn call(&mut self, func: &Expr, args: &[Expr], kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<V> {
-        let Some(q) = qualify(&self.imports, func) else {
-            return Err(self.err(func.span, "unsupported call"));
+        let Some((f, recv)) = self.callee(func) else {
+            return Err(self.unsupported_call(func));
         };
-        let short = q.trim_start_matches("builtins.").to_string();
-        if !kwargs.is_empty() && q != "appy.vidx" {
-            return Err(self.err(kwargs[0].0.span, format!("keyword arguments are not supported for `{short}`")));
+        let short = short_name(f, func, self);
+        // Array-valued calls (including methods such as `x.sum()`) are tensor
+        // expressions; they reach here only through a scalar context.
+        if recv.is_some() || self.arank(e).is_some() {
+            return self.array_value(e);
         }
         let nargs = |n: usize, this: &Self| -> DResult<()> {
             if args.len() != n {
@@ -18,75 +23,55 @@ impl Lower<'_> {
                 Ok(())
             }
         };
-        let unary_math = |name: &str| -> Option<&'static str> {
-            Some(match name {
-                "exp" => "math.exp",
-                "log" => "math.log",
-                "sqrt" => "math.sqrt",
-                "tanh" => "math.tanh",
-                "sin" => "math.sin",
-                "cos" => "math.cos",
-                "tan" => "math.tan",
-                "floor" => "math.floor",
-                "ceil" => "math.ceil",
-                "log2" => "math.log2",
-                "log10" => "math.log10",
-                "exp2" => "math.exp2",
-                "arctan" | "atan" => "math.atan",
-                "erf" => "math.erf",
-                _ => return None,
-            })
+        let no_kwargs = |this: &Self| -> DResult<()> {
+            match kwargs.first() {
+                Some((k, _)) => Err(this.err(k.span, format!("keyword arguments are not supported for `{short}`"))),
+                None => Ok(()),
+            }
         };
-        let (module, fname) = q.rsplit_once('.').unwrap_or(("", q.as_str()));
-        let is_mathmod = module == "numpy" || module == "math";
-        match (module, fname) {
-            ("builtins", "float") if args.len() == 1 => {
-                if let ExprKind::Str(s) = &args[0].kind {
-                    let v = match s.trim().to_ascii_lowercase().as_str() {
-                        "inf" | "+inf" | "infinity" => f64::INFINITY,
-                        "-inf" | "-infinity" => f64::NEG_INFINITY,
-                        "nan" => f64::NAN,
-                        other => other.parse::<f64>().map_err(|_| self.err(args[0].span, format!("could not convert string to float: '{s}'")))?,
-                    };
-                    return Ok(V::S(self.b.float(v, "f64"), STy::FLOAT));
+        match f.rule {
+            Rule::Float(op) | Rule::Same(op) | Rule::Pred(op) => {
+                no_kwargs(self)?;
+                let n = op_arity(op);
+                nargs(n, self)?;
+                let mut vs = vec![];
+                for a in args {
+                    vs.push(self.scalar(a)?);
                 }
-                let (x, t) = self.scalar(&args[0])?;
-                Ok(V::S(self.b.cast(x, t, STy::FLOAT), STy::FLOAT))
-            }
-            ("builtins", "int") => {
-                nargs(1, self)?;
-                let (x, t) = self.scalar(&args[0])?;
-                Ok(V::S(self.b.cast(x, t, STy::INT), STy::INT))
-            }
-            ("builtins", "bool") => {
-                nargs(1, self)?;
-                let (x, t) = self.scalar(&args[0])?;
-                Ok(V::S(self.b.cast(x, t, STy::BOOL), STy::BOOL))
-            }
-            ("numpy", "float32" | "float64" | "int32" | "int64") => {
-                nargs(1, self)?;
-                let dt = self.dtype_of(func)?;
-                let (x, t) = self.scalar(&args[0])?;
-                Ok(V::S(self.b.cast(x, t, STy::strong(dt)), STy::strong(dt)))
-            }
-            ("builtins", "abs") | ("numpy", "abs" | "absolute" | "fabs") | ("math", "fabs") => {
-                nargs(1, self)?;
-                let (x, t) = self.scalar(&args[0])?;
-                if t.is_float() {
-                    Ok(V::S(self.b.op1("math.absf", &[x], t.mlir(), &[]), t))
-                } else {
-                    let t0 = t;
-                    let t = if t.dt == DType::Bool { STy::INT } else { t };
-                    let x = self.b.cast(x, t0, t);
-                    Ok(V::S(self.b.op1("math.absi", &[x], t.mlir(), &[]), t))
+                let mut t = vs.iter().skip(1).fold(vs[0].1, |acc, (_, t)| promote(acc, *t));
+                if matches!(f.rule, Rule::Float(_) | Rule::Pred(_)) {
+                    t = t.to_float();
                 }
-            }
-            ("builtins", "max" | "min") | ("numpy", "maximum" | "minimum" | "fmax" | "fmin") => {
-                let is_max = matches!(fname, "max" | "maximum" | "fmax");
-                if args.len() == 1 {
-                    return Err(self.err(e.span, format!("`{short}` of a single value needs a vector argument (`{short}(a[vi])` with `vi = appy.vidx(...)`)")));
+                if matches!(f.rule, Rule::Same(_)) && t.dt == DType::Bool && !matches!(op, F::Round) {
+                    t = if t.weak { STy::INT } else { STy::strong(DType::I64) };
                 }
-                if args.len() < 2 || (module == "numpy" && args.len() != 2) {
+                if matches!(f.rule, Rule::Same(F::Fmod | F::Pow)) && !t.is_float() && matches!(op, F::Pow) {
+                    return self.binary(BinOp::Pow, vs[0], vs[1], e.span);
+                }
+                let xs: Vec<Value> = vs.iter().map(|(x, tx)| self.b.cast(*x, *tx, t)).collect();
+                self.set_loc(e.span);
+                Ok(self.apply_op(op, &xs, t))
+            }
+            Rule::Math(op) => {
+                no_kwargs(self)?;
+                nargs(op_arity(op), self)?;
+                let mut xs = vec![];
+                for a in args {
+                    let (x, t) = self.scalar(a)?;
+                    xs.push(self.b.cast(x, t, STy::FLOAT));
+                }
+                self.set_loc(e.span);
+                let V::S(r, rt) = self.apply_op(op, &xs, STy::FLOAT) else {
+                    unreachable!("scalar ops give scalars")
+                };
+                if let F::Unary("math.floor" | "math.ceil" | "math.trunc") = op {
+                    return Ok(V::S(self.b.cast(r, rt, STy::INT), STy::INT));
+                }
+                Ok(V::S(r, rt))
+            }
+            Rule::MaxMin { max, numpy } => {
+                no_kwargs(self)?;
+                if args.len() < 2 || (numpy && args.len() != 2) {
                     return Err(self.err(e.span, format!("`{short}` takes two arguments here")));
                 }
                 let mut acc = self.scalar(&args[0])?;
@@ -95,44 +80,33 @@ impl Lower<'_> {
                     let t = promote(acc.1, b.1);
                     let x = self.b.cast(acc.0, acc.1, t);
                     let y = self.b.cast(b.0, b.1, t);
-                    let name = match (t.is_float(), is_max) {
-                        (true, true) => "arith.maximumf",
-                        (true, false) => "arith.minimumf",
-                        (false, true) => "arith.maxsi",
-                        (false, false) => "arith.minsi",
+                    let r = if numpy {
+                        let name = match (t.is_float(), max) {
+                            (true, true) => "arith.maximumf",
+                            (true, false) => "arith.minimumf",
+                            (false, true) => "arith.maxsi",
+                            (false, false) => "arith.minsi",
+                        };
+                        self.b.bin(name, x, y)
+                    } else {
+                        // Python's builtins compare: the later value replaces the current
+                        // one only if it is greater (smaller), so a NaN argument is kept
+                        // only when it comes first (`max(nan, 1) == nan`, `max(1, nan) == 1`).
+                        let better = if t.is_float() {
+                            self.b.cmpf(if max { FPred::Ogt } else { FPred::Olt }, y, x)
+                        } else if t.dt == DType::Bool {
+                            let (xi, yi) = (self.b.cast(x, t, STy::INT), self.b.cast(y, t, STy::INT));
+                            self.b.cmpi(if max { IPred::Sgt } else { IPred::Slt }, yi, xi)
+                        } else {
+                            self.b.cmpi(if max { IPred::Sgt } else { IPred::Slt }, y, x)
+                        };
+                        self.b.select(better, y, x)
                     };
-                    acc = (self.b.bin(name, x, y), t);
+                    acc = (r, t);
                 }
                 Ok(V::S(acc.0, acc.1))
             }
-            (_, "power") | ("math", "pow") if is_mathmod => {
-                nargs(2, self)?;
-                let a = self.scalar(&args[0])?;
-                let b = self.scalar(&args[1])?;
-                self.binary(BinOp::Pow, a, b, e.span)
-            }
-            (_, "arctan2" | "atan2") if is_mathmod => {
-                nargs(2, self)?;
-                let a = self.scalar(&args[0])?;
-                let b = self.scalar(&args[1])?;
-                let t = promote(a.1, b.1).to_float();
-                let x = self.b.cast(a.0, a.1, t);
-                let y = self.b.cast(b.0, b.1, t);
-                Ok(V::S(self.b.bin("math.atan2", x, y), t))
-            }
-            (_, name) if is_mathmod && unary_math(name).is_some() => {
-                nargs(1, self)?;
-                let (x, t) = self.scalar(&args[0])?;
-                let ft = if module == "math" { STy::FLOAT } else { t.to_float() };
-                let x = self.b.cast(x, t, ft);
-                let op = unary_math(name).expect("checked");
-                let r = self.b.op1(op, &[x], ft.mlir(), &[]);
-                if module == "math" && matches!(name, "floor" | "ceil") {
-                    return Ok(V::S(self.b.cast(r, ft, STy::INT), STy::INT));
-                }
-                Ok(V::S(r, ft))
-            }
-            ("appy", "where") | ("numpy", "where") => {
+            Rule::Where => {
                 nargs(3, self)?;
                 let c = self.expr(&args[0])?;
                 let c = self.as_bool(c, args[0].span)?;
@@ -143,26 +117,249 @@ impl Lower<'_> {
                 let y = self.b.cast(b.0, b.1, t);
                 Ok(V::S(self.b.select(c, x, y), t))
             }
-            ("appy", "vidx") => {
+            Rule::Clip => {
+                no_kwargs(self)?;
+                nargs(3, self)?;
+                let a = self.scalar(&args[0])?;
+                let lo = self.scalar(&args[1])?;
+                let hi = self.scalar(&args[2])?;
+                let t = promote(promote(a.1, lo.1), hi.1);
+                let (x, l, h) = (self.b.cast(a.0, a.1, t), self.b.cast(lo.0, lo.1, t), self.b.cast(hi.0, hi.1, t));
+                let (mn, mx) = if t.is_float() {
+                    ("arith.minimumf", "arith.maximumf")
+                } else {
+                    ("arith.minsi", "arith.maxsi")
+                };
+                let r = self.b.bin(mn, x, h);
+                Ok(V::S(self.b.bin(mx, r, l), t))
+            }
+            Rule::Cast(c) => {
+                if c == Cast::PyFloat
+                    && let [arg] = args
+                    && let ExprKind::Str(s) = &arg.kind
+                {
+                    let v = match s.trim().to_ascii_lowercase().as_str() {
+                        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+                        "-inf" | "-infinity" => f64::NEG_INFINITY,
+                        "nan" | "+nan" | "-nan" => f64::NAN,
+                        other => other
+                            .parse::<f64>()
+                            .map_err(|_| self.err(arg.span, format!("could not convert string to float: '{s}'")))?,
+                    };
+                    return Ok(V::S(self.b.float(v, "f64"), STy::FLOAT));
+                }
+                no_kwargs(self)?;
+                nargs(1, self)?;
+                let (x, t) = self.scalar(&args[0])?;
+                let to = match c {
+                    Cast::F32 => STy::strong(DType::F32),
+                    Cast::F64 => STy::strong(DType::F64),
+                    Cast::I32 => STy::strong(DType::I32),
+                    Cast::I64 => STy::strong(DType::I64),
+                    Cast::Bool => STy::strong(DType::Bool),
+                    Cast::PyFloat => STy::FLOAT,
+                    Cast::PyInt => STy::INT,
+                    Cast::PyBool => STy::BOOL,
+                };
+                Ok(V::S(self.b.cast(x, t, to), to))
+            }
+            Rule::Len => {
+                nargs(1, self)?;
+                let v = self.expr(&args[0])?;
+                match v {
+                    V::Tuple(xs) => Ok(V::S(self.b.int(xs.len() as i64, "i64"), STy::INT)),
+                    v => {
+                        let Some(view) = self.view_of(&v) else {
+                            return Err(self.err(args[0].span, "`len` needs an array or a tuple"));
+                        };
+                        if view.rank() == 0 {
+                            return Err(self.err(args[0].span, "`len()` of a 0-dimensional array"));
+                        }
+                        let shape = self.view_shape(&view);
+                        Ok(V::S(shape[0], STy::INT))
+                    }
+                }
+            }
+            Rule::Vidx => {
                 if args.len() < 2 || args.len() > 3 {
                     return Err(self.err(e.span, "appy.vidx(start, length, bound=N) takes a start, a length and a bound"));
                 }
                 let (s, ts) = self.scalar(&args[0])?;
                 let (l, tl) = self.scalar(&args[1])?;
-                let bound_e = args.get(2).or_else(|| kwargs.iter().find(|(k, _)| k.name == "bound").map(|(_, v)| v));
-                let Some(be) = bound_e else { return Err(self.err(e.span, "appy.vidx needs a bound: appy.vidx(i, appy.MVL, bound=N)")) };
+                let bound_e = args
+                    .get(2)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k.name == "bound").map(|(_, v)| v));
+                let Some(be) = bound_e else {
+                    return Err(self.err(e.span, "appy.vidx needs a bound: appy.vidx(i, appy.MVL, bound=N)"));
+                };
                 let (bv, tb) = self.scalar(be)?;
                 let start = self.b.cast(s, ts, STy::INT);
                 let len = self.b.cast(l, tl, STy::INT);
                 let bound = self.b.cast(bv, tb, STy::INT);
                 Ok(V::Vidx { start, len, bound })
             }
-            ("builtins", "sum") | ("numpy", "sum" | "max" | "min" | "amax" | "amin") => {
-                Err(self.err(e.span, format!("`{short}` needs a vector argument (`{short}(a[vi])` with `vi = appy.vidx(...)`); whole-array reductions are not supported yet")))
+            Rule::Range => Err(self.err(e.span, "range() can only be used as the iterable of a `for` loop")),
+            Rule::Print => Err(self
+                .err(e.span, "`print(...)` is a statement; it has no value")
+                .with_note("help: call it on a line of its own")),
+            Rule::Atomic(_) | Rule::CopyTo => Err(self
+                .err(e.span, format!("`{short}` updates an array; it has no value"))
+                .with_note("help: call it on a line of its own")),
+            Rule::Reduce(_) | Rule::Mean | Rule::BuiltinSum => Err(self
+                .err(e.span, format!("`{short}` needs an array argument"))
+                .with_note("help: e.g. `np.sum(a)`, `a.sum(axis=0)`, or `sum(a[vi])` for a vector")),
+            Rule::Dot | Rule::Transpose | Rule::Arange | Rule::Copy | Rule::AsType | Rule::Alloc { .. } | Rule::Like(_) => {
+                self.array_value(e)
             }
-            ("builtins", "range") | (_, "prange") => Err(self.err(e.span, "range() can only be used as the iterable of a `for` loop")),
-            _ => Err(self.err(func.span, format!("unsupported function `{short}`"))
-                .with_note("help: supported: np.exp/log/sqrt/tanh/sin/cos/abs/maximum/minimum/floor/ceil/power, max/min/abs/float/int, appy.vidx/where/atomic_add/atomic_max/atomic_min")),
         }
+    }
+
+    /// Applies an element-wise operation to scalars of type `t` (already converted).
+    pub(super) fn apply_op(&mut self, op: F, xs: &[Value], t: STy) -> V {
+        let ty = t.mlir();
+        let f = t.is_float();
+        match op {
+            F::Unary(name) => V::S(self.b.op1(name, &[xs[0]], ty, &[]), t),
+            F::Binary(name) => V::S(self.b.bin(name, xs[0], xs[1]), t),
+            F::Abs => {
+                if f {
+                    V::S(self.b.op1("math.absf", &[xs[0]], ty, &[]), t)
+                } else {
+                    V::S(self.b.op1("math.absi", &[xs[0]], ty, &[]), t)
+                }
+            }
+            F::Square => {
+                let name = if f { "arith.mulf" } else { "arith.muli" };
+                V::S(self.b.bin(name, xs[0], xs[0]), t)
+            }
+            F::Round => {
+                if f {
+                    V::S(self.b.op1("math.roundeven", &[xs[0]], ty, &[]), t)
+                } else {
+                    V::S(xs[0], t)
+                }
+            }
+            F::Sign => {
+                let x = xs[0];
+                let zero = self.b.scalar(0.0, t);
+                let one = self.b.scalar(1.0, t);
+                let m1 = self.b.scalar(-1.0, t);
+                let (pos, neg) = if f {
+                    (self.b.cmpf(FPred::Ogt, x, zero), self.b.cmpf(FPred::Olt, x, zero))
+                } else {
+                    (self.b.cmpi(IPred::Sgt, x, zero), self.b.cmpi(IPred::Slt, x, zero))
+                };
+                // Zero and NaN give themselves.
+                let r = self.b.select(neg, m1, x);
+                V::S(self.b.select(pos, one, r), t)
+            }
+            F::Fmod => {
+                let name = if f { "arith.remf" } else { "arith.remsi" };
+                V::S(self.b.bin(name, xs[0], xs[1]), t)
+            }
+            F::Pow => {
+                if f {
+                    V::S(self.b.bin("math.powf", xs[0], xs[1]), t)
+                } else {
+                    unreachable!("integer powers go through `binary`")
+                }
+            }
+            F::Hypot => V::S(self.hypot(xs[0], xs[1], t), t),
+            F::IsNan | F::IsInf | F::IsFinite => {
+                if !f {
+                    let r = matches!(op, F::IsFinite);
+                    return V::S(self.b.int(r as i64, "i1"), STy::strong(DType::Bool));
+                }
+                let x = xs[0];
+                let r = match op {
+                    F::IsNan => self.b.cmpf(FPred::Uno, x, x),
+                    _ => {
+                        let a = self.b.op1("math.absf", &[x], ty, &[]);
+                        let inf = self.b.float(f64::INFINITY, ty);
+                        self.b.cmpf(if op == F::IsInf { FPred::Oeq } else { FPred::Olt }, a, inf)
+                    }
+                };
+                V::S(r, STy::strong(DType::Bool))
+            }
+        }
+    }
+
+    /// `hypot(x, y)` within 1 ulp: float32 through float64; float64 directly when no
+    /// square can overflow or underflow, else scaled by the larger magnitude; ±inf wins
+    /// over NaN, as in C.
+    fn hypot(&mut self, x: Value, y: Value, t: STy) -> Value {
+        let ty = t.mlir();
+        if t.dt == DType::F32 {
+            let f64t = STy::strong(DType::F64);
+            let (a, b) = (self.b.cast(x, t, f64t), self.b.cast(y, t, f64t));
+            let (aa, bb) = (self.b.bin("arith.mulf", a, a), self.b.bin("arith.mulf", b, b));
+            let s = self.b.bin("arith.addf", aa, bb);
+            let r = self.b.op1("math.sqrt", &[s], "f64", &[]);
+            return self.b.cast(r, f64t, t);
+        }
+        let ax = self.b.op1("math.absf", &[x], ty, &[]);
+        let ay = self.b.op1("math.absf", &[y], ty, &[]);
+        let big = self.b.bin("arith.maximumf", ax, ay);
+        let small = self.b.bin("arith.minimumf", ax, ay);
+        // Direct: sqrt(x*x + y*y).
+        let xx = self.b.bin("arith.mulf", ax, ax);
+        let yy = self.b.bin("arith.mulf", ay, ay);
+        let s = self.b.bin("arith.addf", xx, yy);
+        let direct = self.b.op1("math.sqrt", &[s], ty, &[]);
+        // Scaled: big * sqrt(1 + (small/big)^2).
+        let r = self.b.bin("arith.divf", small, big);
+        let rr = self.b.bin("arith.mulf", r, r);
+        let one = self.b.float(1.0, ty);
+        let q = self.b.bin("arith.addf", one, rr);
+        let sq = self.b.op1("math.sqrt", &[q], ty, &[]);
+        let scaled = self.b.bin("arith.mulf", big, sq);
+        let hi = self.b.float(1e150, ty);
+        let lo = self.b.float(1e-150, ty);
+        let ok_hi = self.b.cmpf(FPred::Olt, big, hi);
+        let ok_lo = self.b.cmpf(FPred::Ogt, small, lo);
+        let safe = self.b.bin("arith.andi", ok_hi, ok_lo);
+        let v = self.b.select(safe, direct, scaled);
+        let zero = self.b.float(0.0, ty);
+        let is_zero = self.b.cmpf(FPred::Oeq, big, zero);
+        let v = self.b.select(is_zero, zero, v);
+        let inf = self.b.float(f64::INFINITY, ty);
+        let xinf = self.b.cmpf(FPred::Oeq, ax, inf);
+        let yinf = self.b.cmpf(FPred::Oeq, ay, inf);
+        let any_inf = self.b.bin("arith.ori", xinf, yinf);
+        self.b.select(any_inf, inf, v)
+    }
+
+    /// The error for a call of an unknown function, with the list of supported ones.
+    pub(super) fn unsupported_call(&self, func: &Expr) -> Diagnostic {
+        let q = qualify(&self.imports, func).unwrap_or_default();
+        let short = q.trim_start_matches("builtins.").replace("numpy.", "np.");
+        if let ExprKind::Attribute { attr, value } = &func.kind
+            && self.arank(value).is_some()
+        {
+            return self
+                .err(func.span, format!("unsupported array method `.{}()`", attr.name))
+                .with_note(format!("help: supported: {}", catalog::hint()));
+        }
+        self.err(func.span, format!("unsupported function `{short}`"))
+            .with_note(format!("help: supported: {}", catalog::hint()))
+    }
+}
+
+/// Operands of an element-wise operation.
+fn op_arity(op: F) -> usize {
+    match op {
+        F::Binary(_) | F::Hypot | F::Pow | F::Fmod => 2,
+        _ => 1,
+    }
+}
+
+/// How a call is named in messages (`np.exp`, `math.exp`, `a.sum`).
+fn short_name(f: &catalog::Func, func: &Expr, l: &Lower<'_>) -> String {
+    match &func.kind {
+        ExprKind::Attribute { attr, value } if l.arank(value).is_some() => format!(".{}()", attr.name),
+        _ => qualify(&l.imports, func)
+            .unwrap_or_else(|| f.names.first().copied().unwrap_or("").to_string())
+            .trim_start_matches("builtins.")
+            .replace("numpy.", "np."),
     }
 }

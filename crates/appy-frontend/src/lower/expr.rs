@@ -15,15 +15,20 @@ impl Lower<'_> {
     pub(super) fn scalar(&mut self, e: &Expr) -> DResult<(Value, STy)> {
         match self.expr(e)? {
             V::S(x, t) => Ok((x, t)),
-            V::Arr(..) => Err(self
+            V::Arr(..) | V::View(_) => Err(self
                 .err(e.span, "expected a scalar, found an array")
-                .with_note("help: index the array, e.g. `a[i]`; whole-array expressions are not supported yet")),
+                .with_note("help: index the array, e.g. `a[i]`, or reduce it, e.g. `np.sum(a)`")),
             V::Tuple(_) => Err(self.err(e.span, "expected a scalar, found a tuple")),
+            V::DType(_) => Err(self.err(e.span, "expected a scalar, found a dtype")),
             V::Vidx { .. } => Err(self.err(e.span, "expected a scalar, found a vector index")),
         }
     }
 
     pub(super) fn expr(&mut self, e: &Expr) -> DResult<V> {
+        // Array-valued expressions: views, new arrays, rank-0 results.
+        if !matches!(e.kind, ExprKind::Name(_)) && self.arank(e).is_some() {
+            return self.array_value(e);
+        }
         match &e.kind {
             ExprKind::Int(i) => Ok(V::S(self.b.int(*i, "i64"), STy::INT)),
             ExprKind::Float(f) => Ok(V::S(self.b.float(*f, "f64"), STy::FLOAT)),
@@ -67,14 +72,17 @@ impl Lower<'_> {
                 if q == "numpy.e" || q == "math.e" {
                     return Ok(V::S(self.b.float(std::f64::consts::E, "f64"), STy::FLOAT));
                 }
+                if attr.name == "dtype" {
+                    return Ok(V::DType(self.dtype_of(e)?));
+                }
                 if attr.name == "shape" || attr.name == "size" || attr.name == "ndim" {
-                    if let V::Arr(m, _, r) = self.expr(value)? {
-                        let mut dims = vec![];
-                        for i in 0..r {
-                            let c = self.b.index(i as i64);
-                            let d = self.b.op1("memref.dim", &[m, c], "index", &[]);
-                            dims.push(self.b.to_i64(d));
-                        }
+                    let v = self.expr(value)?;
+                    if let Some(view) = self.view_of(&v) {
+                        let r = view.rank();
+                        let dims = match v {
+                            V::Arr(m, _, r) => (0..r).map(|i| self.memref_dim(m, i)).collect(),
+                            _ => self.view_shape(&view),
+                        };
                         return Ok(match attr.name.as_str() {
                             "shape" => V::Tuple(dims.into_iter().map(|d| V::S(d, STy::INT)).collect()),
                             "ndim" => V::S(self.b.int(r as i64, "i64"), STy::INT),
@@ -108,7 +116,8 @@ impl Lower<'_> {
                 }
                 let (m, dt, idx) = self.element_ref(value, indices, e.span)?;
                 self.set_loc(e.span);
-                Ok(V::S(self.b.load(m, &idx), STy::strong(dt)))
+                let x = self.b.load(m, &idx);
+                Ok(V::S(self.from_storage(x, dt), STy::strong(dt)))
             }
             ExprKind::Tuple(es) => {
                 let mut vs = vec![];
@@ -229,6 +238,9 @@ impl Lower<'_> {
 
     pub(super) fn element_ref(&mut self, arr: &Expr, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Value>)> {
         let v = self.expr(arr)?;
+        if let V::View(view) = &v {
+            return self.view_element_ref(view, indices, span);
+        }
         let V::Arr(m, dt, rank) = v else {
             return Err(self.err(arr.span, "only arrays can be subscripted"));
         };
@@ -276,6 +288,25 @@ impl Lower<'_> {
             }
         }
         Ok((m, dt, idx))
+    }
+
+    /// An element of a view: one integer index per axis of the view.
+    fn view_element_ref(&mut self, view: &view::View, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Value>)> {
+        if indices.len() != view.rank() || indices.iter().any(|i| !matches!(i, Index::Expr(_))) {
+            return Err(self.err(span, format!("expected {} integer index(es) for this view", view.rank())));
+        }
+        let mut idx = vec![];
+        let shape = self.view_shape(view);
+        for (k, i) in indices.iter().enumerate() {
+            let Index::Expr(x) = i else { unreachable!("checked") };
+            let mut v = self.index_value(x, || None)?;
+            if const_int(x).is_some_and(|c| c < 0) {
+                v = self.b.bin("arith.addi", shape[k], v);
+            }
+            idx.push(v);
+        }
+        let base = self.view_element(view, &idx);
+        Ok((view.base, view.dt, base))
     }
 
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {

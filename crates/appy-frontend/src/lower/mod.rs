@@ -34,9 +34,11 @@ mod alloc;
 mod call;
 mod expr;
 mod loops;
+mod shape;
 mod stmt;
 mod tensor;
 mod vector;
+mod view;
 
 /// Options that affect the `appy` level (part of the specialisation key). `appy.MVL` is
 /// not one of them: it stays symbolic (`appy.mvl`) until strip-mining.
@@ -122,8 +124,12 @@ enum V {
     S(Value, STy),
     /// An array (memref).
     Arr(Value, DType, usize),
+    /// A view of an array (`a[1:]`, `A[i]`, `A.T`).
+    View(Box<view::View>),
     /// A tuple (shapes, multiple values).
     Tuple(Vec<V>),
+    /// A dtype (`x.dtype`, bound to a name).
+    DType(DType),
     /// `appy.vidx(start, len, bound)`.
     Vidx { start: Value, len: Value, bound: Value },
 }

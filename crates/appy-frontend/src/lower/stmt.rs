@@ -98,6 +98,14 @@ impl Lower<'_> {
                     out.push(x);
                     tys.push(ArgType::Array { dtype: d, rank: r });
                 }
+                V::View(_) => {
+                    // A view is returned as a new array with its values.
+                    let V::Arr(x, d, r) = self.copy_value(v, e.span)? else {
+                        unreachable!("a copy is an array")
+                    };
+                    out.push(x);
+                    tys.push(ArgType::Array { dtype: d, rank: r });
+                }
                 _ => return Err(self.err(e.span, "only scalars and arrays can be returned")),
             }
         }
@@ -128,7 +136,7 @@ impl Lower<'_> {
                 ) | (PragmaKind::Atomic, StmtKind::AugAssign { .. } | StmtKind::Assign { .. })
             );
             if let PragmaKind::Tensor(_) = p.kind
-                && !tensor::is_tensor_stmt(s)
+                && !self.is_array_stmt(s)
             {
                 return Err(self
                     .err(p.span, "a tensor pragma must annotate a statement in sliced index notation")
@@ -140,11 +148,11 @@ impl Lower<'_> {
                     .with_note("help: loop pragmas go right above a `for` loop, `#pragma atomic` above an update like `a[i] += x`"));
             }
         }
-        if tensor::is_tensor_stmt(s) {
-            return self.tensor_stmt(s);
-        }
         if self.uses_vidx_stmt(s) {
             return self.vector_stmt(s);
+        }
+        if self.is_array_stmt(s) {
+            return self.array_stmt(s);
         }
         match &s.kind {
             StmtKind::Pass => Ok(()),
@@ -152,15 +160,12 @@ impl Lower<'_> {
                 if let ExprKind::Str(_) = e.kind {
                     return Ok(());
                 }
-                if let ExprKind::Call { func, args, .. } = &e.kind
-                    && let Some(q) = qualify(&self.imports, func)
-                    && let Some(op) = q.strip_prefix("appy.atomic_")
-                {
-                    return self.atomic_call(op, args, e.span);
+                if let ExprKind::Call { func, args, kwargs } = &e.kind {
+                    return self.call_stmt(func, args, kwargs, e);
                 }
                 Err(self.err(
                     e.span,
-                    "expression statements have no effect in appy (only calls like `appy.atomic_add(...)`)",
+                    "expression statements have no effect in appy (only calls like `appy.atomic_add(...)` or `print(...)`)",
                 ))
             }
             StmtKind::Return(_) => Err(self.err(s.span, "`return` is only supported as the last statement of the function")),
@@ -187,6 +192,68 @@ impl Lower<'_> {
             }
             StmtKind::For { var, iter, body } => self.for_loop(var, iter, body, s),
         }
+    }
+
+    /// A statement that computes with arrays: a view or a new array bound to names, or
+    /// a tensor statement.
+    pub(super) fn array_stmt(&mut self, s: &Stmt) -> DResult<()> {
+        if let StmtKind::Assign { targets, value } = &s.kind
+            && targets.iter().all(|t| matches!(t.kind, ExprKind::Name(_)))
+            && !(targets.len() == 1 && self.arank(value) == Some(0))
+            && self.arank(value).is_some()
+        {
+            let pragma = s.pragma.as_ref().filter(|p| matches!(p.kind, PragmaKind::Tensor(_)));
+            let v = match pragma {
+                Some(p) if !self.is_view_expr(value) => self.new_array_with(value, Some(p))?,
+                _ => self.array_value(value)?,
+            };
+            for t in targets {
+                self.store_to(t, v.clone(), value.span)?;
+            }
+            return Ok(());
+        }
+        self.tensor_stmt(s)
+    }
+
+    /// A call on a line of its own: `print(...)`, `a.fill(v)`, `np.copyto(dst, src)`,
+    /// `appy.atomic_add(...)`.
+    fn call_stmt(&mut self, func: &Expr, args: &[Expr], kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<()> {
+        use crate::sema::catalog::Rule;
+        let Some((f, recv)) = self.callee(func) else {
+            return Err(self.unsupported_call(func));
+        };
+        match f.rule {
+            Rule::Atomic(_) => {
+                let q = qualify(&self.imports, func).unwrap_or_default();
+                let op = q.rsplit('_').next().unwrap_or("");
+                self.atomic_call(op, args, e.span)
+            }
+            Rule::CopyTo => {
+                let (dst, src) = match (recv, args) {
+                    (Some(d), [v]) => (d, v),
+                    (None, [d, v]) => (d, v),
+                    _ => return Err(self.err(e.span, "expected `a.fill(value)` or `np.copyto(dst, src)`")),
+                };
+                if let Some((k, _)) = kwargs.first() {
+                    return Err(self.err(k.span, format!("unsupported keyword `{}`", k.name)));
+                }
+                let d = self.expr(dst)?;
+                let Some(view) = self.view_of(&d) else {
+                    return Err(self.err(dst.span, "the destination must be an array"));
+                };
+                self.tensor_assign(tensor::TTarget::Whole(view, dst.span), None, src, None, e.span)?;
+                Ok(())
+            }
+            Rule::Print => self.print_stmt(args, kwargs, e),
+            _ => Err(self
+                .err(e.span, "this expression statement has no effect")
+                .with_note("help: assign its value to a name, or remove it")),
+        }
+    }
+
+    /// `print(...)`: not supported yet.
+    pub(super) fn print_stmt(&mut self, _args: &[Expr], _kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<()> {
+        Err(self.err(e.span, "`print` is not supported yet"))
     }
 
     pub(super) fn assign(&mut self, targets: &[Expr], value: &Expr, s: &Stmt) -> DResult<()> {
@@ -220,29 +287,6 @@ impl Lower<'_> {
                 "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`",
             ));
         }
-        if let ExprKind::Call { func, args, kwargs } = &value.kind
-            && let Some(q) = qualify(&self.imports, func)
-            && matches!(
-                q.as_str(),
-                "numpy.empty" | "numpy.zeros" | "numpy.ones" | "numpy.empty_like" | "numpy.zeros_like" | "numpy.ones_like" | "numpy.full"
-            )
-        {
-            let [t] = targets else {
-                return Err(self.err(s.span, "array allocation needs a single name target"));
-            };
-            let ExprKind::Name(n) = &t.kind else {
-                return Err(self.err(t.span, "assign the new array to a name"));
-            };
-            if self.scopes.len() != 1 || self.b.depth() != 1 {
-                return Err(self.err(
-                    s.span,
-                    "arrays can only be allocated at the top level of the function, outside loops and conditionals",
-                ));
-            }
-            let arr = self.alloc_array(&q, args, kwargs, value.span)?;
-            self.bind(n, Binding::Val(arr));
-            return Ok(());
-        }
         let v = self.expr(value)?;
         for t in targets {
             self.store_to(t, v.clone(), value.span)?;
@@ -254,9 +298,9 @@ impl Lower<'_> {
         match &t.kind {
             ExprKind::Name(n) => match v {
                 V::S(x, ty) => self.assign_scalar(n, x, ty, t.span),
-                V::Arr(..) | V::Tuple(_) | V::Vidx { .. } => {
-                    if self.scopes.len() != 1 && !matches!(v, V::Vidx { .. }) {
-                        return Err(self.err(t.span, "arrays and tuples can only be bound at the top level of the function"));
+                V::Arr(..) | V::View(_) | V::Tuple(_) | V::Vidx { .. } | V::DType(_) => {
+                    if self.scopes.len() != 1 && matches!(v, V::Tuple(_)) {
+                        return Err(self.err(t.span, "tuples can only be bound at the top level of the function"));
                     }
                     if let Some(Binding::Slot(..)) = self.lookup(n) {
                         return Err(self.err(t.span, format!("`{n}` is a scalar; it cannot be rebound to an array or vector")));
@@ -283,6 +327,7 @@ impl Lower<'_> {
                     return Err(self.err(vspan, "only scalar values can be stored into an array element"));
                 };
                 let c = self.b.cast(x, ty, STy::strong(dt));
+                let c = self.to_storage(c, dt);
                 self.set_loc(t.span);
                 self.b.store(c, m, &idx);
                 Ok(())

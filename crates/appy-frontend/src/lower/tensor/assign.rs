@@ -5,33 +5,6 @@ use super::*;
 impl Lower<'_> {
     /// Lowers a tensor statement to `appy.assign`.
     pub(in crate::lower) fn tensor_stmt(&mut self, s: &Stmt) -> DResult<()> {
-        if self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd) {
-            return Err(self.err(s.span, "tensor statements are not supported inside a simd loop"));
-        }
-        self.set_loc(s.span);
-        self.b.begin();
-        let r = self.tensor_stmt_ops(s);
-        let ops = self.b.end();
-        let (fix, post) = r?;
-        for mut op in ops {
-            if let Some(a) = op.results.first().and_then(|v| fix.get(v)) {
-                op.set_attr("dims", a.clone());
-            }
-            self.b.push(op);
-        }
-        if let Some((n, slot, t, span)) = post {
-            let x = self.b.load(slot, &[]);
-            self.assign_scalar(&n, x, t, span)?;
-        }
-        Ok(())
-    }
-
-    /// The ops of a tensor statement; returns the `dims` attribute of each view and
-    /// reduce (known after unification), and the scalar variable to update afterwards.
-    #[allow(clippy::type_complexity)]
-    pub(in crate::lower) fn tensor_stmt_ops(&mut self, s: &Stmt) -> DResult<(HashMap<Value, String>, Option<(String, Value, STy, Span)>)> {
-        let in_worker = self.seq_worker > 0 || self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
-        let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
         let (target, aug, value) = match &s.kind {
             StmtKind::Assign { targets, value } => {
                 let [t] = targets.as_slice() else {
@@ -42,31 +15,212 @@ impl Lower<'_> {
             StmtKind::AugAssign { target, op, value } => (target, Some(*op), value),
             _ => unreachable!("tensor statements are assignments"),
         };
+        let target = match &target.kind {
+            ExprKind::Subscript { .. } => TTarget::Array(target),
+            ExprKind::Name(n) => match self.lookup(n).cloned() {
+                // `B *= alpha`, `b += c` with arrays: the whole array is updated in place.
+                Some(Binding::Val(ref v @ (V::Arr(..) | V::View(_)))) if aug.is_some() => {
+                    TTarget::Whole(self.view_of(v).expect("an array"), target.span)
+                }
+                _ => TTarget::Scalar(target),
+            },
+            _ => return Err(self.err(target.span, "the target of a tensor statement must be an array slice or a variable")),
+        };
+        self.tensor_assign(target, aug, value, s.pragma.as_ref(), s.span).map(|_| ())
+    }
+
+    /// Computes an array-valued expression into a new array (`C = A + B`,
+    /// `return x[:N] + alpha`), allocated here: only at the function's top level.
+    pub(in crate::lower) fn new_array(&mut self, value: &Expr) -> DResult<V> {
+        self.new_array_with(value, None)
+    }
+
+    /// [`Self::new_array`] with a tensor pragma for the statement that computes it.
+    pub(in crate::lower) fn new_array_with(&mut self, value: &Expr, pragma: Option<&Pragma>) -> DResult<V> {
+        if self.scopes.len() != 1 || self.b.depth() != 1 {
+            return Err(self
+                .err(
+                    value.span,
+                    "this array expression makes a new array, and appy allocates arrays only at the top level of the function (outside loops and conditionals)",
+                )
+                .with_note("help: allocate the result before the loop (e.g. `t = np.empty_like(a)`) and write into it: `t[:] = ...`"));
+        }
+        match self.tensor_assign(TTarget::New, None, value, pragma, value.span)? {
+            Some(v) => Ok(v),
+            None => Err(self.err(value.span, "expected an array expression")),
+        }
+    }
+
+    /// The value of an array-valued expression where a value is needed: a view for a
+    /// plain view (`a[1:]`, `A.T`), the new array of an allocation, a scalar for a rank-0
+    /// result (`np.sum(a)`), else a new array holding the result.
+    pub(in crate::lower) fn array_value(&mut self, e: &Expr) -> DResult<V> {
+        if self.is_view_expr(e) {
+            return self.view_value(e);
+        }
+        if let ExprKind::Call { func, args, kwargs } = &e.kind
+            && let Some((f, None)) = self.callee(func)
+            && matches!(
+                f.rule,
+                crate::sema::catalog::Rule::Alloc { .. } | crate::sema::catalog::Rule::Like(_)
+            )
+        {
+            let name = qualify(&self.imports, func).unwrap_or_default().replace("numpy.", "np.");
+            return self.alloc_array(f.rule, &name, args, kwargs, e.span);
+        }
+        match self.arank(e) {
+            Some(0) => self.array_scalar(e),
+            Some(_) => self.new_array(e),
+            None => self.expr(e),
+        }
+    }
+
+    /// A plain view expression as a view (no data is copied).
+    fn view_value(&mut self, e: &Expr) -> DResult<V> {
+        match &e.kind {
+            ExprKind::Name(n) => match self.lookup(n).cloned() {
+                Some(Binding::Val(v)) => Ok(v),
+                _ => Err(self.err(e.span, format!("undefined name `{n}`"))),
+            },
+            ExprKind::Subscript { value, indices } => {
+                let base = self.view_value(value)?;
+                let view = self.view_of(&base).expect("a view expression is an array");
+                let sub = self.subview(&view, indices, e.span)?;
+                Ok(V::View(Box::new(sub)))
+            }
+            ExprKind::Attribute { value, .. } => {
+                let base = self.view_value(value)?;
+                let view = self.view_of(&base).expect("a view expression is an array");
+                Ok(V::View(Box::new(Self::transposed(&view))))
+            }
+            ExprKind::Call { args, .. } => {
+                let base = self.view_value(&args[0])?;
+                let view = self.view_of(&base).expect("a view expression is an array");
+                Ok(V::View(Box::new(Self::transposed(&view))))
+            }
+            _ => unreachable!("not a view expression"),
+        }
+    }
+
+    /// A new array holding the values of an array value (a view returned from the
+    /// function, `a.copy()`).
+    pub(in crate::lower) fn copy_value(&mut self, v: V, span: Span) -> DResult<V> {
+        let name = format!("_appy_v{}", self.fresh());
+        self.bind(&name, Binding::Val(v));
+        let e = Expr {
+            kind: ExprKind::Unary {
+                op: UnaryOp::Pos,
+                operand: Box::new(Expr {
+                    kind: ExprKind::Name(name),
+                    span,
+                }),
+            },
+            span,
+        };
+        self.new_array(&e)
+    }
+
+    /// Computes a rank-0 array expression (`np.sum(a)`, `x.max()`) into a scalar.
+    pub(in crate::lower) fn array_scalar(&mut self, value: &Expr) -> DResult<V> {
+        let name = format!("_appy_s{}", self.fresh());
+        let target = Expr {
+            kind: ExprKind::Name(name.clone()),
+            span: value.span,
+        };
+        self.tensor_assign(TTarget::Scalar(&target), None, value, None, value.span)?;
+        let Some(Binding::Slot(slot, t)) = self.lookup(&name).cloned() else {
+            return Err(self.err(value.span, "expected a scalar result"));
+        };
+        Ok(V::S(self.b.load(slot, &[]), t))
+    }
+
+    /// Lowers `target (aug)= value` with the tensor pragma `pragma`; returns the new
+    /// array for a [`TTarget::New`] target.
+    pub(in crate::lower) fn tensor_assign(
+        &mut self,
+        target: TTarget<'_>,
+        aug: Option<BinOp>,
+        value: &Expr,
+        pragma: Option<&Pragma>,
+        span: Span,
+    ) -> DResult<Option<V>> {
+        if self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd) {
+            return Err(self
+                .err(span, "tensor statements are not supported inside a simd loop")
+                .with_note("help: write the statement in the parallel loop's body, or index element by element"));
+        }
+        self.set_loc(span);
+        self.b.begin();
+        let r = self.tensor_stmt_ops(target, aug, value, pragma, span);
+        let ops = self.b.end();
+        let (fix, post) = r?;
+        for mut op in ops {
+            if let Some(a) = op.results.first().and_then(|v| fix.get(v)) {
+                op.set_attr("dims", a.clone());
+            }
+            self.b.push(op);
+        }
+        match post {
+            Post::None => Ok(None),
+            Post::Scalar(n, slot, t, span) => {
+                let x = self.b.load(slot, &[]);
+                self.assign_scalar(&n, x, t, span)?;
+                Ok(None)
+            }
+            Post::New(v) => Ok(Some(v)),
+        }
+    }
+
+    /// The ops of a tensor statement; returns the `dims` attribute of each view and
+    /// reduce (known after unification), and what to do afterwards.
+    pub(in crate::lower) fn tensor_stmt_ops(
+        &mut self,
+        target: TTarget<'_>,
+        aug: Option<BinOp>,
+        value: &Expr,
+        pragma: Option<&Pragma>,
+        span: Span,
+    ) -> DResult<(HashMap<Value, String>, Post)> {
+        let in_worker = self.seq_worker > 0 || self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
+        let atomic = matches!(pragma.map(|p| &p.kind), Some(PragmaKind::Atomic));
         let mut st = TStmt::default();
         // The target: an array slice (its dimensions come first) or a scalar variable.
-        let mut tarr: Option<(Value, DType, Vec<Ax>, Vec<Option<usize>>, Vec<Value>)> = None;
-        let mut tname: Option<String> = None;
-        match &target.kind {
-            ExprKind::Subscript { value: arr, indices } => {
+        let mut tarr: Option<Sliced> = None;
+        let mut tname: Option<(String, Span)> = None;
+        let mut target_expr: Option<&Expr> = None;
+        let new = matches!(target, TTarget::New);
+        match target {
+            TTarget::Array(t) => {
+                let ExprKind::Subscript { value: arr, indices } = &t.kind else {
+                    unreachable!("array targets are subscripts")
+                };
                 if indices.iter().any(|i| matches!(i, Index::NewAxis(_))) {
-                    return Err(self.err(target.span, "`None` (a new axis) cannot appear in an assignment target"));
+                    return Err(self.err(t.span, "`None` (a new axis) cannot appear in an assignment target"));
                 }
-                tarr = Some(self.slice_axes(&mut st, arr, indices, target.span)?);
+                tarr = Some(self.slice_axes(&mut st, arr, indices, t.span)?);
+                target_expr = Some(t);
             }
-            ExprKind::Name(n) => {
+            TTarget::Whole(view, sp) => {
+                tarr = Some(self.slice_view(&mut st, &view, &[], sp)?);
+            }
+            TTarget::Scalar(t) => {
+                let ExprKind::Name(n) = &t.kind else {
+                    unreachable!("scalar targets are names")
+                };
                 if aug.is_some() && self.lookup(n).is_none() {
-                    return Err(self.err(target.span, format!("undefined name `{n}`")));
+                    return Err(self.err(t.span, format!("undefined name `{n}`")));
                 }
-                tname = Some(n.clone());
+                tname = Some((n.clone(), t.span));
+                target_expr = Some(t);
             }
-            _ => return Err(self.err(target.span, "the target of a tensor statement must be an array slice or a variable")),
+            TTarget::New => {}
         }
         // The value.
         let mut v = self.texpr(&mut st, value)?;
         match (aug, atomic) {
             (Some(op), true) => {
                 if !matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul) || tarr.is_none() {
-                    return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=` and `*=` on array slices"));
+                    return Err(self.err(span, "`#pragma atomic` supports `+=`, `-=` and `*=` on array slices"));
                 }
                 if op == BinOp::Sub {
                     v = self.lift(&mut st, value.span, vec![v], |n| Expr {
@@ -80,32 +234,42 @@ impl Lower<'_> {
             }
             (Some(op), false) => {
                 let cur = match &tarr {
-                    Some((m, dt, axes, dims, ops)) => {
-                        let (m, dt, axes, dims, ops) = (*m, *dt, axes.clone(), dims.clone(), ops.clone());
-                        let tv = self.push_view(&mut st, m, dt, &dims, &ops);
+                    Some(t) => {
+                        let t = t.clone();
+                        let tv = self.push_view(&mut st, t.m, t.dt, &t.dims, &t.ops, &t.steps);
+                        let elem = t.elem();
                         TV::T(Tensor {
                             v: tv,
-                            axes,
-                            t: STy::strong(dt),
+                            axes: t.axes,
+                            t: elem,
                         })
                     }
                     None => {
-                        let (x, t) = self.scalar(target)?;
-                        TV::S(x, t)
+                        let t = target_expr.expect("a scalar target");
+                        let (x, ty) = self.scalar(t)?;
+                        TV::S(x, ty)
                     }
                 };
-                v = self.lift(&mut st, s.span, vec![cur, v], binary_of(op, s.span))?;
+                v = self.lift(&mut st, span, vec![cur, v], binary_of(op, span))?;
             }
             (None, true) => {
                 return Err(self.err(
-                    s.span,
+                    span,
                     "`#pragma atomic` on a tensor statement needs an update like `a[i, :N] += x[:N]`",
                 ));
             }
             (None, false) => {}
         }
+        // A new array takes the value's shape and element type.
+        if new {
+            let TV::T(t) = &v else {
+                return Err(self.err(value.span, "expected an array expression"));
+            };
+            let (axes, elem) = (t.axes.clone(), t.t);
+            tarr = Some(self.alloc_for(&mut st, &axes, elem.dt));
+        }
         // Broadcast the value into the target.
-        let taxes: Vec<Ax> = tarr.as_ref().map(|t| t.2.clone()).unwrap_or_default();
+        let taxes: Vec<Ax> = tarr.as_ref().map(|t| t.axes.clone()).unwrap_or_default();
         if let TV::T(t) = &v {
             let extra = t.axes.len().saturating_sub(taxes.len());
             if t.axes[..extra].iter().any(|a| matches!(a, Ax::D(_))) {
@@ -135,20 +299,26 @@ impl Lower<'_> {
             TV::T(t) => t.t,
         };
         // Convert to the target's element type.
-        let (tmem, tdims, tops, post) = match tarr {
-            Some((m, dt, _, dims, ops)) => {
-                let want = STy::strong(dt);
+        let (tmem, tdims, tops, tsteps, post) = match tarr {
+            Some(t) => {
+                let want = t.elem();
                 if vt != want {
                     v = match v {
                         TV::S(x, t) => TV::S(self.b.cast(x, t, want), want),
                         t => self.tcast(&mut st, value.span, t, want)?,
                     };
                 }
-                (m, dims, ops, None)
+                let post = if new {
+                    Post::New(V::Arr(t.m, t.dt, t.dims.len()))
+                } else {
+                    Post::None
+                };
+                (t.m, t.dims, t.ops, t.steps, post)
             }
             None => {
                 let slot = self.new_slot(vt);
-                (slot, vec![], vec![], Some((tname.expect("a scalar target"), slot, vt, target.span)))
+                let (n, sp) = tname.expect("a scalar target");
+                (slot, vec![], vec![], vec![], Post::Scalar(n, slot, vt, sp))
             }
         };
         // Dimensions: dense ids in order of first appearance (target first).
@@ -231,7 +401,7 @@ impl Lower<'_> {
         }
         for (red, _) in &reductions {
             if let Some(d) = red.iter().find(|d| kept.contains(d)) {
-                return Err(self.err(s.span, format!("dimension `{}` is both reduced and assigned", names[*d])));
+                return Err(self.err(span, format!("dimension `{}` is both reduced and assigned", names[*d])));
             }
         }
         // The pragma: loop order and per-dimension properties.
@@ -243,7 +413,7 @@ impl Lower<'_> {
         if let Some(Pragma {
             kind: PragmaKind::Tensor(entries),
             ..
-        }) = &s.pragma
+        }) = pragma
         {
             for ent in entries {
                 let txt = {
@@ -281,9 +451,10 @@ impl Lower<'_> {
                                     .err(ent.span, format!("dimension `{}` is not reduced in this statement", ent.text))
                                     .with_note("help: `reduce(op:var)` marks a dimension that a sum/max/min or a matrix product removes"));
                             }
-                            let tn = match &target.kind {
-                                ExprKind::Subscript { value, .. } => self.src(value.span),
-                                _ => self.src(target.span),
+                            let tn = match target_expr.map(|t| &t.kind) {
+                                Some(ExprKind::Subscript { value, .. }) => self.src(value.span),
+                                Some(_) => self.src(target_expr.expect("a target").span),
+                                None => String::new(),
                             };
                             if var.name != tn.trim() {
                                 return Err(self.err(
@@ -344,8 +515,8 @@ impl Lower<'_> {
                 simd[last] = true;
             }
         } else {
-            if s.pragma.is_some() && !atomic {
-                return Err(self.err(s.span, "this pragma cannot annotate a tensor statement"));
+            if pragma.is_some() && !atomic {
+                return Err(self.err(span, "this pragma cannot annotate a tensor statement"));
             }
             // Defaults: outside parallel loops the first dimension is parallel; the last
             // dimension is simd.
@@ -375,6 +546,9 @@ impl Lower<'_> {
         let mut op = Op::new("appy.assign").with_operands([tmem, vval].into_iter().chain(tops.iter().copied()).chain(exts.iter().copied()));
         op.set_attr("operandSegmentSizes", format!("array<i32: 1, 1, {}, {}>", tops.len(), k));
         op.set_attr("dims", i64_array(&tdense));
+        if tsteps.iter().any(|s| *s != 1) {
+            op.set_attr("steps", i64_array(&tsteps));
+        }
         op.set_attr("order", i64_array(&order.iter().map(|d| *d as i64).collect::<Vec<_>>()));
         op.set_attr("parallel", bools(&par));
         op.set_attr("simd", bools(&simd));
@@ -391,7 +565,7 @@ impl Lower<'_> {
             };
             op.set_attr("atomic", format!("{} : i64", atomic_kind(rop, dt)));
         }
-        self.set_loc(s.span);
+        self.set_loc(span);
         self.b.push(op);
         Ok((fix, post))
     }

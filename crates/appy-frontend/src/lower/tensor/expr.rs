@@ -164,47 +164,26 @@ impl Lower<'_> {
         self.treduce(st, p, &[reduce_at], RedOp::Add, span)
     }
 
-    /// A name bound to an array used as a value (not subscripted) inside `e`.
-    pub(in crate::lower) fn bare_array(&self, e: &Expr) -> Option<(String, Span)> {
-        match &e.kind {
-            ExprKind::Name(n) => match self.lookup(n) {
-                Some(Binding::Val(V::Arr(..))) => Some((n.clone(), e.span)),
-                _ => None,
-            },
-            ExprKind::Subscript { indices, .. } => indices.iter().find_map(|i| match i {
-                Index::Expr(x) => self.bare_array(x),
-                _ => None,
-            }),
-            ExprKind::Attribute { .. } => None,
-            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.bare_array(a)),
-            _ => {
-                let mut found = None;
-                e.for_each_child(&mut |c| {
-                    if found.is_none() {
-                        found = self.bare_array(c);
-                    }
-                });
-                found
-            }
-        }
-    }
-
     pub(in crate::lower) fn texpr(&mut self, st: &mut TStmt, e: &Expr) -> DResult<TV> {
-        if !has_slices(e) {
-            if let Some((n, sp)) = self.bare_array(e) {
-                return Err(self
-                    .err(
-                        sp,
-                        format!("whole-array operand `{n}`: tensor expressions use sliced index notation"),
-                    )
-                    .with_note(format!("help: write every dimension as a slice, e.g. `{n}[:N]` or `{n}[:M, :N]`")));
-            }
+        if self.arank(e).is_none() && !has_slices(e) {
             let (v, t) = self.scalar(e)?;
             return Ok(TV::S(v, t));
         }
+        // A plain view (`A`, `a[1:]`, `A[i]`, `A.T`) is an operand.
+        if self.is_view_expr(e) {
+            return match &e.kind {
+                ExprKind::Subscript { value, indices } if self.is_view_expr(value) => Ok(TV::T(self.tview(st, value, indices, e.span)?)),
+                _ => {
+                    let v = self.expr(e)?;
+                    let view = self.view_of(&v).expect("a view expression is an array");
+                    let s = self.slice_view(st, &view, &[], e.span)?;
+                    Ok(TV::T(self.sliced_tensor(st, s)))
+                }
+            };
+        }
         let span = e.span;
         match &e.kind {
-            ExprKind::Subscript { value, indices } if has_slices(value) => {
+            ExprKind::Subscript { value, indices } if !self.is_view_expr(value) => {
                 // `sum(A[:M, :N], axis=1)[:, None]`: `:` keeps an axis, `None` adds one.
                 let TV::T(mut t) = self.texpr(st, value)? else {
                     return Err(self.err(value.span, "expected a tensor"));
@@ -236,8 +215,13 @@ impl Lower<'_> {
                 Ok(TV::T(t))
             }
             ExprKind::Subscript { value, indices } => {
-                if indices.iter().any(|i| matches!(i, Index::Expr(x) if has_slices(x))) {
-                    return Err(self.err(e.span, "indexing with a tensor is not supported"));
+                if indices
+                    .iter()
+                    .any(|i| matches!(i, Index::Expr(x) if has_slices(x) || self.arank(x).is_some()))
+                {
+                    return Err(self
+                        .err(e.span, "indexing with an array (fancy indexing) is not supported")
+                        .with_note("help: write a loop over the indices, e.g. `for k in range(n): y[k] = x[idx[k]]`"));
                 }
                 Ok(TV::T(self.tview(st, value, indices, e.span)?))
             }
@@ -321,91 +305,95 @@ impl Lower<'_> {
         kwargs: &[(Ident, Expr)],
         e: &Expr,
     ) -> DResult<TV> {
-        let q = qualify(&self.imports, func).unwrap_or_default();
+        use crate::sema::catalog::Rule;
         let span = e.span;
-        let red = match q.as_str() {
-            "builtins.sum" | "numpy.sum" => Some(RedOp::Add),
-            "builtins.max" | "numpy.max" | "numpy.amax" => Some(RedOp::Max),
-            "builtins.min" | "numpy.min" | "numpy.amin" => Some(RedOp::Min),
-            "numpy.prod" => Some(RedOp::Mul),
+        let Some((f, recv)) = self.callee(func) else {
+            return Err(self.unsupported_call(func));
+        };
+        let name = match (&func.kind, recv) {
+            (ExprKind::Attribute { attr, .. }, Some(_)) => format!(".{}()", attr.name),
+            _ => qualify(&self.imports, func)
+                .unwrap_or_default()
+                .trim_start_matches("builtins.")
+                .replace("numpy.", "np."),
+        };
+        let all: Vec<&Expr> = recv.into_iter().chain(args.iter()).collect();
+        let builtin = matches!(f.rule, Rule::BuiltinSum | Rule::MaxMin { numpy: false, .. });
+        let red = match f.rule {
+            Rule::Reduce(op) => Some(op),
+            Rule::Mean | Rule::BuiltinSum => Some(RedOp::Add),
+            Rule::MaxMin { max, numpy: false } if all.len() == 1 => Some(if max { RedOp::Max } else { RedOp::Min }),
             _ => None,
         };
-        let builtin = q.starts_with("builtins.");
-        if let Some(op) = red
-            && (args.len() == 1 || !builtin)
-        {
-            let [x] = args else {
-                return Err(self.err(
-                    span,
-                    format!("`{}` takes one tensor argument (and `axis=`)", q.trim_start_matches("builtins.")),
-                ));
+        if let Some(op) = red {
+            let [x] = all.as_slice() else {
+                return Err(self.err(span, format!("`{name}` takes one array argument (and `axis=`)")));
             };
             let mut axis: Option<i64> = None;
             for (k, v) in kwargs {
                 if k.name != "axis" || builtin {
                     return Err(self.err(k.span, format!("unsupported keyword argument `{}`", k.name)));
                 }
-                match &v.kind {
-                    ExprKind::Int(a) => axis = Some(*a),
-                    ExprKind::Unary { op: UnaryOp::Neg, operand } if matches!(operand.kind, ExprKind::Int(_)) => {
-                        let ExprKind::Int(a) = operand.kind else { unreachable!() };
-                        axis = Some(-a);
-                    }
-                    ExprKind::None => axis = None,
-                    _ => return Err(self.err(v.span, "`axis=` must be an integer literal")),
+                match const_int(v) {
+                    Some(a) => axis = Some(a),
+                    None if matches!(v.kind, ExprKind::None) => axis = None,
+                    None => return Err(self.err(v.span, "`axis=` must be an integer literal")),
                 }
             }
             let TV::T(t) = self.texpr(st, x)? else {
-                return Err(self.err(x.span, "expected a tensor (sliced index notation)"));
+                return Err(self.err(x.span, "expected an array"));
             };
             let r = t.axes.len() as i64;
             let which: Vec<usize> = if builtin {
                 // Python's builtins iterate over the first axis.
                 if op != RedOp::Add && r > 1 {
                     return Err(self
-                        .err(
-                            span,
-                            format!(
-                                "`{}` of a {r}-dimensional tensor is ambiguous in Python",
-                                q.trim_start_matches("builtins.")
-                            ),
-                        )
+                        .err(span, format!("`{name}` of a {r}-dimensional array is ambiguous in Python"))
                         .with_note("help: use `np.max(x, axis=k)` / `np.min(x, axis=k)`"));
                 }
                 vec![0]
             } else if let Some(a) = axis {
                 let a2 = if a < 0 { a + r } else { a };
                 if !(0..r).contains(&a2) {
-                    return Err(self.err(span, format!("axis {a} is out of range for a {r}-dimensional tensor")));
+                    return Err(self.err(span, format!("axis {a} is out of range for a {r}-dimensional array")));
                 }
                 vec![a2 as usize]
             } else {
                 (0..r as usize).collect()
             };
-            return self.treduce(st, t, &which, op, span);
-        }
-        match q.as_str() {
-            "builtins.mv" | "appy.mv" => {
-                let [a, b] = args else {
-                    return Err(self.err(span, "`mv(A, x)` takes a matrix and a vector"));
-                };
-                let ta = self.texpr(st, a)?;
-                let tb = self.texpr(st, b)?;
-                if !matches!((&ta, &tb), (TV::T(x), TV::T(y)) if x.axes.len() == 2 && y.axes.len() == 1) {
-                    return Err(self.err(span, "`mv(A, x)` takes a 2-dimensional and a 1-dimensional tensor"));
+            let count = self.count_of(st, &t, &which);
+            let mut t = t;
+            if f.rule == Rule::Mean {
+                // The mean is computed in float64 for integer input, as in NumPy.
+                let want = if t.t.is_float() { t.t } else { STy::strong(DType::F64) };
+                if want != t.t {
+                    let TV::T(c) = self.tcast(st, span, TV::T(t), want)? else {
+                        unreachable!("a cast of a tensor is a tensor")
+                    };
+                    t = c;
                 }
-                return self.contract(st, ta, tb, span);
             }
-            "numpy.dot" | "numpy.matmul" => {
-                let [a, b] = args else {
+            let sum = self.treduce(st, t, &which, op, span)?;
+            if f.rule != Rule::Mean {
+                return Ok(sum);
+            }
+            let n = TV::S(count, STy::INT);
+            return self.lift(st, span, vec![sum, n], binary_of(BinOp::Div, span));
+        }
+        match f.rule {
+            Rule::Dot => {
+                let [a, b] = all.as_slice() else {
                     return Err(self.err(span, "matrix products take two arguments"));
                 };
                 let ta = self.texpr(st, a)?;
                 let tb = self.texpr(st, b)?;
+                if name.ends_with("mv") && !matches!((&ta, &tb), (TV::T(x), TV::T(y)) if x.axes.len() == 2 && y.axes.len() == 1) {
+                    return Err(self.err(span, "`mv(A, x)` takes a 2-dimensional and a 1-dimensional array"));
+                }
                 return self.contract(st, ta, tb, span);
             }
-            "numpy.transpose" | "builtins.transpose" | "appy.transpose" => {
-                let [a] = args else {
+            Rule::Transpose => {
+                let [a] = all.as_slice() else {
                     return Err(self.err(span, "`transpose` takes one argument"));
                 };
                 return match self.texpr(st, a)? {
@@ -416,23 +404,145 @@ impl Lower<'_> {
                     s => Ok(s),
                 };
             }
-            _ => {}
+            Rule::Copy => {
+                let [a] = all.as_slice() else {
+                    return Err(self.err(span, format!("`{name}` takes one array")));
+                };
+                return self.texpr(st, a);
+            }
+            Rule::AsType | Rule::Cast(_) => {
+                let (x, dt) = match (f.rule, all.as_slice()) {
+                    (Rule::AsType, [x, d]) => (*x, self.dtype_of(d)?),
+                    (Rule::Cast(c), [x]) => (*x, cast_dtype(c)),
+                    _ => return Err(self.err(span, format!("`{name}` takes an array and a dtype"))),
+                };
+                let v = self.texpr(st, x)?;
+                return self.tcast(st, span, v, STy::strong(dt));
+            }
+            Rule::Arange => return self.arange(st, args, kwargs, span),
+            Rule::Alloc { .. } | Rule::Like(_) => {
+                let v = self.array_value(e)?;
+                let view = self.view_of(&v).expect("an allocation is an array");
+                let s = self.slice_view(st, &view, &[], span)?;
+                return Ok(TV::T(self.sliced_tensor(st, s)));
+            }
+            Rule::Math(_) => {
+                return Err(self
+                    .err(span, format!("`{name}` works on scalars, not arrays"))
+                    .with_note("help: use the NumPy function, e.g. `np.exp(a)`, on arrays"));
+            }
+            Rule::Float(_) | Rule::Same(_) | Rule::Pred(_) | Rule::Where | Rule::Clip | Rule::MaxMin { .. } => {}
+            _ => return Err(self.err(span, format!("`{name}` cannot be applied to arrays"))),
         }
-        if kwargs.iter().any(|(_, v)| has_slices(v)) {
-            return Err(self.err(span, "tensor keyword arguments are not supported"));
+        if let Some((k, _)) = kwargs.first() {
+            return Err(self.err(k.span, format!("keyword arguments are not supported for `{name}` on arrays")));
         }
         let mut kids = vec![];
         for a in args {
             kids.push(self.texpr(st, a)?);
         }
-        let (func, kwargs) = (func.clone(), kwargs.to_vec());
+        let func = func.clone();
         self.lift(st, span, kids, |n| Expr {
             kind: ExprKind::Call {
                 func: Box::new(func),
                 args: n,
-                kwargs,
+                kwargs: vec![],
             },
             span,
         })
+    }
+
+    /// The number of elements a reduction over axes `which` of `t` combines (i64).
+    fn count_of(&mut self, st: &mut TStmt, t: &Tensor, which: &[usize]) -> Value {
+        let mut n = self.b.int(1, "i64");
+        for &a in which {
+            if let Ax::D(d) = t.axes[a] {
+                let r = st.find(d);
+                n = self.b.bin("arith.muli", n, st.ext[r]);
+            }
+        }
+        n
+    }
+
+    /// `np.arange([start,] stop[, step], dtype=)`.
+    fn arange(&mut self, st: &mut TStmt, args: &[Expr], kwargs: &[(Ident, Expr)], span: Span) -> DResult<TV> {
+        let (start, stop, step) = match args {
+            [stop] => (None, stop, None),
+            [start, stop] => (Some(start), stop, None),
+            [start, stop, step] => (Some(start), stop, Some(step)),
+            _ => return Err(self.err(span, "np.arange takes one to three positional arguments")),
+        };
+        let mut dtype = None;
+        for (k, v) in kwargs {
+            match k.name.as_str() {
+                "dtype" => dtype = Some(self.dtype_of(v)?),
+                "device" => {}
+                _ => return Err(self.err(k.span, format!("unsupported keyword `{}` for np.arange", k.name))),
+            }
+        }
+        let mut vals = vec![];
+        for x in [start, Some(stop), step].into_iter().flatten() {
+            vals.push((x, self.scalar(x)?));
+        }
+        let t = vals.iter().skip(1).fold(vals[0].1.1, |acc, (_, (_, t))| promote(acc, *t));
+        if t.is_float() {
+            return Err(self
+                .err(span, "np.arange with float arguments is not supported")
+                .with_note("help: use integer arguments and scale, e.g. `x0 + h * np.arange(n)`"));
+        }
+        let get = |k: usize, this: &mut Self| -> Value {
+            let (_, (v, t)) = vals[k];
+            this.b.cast(v, t, STy::INT)
+        };
+        let (lo, hi) = if start.is_some() {
+            (get(0, self), get(1, self))
+        } else {
+            (self.b.int(0, "i64"), get(0, self))
+        };
+        let stepv = match step {
+            Some(s) => match const_int(s) {
+                Some(0) => return Err(self.err(s.span, "np.arange step cannot be zero")),
+                Some(k) => Some(k),
+                None => return Err(self.err(s.span, "the step of np.arange must be an integer constant")),
+            },
+            None => Some(1),
+        };
+        let k = stepv.unwrap_or(1);
+        // count = max(0, ceil((hi - lo) / k)).
+        let (a, b) = if k > 0 { (hi, lo) } else { (lo, hi) };
+        let d = self.b.bin("arith.subi", a, b);
+        let zero = self.b.int(0, "i64");
+        let d = self.b.bin("arith.maxsi", d, zero);
+        let km1 = self.b.int(k.abs() - 1, "i64");
+        let ka = self.b.int(k.abs(), "i64");
+        let d = self.b.bin("arith.addi", d, km1);
+        let count = self.b.bin("arith.divsi", d, ka);
+        let iota = self.iota(st, count, span);
+        let lo_v = TV::S(lo, STy::INT);
+        let kv = TV::S(self.b.int(k, "i64"), STy::INT);
+        let scaled = if k == 1 {
+            TV::T(iota)
+        } else {
+            self.lift(st, span, vec![TV::T(iota), kv], binary_of(BinOp::Mul, span))?
+        };
+        let v = if start.is_some() {
+            self.lift(st, span, vec![lo_v, scaled], binary_of(BinOp::Add, span))?
+        } else {
+            scaled
+        };
+        let want = STy::strong(dtype.unwrap_or(DType::I64));
+        self.tcast(st, span, v, want)
+    }
+}
+
+/// The dtype of a NumPy scalar type used as a cast.
+fn cast_dtype(c: crate::sema::catalog::Cast) -> DType {
+    use crate::sema::catalog::Cast;
+    match c {
+        Cast::F32 => DType::F32,
+        Cast::F64 | Cast::PyFloat => DType::F64,
+        Cast::I32 => DType::I32,
+        Cast::I64 | Cast::PyInt => DType::I64,
+        Cast::Bool | Cast::PyBool => DType::Bool,
     }
 }

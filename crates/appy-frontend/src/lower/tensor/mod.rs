@@ -60,6 +60,48 @@ pub(in crate::lower) enum Made {
     Reduce(Value, Vec<usize>, &'static str, Span),
 }
 
+/// The target of a tensor statement.
+pub(in crate::lower) enum TTarget<'e> {
+    /// An array subscript: a slice, a row, an element range (`a[1:]`, `A[i, :]`).
+    Array(&'e Expr),
+    /// The whole of an array or view (`B *= alpha`).
+    Whole(view::View, Span),
+    /// A scalar variable (`s = np.sum(a)`).
+    Scalar(&'e Expr),
+    /// A new array of the value's shape and type, allocated by the statement.
+    New,
+}
+
+/// What a tensor statement leaves to do after its `appy.assign`.
+pub(in crate::lower) enum Post {
+    /// Nothing.
+    None,
+    /// Assign the result slot to a scalar variable.
+    Scalar(String, Value, STy, Span),
+    /// The new array the statement allocated.
+    New(V),
+}
+
+/// An array operand or target of a statement: the memref, its element type, the
+/// positional axes of the tensor, and per axis of the memref the statement dimension
+/// (`None` for a scalar index), the i64 lower bound or index, and the step.
+#[derive(Clone, Debug)]
+pub(in crate::lower) struct Sliced {
+    m: Value,
+    dt: DType,
+    axes: Vec<Ax>,
+    dims: Vec<Option<usize>>,
+    ops: Vec<Value>,
+    steps: Vec<i64>,
+}
+
+impl Sliced {
+    /// The element type as a scalar type.
+    fn elem(&self) -> STy {
+        STy::strong(self.dt)
+    }
+}
+
 /// Per-statement state: the dimension nodes (union-find), their extents and names.
 #[derive(Default)]
 pub(in crate::lower) struct TStmt {
@@ -69,6 +111,9 @@ pub(in crate::lower) struct TStmt {
     span: Vec<Span>,
     made: Vec<(Value, Made, String)>,
     bounds: HashMap<String, Value>,
+    /// Normalised slices by their text and axis, so that the same slice of the same
+    /// array in one statement is the same values (the tensor passes compare them).
+    slices: HashMap<String, (Value, Value)>,
 }
 
 impl TStmt {
@@ -148,15 +193,6 @@ pub(super) fn has_slices(e: &Expr) -> bool {
     }
     walk(e, &mut found);
     found
-}
-
-/// Whether a statement is a tensor statement (an assignment in sliced index notation).
-pub(super) fn is_tensor_stmt(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Assign { targets, value } => targets.iter().any(has_slices) || has_slices(value),
-        StmtKind::AugAssign { target, value, .. } => has_slices(target) || has_slices(value),
-        _ => false,
-    }
 }
 
 fn norm_slice(lo: &str, hi: &str) -> String {

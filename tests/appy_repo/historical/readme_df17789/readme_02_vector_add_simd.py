@@ -1,0 +1,5 @@
+@appy.jit
+def vector_add(A, B, C, N):
+    #pragma parallel for simd
+    for i in range(N):
+        C[i] = A[i] + B[i]
