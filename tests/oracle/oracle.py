@@ -28,8 +28,20 @@ for name, a in meta:
         args.append(int(a["int"]))
     else:
         args.append(float(a["float"]))
+# APPY_ORACLE_LONGDOUBLE=1: float arrays are computed in long double (x87 extended
+# precision) and rounded back to their dtypes, a reference for the accuracy of the
+# math functions that is more precise than NumPy's own float32 and float64 ones.
+longdouble = os.environ.get("APPY_ORACLE_LONGDOUBLE") == "1"
+dtypes = [getattr(a, "dtype", None) for a in args]
+if longdouble:
+    args = [a.astype(np.longdouble) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
 with np.errstate(all="ignore"):
     ret = fn(*args)
+if longdouble:
+    args = [a.astype(d) if isinstance(a, np.ndarray) and a.dtype == np.longdouble else a for a, d in zip(args, dtypes)]
+    if ret is not None:
+        conv = lambda r: np.asarray(r).astype(np.float64) if np.asarray(r).dtype == np.longdouble else r
+        ret = tuple(conv(r) for r in ret) if isinstance(ret, tuple) else conv(ret)
 os.makedirs(outd, exist_ok=True)
 for (name, a), v in zip(meta, args):
     if "npy" in a:

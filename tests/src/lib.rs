@@ -5,6 +5,7 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod cases;
 pub mod filecheck;
 pub mod progen;
 
@@ -61,6 +62,19 @@ impl Rng {
 /// Runs `func` of `file` under CPython + NumPy with `args` (named `params`); returns the
 /// final arguments and the return values.
 pub fn oracle(file: &Path, func: &str, params: &[String], args: &[HostValue]) -> Result<(Vec<HostValue>, Vec<HostValue>), String> {
+    oracle_with(file, func, params, args, false)
+}
+
+/// [`oracle`], computing float arrays in long double precision when `longdouble` (a
+/// reference for the accuracy of math functions; results are rounded back to the
+/// arrays' dtypes, float64 for return values).
+pub fn oracle_with(
+    file: &Path,
+    func: &str,
+    params: &[String],
+    args: &[HostValue],
+    longdouble: bool,
+) -> Result<(Vec<HostValue>, Vec<HostValue>), String> {
     let dir = std::env::temp_dir().join(format!("appy-oracle-{}-{}-{}", std::process::id(), func, unique()));
     let ind = dir.join("in");
     let outd = dir.join("out");
@@ -87,6 +101,7 @@ pub fn oracle(file: &Path, func: &str, params: &[String], args: &[HostValue]) ->
         .arg(func)
         .arg(&ind)
         .arg(&outd)
+        .env("APPY_ORACLE_LONGDOUBLE", if longdouble { "1" } else { "0" })
         .output()
         .map_err(|e| format!("cannot run python3: {e}"))?;
     if !out.status.success() {
@@ -122,13 +137,19 @@ fn unique() -> u64 {
 /// Compares two values elementwise with tolerances fit for the dtype; returns a
 /// description of the first mismatch.
 pub fn compare(what: &str, got: &HostValue, want: &HostValue) -> Result<(), String> {
+    let f32ish = got.to_array().dtype == DType::F32 || want.to_array().dtype == DType::F32;
+    let (rtol, atol) = if f32ish { (2e-4, 2e-5) } else { (1e-9, 1e-11) };
+    compare_tol(what, got, want, rtol, atol)
+}
+
+/// [`compare`] with given tolerances: `|got - want| <= atol + rtol * |want|`. The shapes
+/// must agree too.
+pub fn compare_tol(what: &str, got: &HostValue, want: &HostValue, rtol: f64, atol: f64) -> Result<(), String> {
     let g = got.to_array();
     let w = want.to_array();
-    if g.len() != w.len() {
-        return Err(format!("{what}: {} elements, expected {}", g.len(), w.len()));
+    if g.len() != w.len() || (!g.shape.is_empty() && !w.shape.is_empty() && g.shape != w.shape) {
+        return Err(format!("{what}: shape {:?}, expected {:?}", g.shape, w.shape));
     }
-    let f32ish = g.dtype == DType::F32 || w.dtype == DType::F32;
-    let (rtol, atol) = if f32ish { (2e-4, 2e-5) } else { (1e-9, 1e-11) };
     let mut worst = 0.0f64;
     for i in 0..g.len() {
         let (a, b) = (g.get_f64(i), w.get_f64(i));

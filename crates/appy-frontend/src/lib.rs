@@ -26,13 +26,16 @@ pub mod lower;
 mod parser;
 mod pragma;
 mod print;
-mod sema;
+pub mod sema;
 
 use appy_ir::diag::{DResult, Diagnostic, Severity, SourceFile, Span};
 
 use crate::ast::{Expr, ExprKind, Function, Import, Program, Source};
 use crate::lines::{FuncDef, LineKind, RawLine};
 pub use crate::print::dump;
+/// The Markdown table of supported functions in `docs/SUBSET.md` (generated from the
+/// catalogue that lowering dispatches on).
+pub use crate::sema::catalog::markdown as functions_markdown;
 
 /// The module-level structure of a file: its logical lines, imports and functions.
 struct Module<'f> {

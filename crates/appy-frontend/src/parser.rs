@@ -113,11 +113,22 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                 .map(|p| {
                     let mut it = p.into_inner();
                     let module = it.next().map(dotted).unwrap_or_default();
-                    let alias = it
-                        .find(|q| q.as_rule() == Rule::name)
-                        .map(|q| q.as_str().to_string())
-                        .unwrap_or_else(|| module.split('.').next().unwrap_or_default().to_string());
-                    Import::Module { module, alias, span }
+                    match it.find(|q| q.as_rule() == Rule::name) {
+                        Some(a) => Import::Module {
+                            module,
+                            alias: a.as_str().to_string(),
+                            span,
+                        },
+                        // `import scipy.special` binds `scipy`, the top-level package.
+                        None => {
+                            let top = module.split('.').next().unwrap_or_default().to_string();
+                            Import::Module {
+                                module: top.clone(),
+                                alias: top,
+                                span,
+                            }
+                        }
+                    }
                 })
                 .collect(),
         ),

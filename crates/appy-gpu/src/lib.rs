@@ -174,7 +174,7 @@ impl Compiler {
                 )
             }
             Level::Llvm => format!(
-                "{loops},appy-hoist-allocas,{}",
+                "{loops},appy-hoist-allocas,appy-cpu-libm,{}",
                 CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
             ),
         }

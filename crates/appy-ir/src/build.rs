@@ -37,8 +37,8 @@ pub enum FPred {
     Ole = 5,
     One = 6,
     Ord = 7,
-    Uno = 8,
     Une = 13,
+    Uno = 14,
 }
 
 impl Builder {

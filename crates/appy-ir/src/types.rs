@@ -134,13 +134,14 @@ impl fmt::Display for ArgType {
     }
 }
 
-/// `memref<?x?xf32>` for rank 2, `memref<f32>` for rank 0.
+/// `memref<?x?xf32>` for rank 2, `memref<f32>` for rank 0. Booleans are stored as
+/// bytes (`i8`, as NumPy stores them).
 pub fn memref_type(dtype: DType, rank: usize) -> String {
     let mut s = String::from("memref<");
     for _ in 0..rank {
         s.push_str("?x");
     }
-    s.push_str(dtype.mlir());
+    s.push_str(if dtype == DType::Bool { "i8" } else { dtype.mlir() });
     s.push('>');
     s
 }
@@ -149,7 +150,8 @@ pub fn memref_type(dtype: DType, rank: usize) -> String {
 pub fn parse_memref(ty: &str) -> Option<(DType, usize)> {
     let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
     let parts: Vec<&str> = inner.split('x').collect();
-    let dt = DType::from_mlir(parts.last()?)?;
+    let last = *parts.last()?;
+    let dt = if last == "i8" { DType::Bool } else { DType::from_mlir(last)? };
     Some((dt, parts.len() - 1))
 }
 

@@ -11,6 +11,7 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod cpu_libm;
 pub mod hoist_allocas;
 pub mod solve_library;
 pub mod strip_mine;
@@ -172,6 +173,15 @@ impl Registry {
             make: |o| {
                 check_opts(o, &[])?;
                 Ok(Box::new(tensor_to_loops::TensorToLoops))
+            },
+        });
+        r.add(PassInfo {
+            name: "appy-cpu-libm",
+            description: "CPU only: math.log1p/expm1 → the C library's log1p/expm1 (MLIR's lowering loses precision)",
+            options: "",
+            make: |o| {
+                check_opts(o, &[])?;
+                Ok(Box::new(cpu_libm::CpuLibm))
             },
         });
         r.add(PassInfo {

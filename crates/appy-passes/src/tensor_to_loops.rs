@@ -266,7 +266,13 @@ impl Gen<'_> {
                 for ((lo, d), s) in op.operands[1..].iter().zip(&dims).zip(steps) {
                     idx.push(self.index(b, *lo, *d, s, env)?);
                 }
-                b.load(op.operands[0], &idx)
+                let x = b.load(op.operands[0], &idx);
+                if elem == "i1" && b.m.ty(x) == "i8" {
+                    // Booleans are stored as bytes.
+                    b.op1("arith.trunci", &[x], "i1", &[])
+                } else {
+                    x
+                }
             }
             "appy.iota" => {
                 // The index of the statement dimension, as i64.
@@ -323,6 +329,12 @@ impl Gen<'_> {
 
     fn store(&self, b: &mut Builder, x: Value, env: &Env) -> Result<(), PassError> {
         let idx = self.target_index(b, env)?;
+        let stored = appy_ir::types::parse_memref(b.m.ty(self.a.target)).map(|(d, _)| d);
+        let x = if stored == Some(appy_ir::types::DType::Bool) && b.m.ty(x) == "i1" {
+            b.op1("arith.extui", &[x], "i8", &[])
+        } else {
+            x
+        };
         match &self.a.atomic {
             Some(kind) => {
                 let ty = appy_ir::types::parse_memref(b.m.ty(self.a.target))

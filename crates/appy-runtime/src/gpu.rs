@@ -610,33 +610,15 @@ impl<'a> Interp<'a> {
                 self.set(op, HV::I(wrap(r, bits)));
             }
             "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.maximumf" | "arith.minimumf"
-            | "arith.maxnumf" | "arith.minnumf" | "math.powf" | "math.atan2" => {
+            | "arith.maxnumf" | "arith.minnumf" | "math.powf" | "math.atan2" | "math.copysign" => {
                 let (a, b) = (self.float(o[0])?, self.float(o[1])?);
-                let r = match n {
-                    "arith.addf" => a + b,
-                    "arith.subf" => a - b,
-                    "arith.mulf" => a * b,
-                    "arith.divf" => a / b,
-                    "arith.remf" => a % b,
-                    "arith.maximumf" => {
-                        if a.is_nan() || b.is_nan() {
-                            f64::NAN
-                        } else {
-                            a.max(b)
-                        }
-                    }
-                    "arith.minimumf" => {
-                        if a.is_nan() || b.is_nan() {
-                            f64::NAN
-                        } else {
-                            a.min(b)
-                        }
-                    }
-                    "arith.maxnumf" => a.max(b),
-                    "arith.minnumf" => a.min(b),
-                    "math.powf" => a.powf(b),
-                    _ => a.atan2(b),
-                };
+                let r = crate::hostmath::binary(n, a, b).ok_or_else(|| format!("{n} is not supported in host code"))?;
+                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
+                self.set(op, HV::F(r));
+            }
+            "math.fma" => {
+                let (a, b, c) = (self.float(o[0])?, self.float(o[1])?, self.float(o[2])?);
+                let r = a.mul_add(b, c);
                 let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
                 self.set(op, HV::F(r));
             }
@@ -644,29 +626,16 @@ impl<'a> Interp<'a> {
                 let (a, b) = (self.float(o[0])?, self.int(o[1])?);
                 self.set(op, HV::F(a.powi(b as i32)));
             }
-            "arith.negf" | "math.exp" | "math.log" | "math.sqrt" | "math.tanh" | "math.sin" | "math.cos" | "math.tan" | "math.absf"
-            | "math.floor" | "math.ceil" | "math.log2" | "math.log10" | "math.exp2" | "math.atan" | "math.erf" => {
+            n if crate::hostmath::unary(n, 0.0).is_some() => {
                 let a = self.float(o[0])?;
-                let r = match n {
-                    "arith.negf" => -a,
-                    "math.exp" => a.exp(),
-                    "math.log" => a.ln(),
-                    "math.sqrt" => a.sqrt(),
-                    "math.tanh" => a.tanh(),
-                    "math.sin" => a.sin(),
-                    "math.cos" => a.cos(),
-                    "math.tan" => a.tan(),
-                    "math.absf" => a.abs(),
-                    "math.floor" => a.floor(),
-                    "math.ceil" => a.ceil(),
-                    "math.log2" => a.log2(),
-                    "math.log10" => a.log10(),
-                    "math.exp2" => a.exp2(),
-                    "math.atan" => a.atan(),
-                    _ => return Err("math.erf is not supported in host code".into()),
-                };
+                let r = crate::hostmath::unary(n, a).expect("checked above");
                 let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
                 self.set(op, HV::F(r));
+            }
+            n if crate::hostmath::predicate(n, 0.0).is_some() => {
+                let a = self.float(o[0])?;
+                let r = crate::hostmath::predicate(n, a).expect("checked above");
+                self.set(op, HV::I(r as i64));
             }
             "math.absi" => {
                 let a = self.int(o[0])?;

@@ -12,6 +12,8 @@ pub mod cache;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(feature = "cuda")]
+pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;
 pub mod regions;

@@ -15,7 +15,8 @@ prange = range
 
 
 def vidx(start, length, bound):
-    return np.arange(start, min(start + length, bound))
+    import builtins
+    return np.arange(start, builtins.min(start + length, bound))
 
 
 def where(c, x, y):
@@ -41,3 +42,22 @@ def mv(A, x):
 
 def transpose(a):
     return np.transpose(a)
+
+
+# The element-wise functions the APPy paper's listings import from appy
+# (`from appy import exp, sqrt`): NumPy's.
+for _name in ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "sin", "cos",
+              "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+              "arctanh", "floor", "ceil", "trunc", "arctan2", "hypot", "copysign", "fmod", "power",
+              "fabs", "sign", "square", "isnan", "isinf", "isfinite", "maximum", "minimum", "clip"]:
+    globals()[_name] = getattr(np, _name)
+
+
+def erf(x):
+    import scipy.special
+    return scipy.special.erf(x)
+
+
+def erfc(x):
+    import scipy.special
+    return scipy.special.erfc(x)

@@ -1,6 +1,7 @@
 //! appy's integration suite (one test binary: every binary that links MLIR is large).
 #![allow(clippy::result_large_err)]
 
+mod cases;
 mod diff;
 mod e2e;
 mod errors;

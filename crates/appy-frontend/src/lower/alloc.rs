@@ -122,7 +122,7 @@ impl Lower<'_> {
             _ => None,
         };
         if let Some(fv) = fv {
-            let fv = self.to_storage(fv, dtype);
+            let fv = self.stored_form(fv, dtype);
             self.fill_nest(m, &dims, fv);
         }
         Ok(V::Arr(m, dtype, rank))
@@ -221,7 +221,7 @@ impl Lower<'_> {
     }
 
     /// A value of type `dt` as stored in memory (booleans are bytes).
-    pub(super) fn to_storage(&mut self, v: Value, dt: DType) -> Value {
+    pub(super) fn stored_form(&mut self, v: Value, dt: DType) -> Value {
         if dt == DType::Bool {
             self.b.op1("arith.extui", &[v], "i8", &[])
         } else {
@@ -230,7 +230,7 @@ impl Lower<'_> {
     }
 
     /// A value loaded from memory of type `dt` as a scalar of that type.
-    pub(super) fn from_storage(&mut self, v: Value, dt: DType) -> Value {
+    pub(super) fn loaded_form(&mut self, v: Value, dt: DType) -> Value {
         if dt == DType::Bool {
             self.b.op1("arith.trunci", &[v], "i1", &[])
         } else {

@@ -265,6 +265,7 @@ impl Lower<'_> {
                 }
             }
             F::Hypot => V::S(self.hypot(xs[0], xs[1], t), t),
+            F::Cbrt => V::S(self.cbrt(xs[0], t), t),
             F::IsNan | F::IsInf | F::IsFinite => {
                 if !f {
                     let r = matches!(op, F::IsFinite);
@@ -327,6 +328,38 @@ impl Lower<'_> {
         let yinf = self.b.cmpf(FPred::Oeq, ay, inf);
         let any_inf = self.b.bin("arith.ori", xinf, yinf);
         self.b.select(any_inf, inf, v)
+    }
+
+    /// `cbrt(x)` within 1 ulp: the C library's `cbrt` is up to 3 ulp off, so its
+    /// result `y` gets one Newton step, `y - (y³ - x) / (3y²)`, with `y³ - x` computed
+    /// exactly enough by fused multiply-adds; float32 goes through float64.
+    fn cbrt(&mut self, x: Value, t: STy) -> Value {
+        if t.dt == DType::F32 {
+            let f64t = STy::strong(DType::F64);
+            let w = self.b.cast(x, t, f64t);
+            let r = self.cbrt(w, f64t);
+            return self.b.cast(r, f64t, t);
+        }
+        let ty = t.mlir();
+        let y = self.b.op1("math.cbrt", &[x], ty, &[]);
+        let hi = self.b.bin("arith.mulf", y, y);
+        let nhi = self.b.op1("arith.negf", &[hi], ty, &[]);
+        let lo = self.b.op1("math.fma", &[y, y, nhi], ty, &[]);
+        let nx = self.b.op1("arith.negf", &[x], ty, &[]);
+        let r1 = self.b.op1("math.fma", &[hi, y, nx], ty, &[]);
+        let r = self.b.op1("math.fma", &[lo, y, r1], ty, &[]);
+        let three = self.b.float(3.0, ty);
+        let d = self.b.bin("arith.mulf", three, hi);
+        let q = self.b.bin("arith.divf", r, d);
+        let c = self.b.bin("arith.subf", y, q);
+        // Zero, infinities and NaN: the C library's value as it is.
+        let zero = self.b.float(0.0, ty);
+        let inf = self.b.float(f64::INFINITY, ty);
+        let a = self.b.op1("math.absf", &[y], ty, &[]);
+        let finite = self.b.cmpf(FPred::Olt, a, inf);
+        let nonzero = self.b.cmpf(FPred::One, y, zero);
+        let ok = self.b.bin("arith.andi", finite, nonzero);
+        self.b.select(ok, c, y)
     }
 
     /// The error for a call of an unknown function, with the list of supported ones.

@@ -63,7 +63,10 @@ impl Lower<'_> {
                 if q == "appy.MVL" {
                     return Ok(V::S(self.b.op1("appy.mvl", &[], "i64", &[]), STy::INT));
                 }
-                if q == "numpy.inf" || q == "math.inf" {
+                if q == "numpy.nan" || q == "math.nan" || q == "numpy.NaN" {
+                    return Ok(V::S(self.b.float(f64::NAN, "f64"), STy::FLOAT));
+                }
+                if q == "numpy.inf" || q == "math.inf" || q == "numpy.Inf" {
                     return Ok(V::S(self.b.float(f64::INFINITY, "f64"), STy::FLOAT));
                 }
                 if q == "numpy.pi" || q == "math.pi" {
@@ -117,7 +120,7 @@ impl Lower<'_> {
                 let (m, dt, idx) = self.element_ref(value, indices, e.span)?;
                 self.set_loc(e.span);
                 let x = self.b.load(m, &idx);
-                Ok(V::S(self.from_storage(x, dt), STy::strong(dt)))
+                Ok(V::S(self.loaded_form(x, dt), STy::strong(dt)))
             }
             ExprKind::Tuple(es) => {
                 let mut vs = vec![];

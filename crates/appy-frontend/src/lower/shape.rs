@@ -155,7 +155,10 @@ impl Lower<'_> {
                 targets.iter().any(|t| self.is_array_target(t)) || self.arank(value).is_some() || tensor::has_slices(value)
             }
             StmtKind::AugAssign { target, value, .. } => {
-                self.is_array_target(target) || self.arank(value).is_some() || tensor::has_slices(value)
+                self.is_array_target(target)
+                    || (matches!(target.kind, ExprKind::Name(_)) && self.arank(target).is_some())
+                    || self.arank(value).is_some()
+                    || tensor::has_slices(value)
             }
             _ => false,
         }

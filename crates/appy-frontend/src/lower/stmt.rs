@@ -13,12 +13,7 @@ impl Lower<'_> {
             let v = self.b.m.value(a.mlir());
             params.push(v);
             let bind = match *a {
-                ArgType::Array { dtype, rank } => {
-                    if dtype == DType::Bool {
-                        return Err(self.err(p.span, "boolean arrays are not supported; pass an integer array"));
-                    }
-                    Binding::Val(V::Arr(v, dtype, rank))
-                }
+                ArgType::Array { dtype, rank } => Binding::Val(V::Arr(v, dtype, rank)),
                 ArgType::Scalar { dtype, weak } => Binding::Val(V::S(v, STy { dt: dtype, weak })),
             };
             self.bind(&p.name, bind);
@@ -327,7 +322,7 @@ impl Lower<'_> {
                     return Err(self.err(vspan, "only scalar values can be stored into an array element"));
                 };
                 let c = self.b.cast(x, ty, STy::strong(dt));
-                let c = self.to_storage(c, dt);
+                let c = self.stored_form(c, dt);
                 self.set_loc(t.span);
                 self.b.store(c, m, &idx);
                 Ok(())

@@ -80,6 +80,8 @@ pub(crate) enum Op {
     Square,
     /// `hypot`.
     Hypot,
+    /// `cbrt` (the C library's, refined by a Newton step).
+    Cbrt,
     /// `power`/`pow`.
     Pow,
     /// `fmod` (the sign of the dividend).
@@ -167,7 +169,7 @@ pub(crate) static FUNCS: &[Func] = &[
     ufunc!("log10", Unary("math.log10"), [], "base-10 logarithm"),
     ufunc!("log1p", Unary("math.log1p"), [], "log(1 + x), accurate near 0"),
     ufunc!("sqrt", Unary("math.sqrt"), [], "square root"),
-    ufunc!("cbrt", Unary("math.cbrt"), [], "cube root"),
+    ufunc!("cbrt", Cbrt, [], "cube root"),
     ufunc!("sin", Unary("math.sin"), [], "sine"),
     ufunc!("cos", Unary("math.cos"), [], "cosine"),
     ufunc!("tan", Unary("math.tan"), [], "tangent"),
@@ -247,7 +249,7 @@ pub(crate) static FUNCS: &[Func] = &[
     f!(["math.log10"], [], Math(Unary("math.log10")), "base-10 logarithm"),
     f!(["math.log1p"], [], Math(Unary("math.log1p")), "log(1 + x)"),
     f!(["math.sqrt"], [], Math(Unary("math.sqrt")), "square root"),
-    f!(["math.cbrt"], [], Math(Unary("math.cbrt")), "cube root"),
+    f!(["math.cbrt"], [], Math(Cbrt), "cube root"),
     f!(["math.sin"], [], Math(Unary("math.sin")), "sine"),
     f!(["math.cos"], [], Math(Unary("math.cos")), "cosine"),
     f!(["math.tan"], [], Math(Unary("math.tan")), "tangent"),

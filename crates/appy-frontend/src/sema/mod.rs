@@ -2,7 +2,7 @@
 //! to, which names a statement assigns and reads, reduction detection, and whether an
 //! unannotated loop may be vectorized.
 
-pub(crate) mod catalog;
+pub mod catalog;
 pub(crate) mod names;
 pub(crate) mod reductions;
 pub(crate) mod resolve;

@@ -327,7 +327,9 @@ impl Lower<'_> {
         let mut exts = vec![];
         let mut names: Vec<String> = vec![];
         let mut first_span: Vec<Span> = vec![];
-        for n in 0..nn {
+        // The target's dimensions first (a new array's come from its value).
+        let firsts: Vec<usize> = tdims.iter().flatten().copied().chain(0..nn).collect();
+        for n in firsts {
             let r = st.find(n);
             if let std::collections::hash_map::Entry::Vacant(e) = dense.entry(r) {
                 e.insert(exts.len());

@@ -1,0 +1,90 @@
+//! The `# test:` cases written above jitted functions in `tests/cases/*.py` and
+//! `examples/*.py` (see `appy_tests::cases`): each runs on the CPU back end on random
+//! inputs and is compared with CPython + NumPy running the same file.
+
+use appy_ir::diag::SourceFile;
+use appy_runtime::HostValue;
+use appy_tests::cases::{Spec, compare_ulp, specs_in};
+use appy_tests::{Rng, compare, root};
+use std::path::Path;
+
+/// Runs every case of every file in `dir`; returns the failures.
+fn run_dir(dir: &str) -> Vec<String> {
+    let mut failures = vec![];
+    let mut files: Vec<_> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .collect();
+    files.sort();
+    let only = std::env::var("APPY_CASES_ONLY").ok();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let specs = specs_in(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (func, spec) in specs {
+            if only.as_ref().is_some_and(|o| !func.starts_with(o.as_str())) {
+                continue;
+            }
+            for k in 0..spec.cases() {
+                if let Err(e) = run_case(&path, &func, &spec, k) {
+                    failures.push(format!(
+                        "{}::{func} case {k} {:?}: {e}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        spec.env(k)
+                    ));
+                }
+            }
+        }
+    }
+    failures
+}
+
+fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String> {
+    let mut rng = Rng::new(0x5eed ^ (k as u64) ^ func.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
+    let args = spec.args(k, &mut rng)?;
+    let params: Vec<String> = spec.params.iter().map(|(n, _)| n.clone()).collect();
+    let (want_args, want_ret) = appy_tests::oracle_with(path, func, &params, &args, spec.refld)?;
+    let src = SourceFile::read(path).map_err(|e| e.to_string())?;
+    let compiler = appy_gpu::Compiler::new();
+    let mut got_args = args.clone();
+    let opts = appy_gpu::Options {
+        mvl: spec.mvl,
+        ..Default::default()
+    };
+    let got_ret = appy_runtime::cpu::run(&compiler, &src, func, &mut got_args, &opts).map_err(|d| d.render())?;
+    let cmp = |what: &str, g: &HostValue, w: &HostValue| -> Result<(), String> {
+        if spec.ulp > 0 {
+            return compare_ulp(what, g, w, spec.ulp);
+        }
+        match spec.tol {
+            Some((rtol, atol)) => appy_tests::compare_tol(what, g, w, rtol, atol),
+            None => compare(what, g, w),
+        }
+    };
+    for ((p, g), w) in params.iter().zip(&got_args).zip(&want_args) {
+        cmp(&format!("argument {p}"), g, w)?;
+    }
+    if got_ret.len() != want_ret.len() {
+        return Err(format!("{} return values, expected {}", got_ret.len(), want_ret.len()));
+    }
+    for (i, (g, w)) in got_ret.iter().zip(&want_ret).enumerate() {
+        let (gd, wd) = (g.to_array().dtype, w.to_array().dtype);
+        if gd != wd && !spec.refld {
+            return Err(format!("return value {i} is {gd:?}, NumPy returns {wd:?}"));
+        }
+        cmp(&format!("return value {i}"), g, w)?;
+    }
+    // A case must exercise the function: it changes an argument or returns a value.
+    let big = args.iter().any(|a| matches!(a, HostValue::Array(x) if x.len() >= 8));
+    if big && want_ret.is_empty() && got_args.iter().zip(&args).all(|(g, a)| g == a) {
+        return Err("the case does not exercise the function (no argument changed, nothing returned)".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn cases() {
+    let mut failures = run_dir("tests/cases");
+    failures.extend(run_dir("examples"));
+    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
