@@ -7,10 +7,10 @@ use crate::errors::runtime_error;
 use appy_ir::types::{ArgType, DType};
 use appy_runtime::HostValue;
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple, PyType};
-use pyo3::intern;
 
 /// One argument.
 pub enum Arg {
@@ -206,17 +206,31 @@ fn numpy_array<'py>(
     let Some(dtype) = dtype_of(descr.kind(), descr.itemsize()) else {
         return Err(runtime_error(
             py,
-            format!("{}: arrays of {} are not supported (expected {SUPPORTED})", name.arg(k), descr.str()?),
+            format!(
+                "{}: arrays of {} are not supported (expected {SUPPORTED})",
+                name.arg(k),
+                descr.str()?
+            ),
         ));
     };
     if descr.is_native_byteorder() == Some(false) {
         return Err(runtime_error(
             py,
-            format!("{}: the array is not in the machine's byte order; convert it with a.astype(a.dtype.newbyteorder('='))", name.arg(k)),
+            format!(
+                "{}: the array is not in the machine's byte order; convert it with a.astype(a.dtype.newbyteorder('='))",
+                name.arg(k)
+            ),
         ));
     }
     if arr.ndim() > appy_runtime::cpu::MAX_RANK {
-        return Err(runtime_error(py, format!("{}: arrays of more than {} dimensions are not supported", name.arg(k), appy_runtime::cpu::MAX_RANK)));
+        return Err(runtime_error(
+            py,
+            format!(
+                "{}: arrays of more than {} dimensions are not supported",
+                name.arg(k),
+                appy_runtime::cpu::MAX_RANK
+            ),
+        ));
     }
     // SAFETY: reading the array object's fields.
     let (flags, data) = unsafe {
@@ -236,7 +250,11 @@ fn numpy_array<'py>(
     // C-contiguous copy, written back after the call (read-only arrays are not
     // written back: a kernel cannot change them).
     let copy = numpy_types(py)?.ascontiguousarray.bind(py).call1((obj,))?;
-    let copy = if copy.is(obj) { copy.call_method0(intern!(py, "copy"))? } else { copy };
+    let copy = if copy.is(obj) {
+        copy.call_method0(intern!(py, "copy"))?
+    } else {
+        copy
+    };
     let carr = copy.cast::<PyUntypedArray>()?;
     // SAFETY: as above, on the new array.
     let cdata = unsafe { (*carr.as_array_ptr()).fields.data };
@@ -264,7 +282,11 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
         None => {
             return Err(runtime_error(
                 py,
-                format!("{}: scalars of {} are not supported (expected {SUPPORTED})", name.arg(k), descr.str()?),
+                format!(
+                    "{}: scalars of {} are not supported (expected {SUPPORTED})",
+                    name.arg(k),
+                    descr.str()?
+                ),
             ));
         }
     }))
@@ -311,7 +333,14 @@ fn torch_tensor<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     out.framework.get_or_insert("torch");
     let tdt = obj.getattr(intern!(py, "dtype"))?;
     let Some(dtype) = torch_dtype(py, &tdt)? else {
-        return Err(runtime_error(py, format!("{}: tensors of {} are not supported (expected {SUPPORTED})", name.arg(k), tdt.str()?)));
+        return Err(runtime_error(
+            py,
+            format!(
+                "{}: tensors of {} are not supported (expected {SUPPORTED})",
+                name.arg(k),
+                tdt.str()?
+            ),
+        ));
     };
     let shape: Vec<usize> = obj.getattr(intern!(py, "shape"))?.extract()?;
     let strides: Vec<isize> = obj.call_method0(intern!(py, "stride"))?.extract()?;
@@ -331,9 +360,16 @@ fn torch_tensor<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     } else {
         let dev: String = obj.getattr(intern!(py, "device"))?.getattr(intern!(py, "type"))?.extract()?;
         if dev != "cpu" {
-            return Err(runtime_error(py, format!("{}: tensors on `{dev}` are not supported (CUDA or CPU tensors are)", name.arg(k))));
+            return Err(runtime_error(
+                py,
+                format!("{}: tensors on `{dev}` are not supported (CUDA or CPU tensors are)", name.arg(k)),
+            ));
         }
-        Ok(Arg::Host { ptr: ptr as *mut u8, dtype, shape })
+        Ok(Arg::Host {
+            ptr: ptr as *mut u8,
+            dtype,
+            shape,
+        })
     }
 }
 
@@ -369,7 +405,10 @@ fn cuda_array<'py>(
     let size: usize = ts.get(2..).and_then(|s| s.parse().ok()).unwrap_or(0);
     let native = matches!(b.first(), Some(b'<' | b'|' | b'='));
     let Some(dtype) = (if native { dtype_of(*b.get(1).unwrap_or(&b'?'), size) } else { None }) else {
-        return Err(runtime_error(py, format!("{}: GPU arrays of `{ts}` are not supported (expected {SUPPORTED})", name.arg(k))));
+        return Err(runtime_error(
+            py,
+            format!("{}: GPU arrays of `{ts}` are not supported (expected {SUPPORTED})", name.arg(k)),
+        ));
     };
     let contiguous = match get("strides") {
         Some(s) if !s.is_none() => {
@@ -391,7 +430,10 @@ fn cuda_array<'py>(
             _ => {
                 return Err(runtime_error(
                     py,
-                    format!("{}: non-contiguous GPU arrays of this library are not supported; pass a contiguous copy", name.arg(k)),
+                    format!(
+                        "{}: non-contiguous GPU arrays of this library are not supported; pass a contiguous copy",
+                        name.arg(k)
+                    ),
                 ));
             }
         };
@@ -413,7 +455,11 @@ fn dlpack<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming
     let Some(dtype) = devarray::from_dl_dtype(t.dtype) else {
         return Err(runtime_error(
             py,
-            format!("{}: arrays of {} are not supported (expected {SUPPORTED})", name.arg(k), devarray::dl_dtype_name(t.dtype)),
+            format!(
+                "{}: arrays of {} are not supported (expected {SUPPORTED})",
+                name.arg(k),
+                devarray::dl_dtype_name(t.dtype)
+            ),
         ));
     };
     let nd = t.ndim.max(0) as usize;
@@ -422,7 +468,13 @@ fn dlpack<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming
     if !t.strides.is_null() {
         let st: Vec<isize> = (0..nd).map(|i| unsafe { *t.strides.add(i) } as isize).collect();
         if !c_contiguous(&shape, &st) {
-            return Err(runtime_error(py, format!("{}: non-contiguous DLPack arrays are not supported; pass a contiguous copy", name.arg(k))));
+            return Err(runtime_error(
+                py,
+                format!(
+                    "{}: non-contiguous DLPack arrays are not supported; pass a contiguous copy",
+                    name.arg(k)
+                ),
+            ));
         }
     }
     let ptr = t.data as u64 + t.byte_offset;
@@ -440,7 +492,13 @@ fn dlpack<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming
             shape,
         },
         other => {
-            return Err(runtime_error(py, format!("{}: arrays on DLPack device type {other} are not supported (CPU and CUDA are)", name.arg(k))));
+            return Err(runtime_error(
+                py,
+                format!(
+                    "{}: arrays on DLPack device type {other} are not supported (CPU and CUDA are)",
+                    name.arg(k)
+                ),
+            ));
         }
     };
     out.dlpack.push(b);

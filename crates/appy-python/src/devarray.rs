@@ -204,7 +204,9 @@ impl DeviceArray {
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = (stream, max_version, dl_device);
         if copy == Some(true) {
-            return Err(pyo3::exceptions::PyBufferError::new_err("appy.DeviceArray cannot export a copy through DLPack"));
+            return Err(pyo3::exceptions::PyBufferError::new_err(
+                "appy.DeviceArray cannot export a copy through DLPack",
+            ));
         }
         let shape: Vec<i64> = self.shape.iter().map(|d| *d as i64).collect();
         let mut ctx = Box::new(Ctx {
@@ -242,7 +244,10 @@ impl DeviceArray {
     }
 
     fn __repr__(&self) -> String {
-        format!("appy.DeviceArray(shape={:?}, dtype={}, ptr=0x{:x})", self.shape, self.dtype, self.buf.ptr)
+        format!(
+            "appy.DeviceArray(shape={:?}, dtype={}, ptr=0x{:x})",
+            self.shape, self.dtype, self.buf.ptr
+        )
     }
 }
 

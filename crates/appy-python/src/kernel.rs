@@ -19,10 +19,16 @@ use pyo3::{IntoPyObjectExt, intern};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+/// A specialisation's key: the back end and the argument types.
+type SpecKey = (Target, Vec<ArgType>);
+
 /// A compiled specialisation.
 enum Spec {
     Cpu(CpuFunction),
-    Gpu { bundle: Box<appy_ir::bundle::Bundle>, loaded: Vec<Loaded> },
+    Gpu {
+        bundle: Box<appy_ir::bundle::Bundle>,
+        loaded: Vec<Loaded>,
+    },
 }
 
 /// The function's source as the compiler sees it, and how to map its locations back
@@ -46,7 +52,11 @@ impl Source {
         }
         let map = |off: usize| {
             let (l, c) = self.file.line_col(off);
-            let c = if (self.lines.0..=self.lines.1).contains(&l) { c + self.indent } else { c };
+            let c = if (self.lines.0..=self.lines.1).contains(&l) {
+                c + self.indent
+            } else {
+                c
+            };
             real.offset(l, c)
         };
         d.span = Some(Span::new(map(span.start), map(span.end).max(map(span.start))));
@@ -64,7 +74,7 @@ pub struct Kernel {
     filename: String,
     device: Option<Device>,
     dump_code: bool,
-    specs: RwLock<HashMap<(Target, Vec<ArgType>), Arc<Spec>>>,
+    specs: RwLock<HashMap<SpecKey, Arc<Spec>>>,
 }
 
 #[pymethods]
@@ -167,10 +177,14 @@ impl Kernel {
             if device == Device::Cpu {
                 return Err(runtime_error(
                     py,
-                    format!("`{}`: GPU arrays were passed, but the device is `cpu` (use appy.device('auto') or 'gpu')", self.func),
+                    format!(
+                        "`{}`: GPU arrays were passed, but the device is `cpu` (use appy.device('auto') or 'gpu')",
+                        self.func
+                    ),
                 ));
             }
-            py.detach(crate::gpu).map_err(|e| runtime_error(py, format!("`{}`: GPU arrays were passed, but {e}", self.func)))?;
+            py.detach(crate::gpu)
+                .map_err(|e| runtime_error(py, format!("`{}`: GPU arrays were passed, but {e}", self.func)))?;
             return Ok(Target::Gpu { tune });
         }
         Ok(match device {
@@ -205,7 +219,7 @@ impl Kernel {
     }
 
     /// Compiles (or loads from the persistent cache) the specialisation for `key`.
-    fn specialise(&self, py: Python<'_>, key: (Target, Vec<ArgType>)) -> PyResult<Arc<Spec>> {
+    fn specialise(&self, py: Python<'_>, key: SpecKey) -> PyResult<Arc<Spec>> {
         let Some(src) = &self.source else {
             return Err(runtime_error(
                 py,
@@ -226,13 +240,13 @@ impl Kernel {
         let spec = match artifact {
             Artifact::Cpu(f, code) => {
                 if self.dump_code {
-                    println!("{code}");
+                    print_code(py, &code)?;
                 }
                 Spec::Cpu(f)
             }
             Artifact::Gpu(bundle) => {
                 if self.dump_code {
-                    println!("{}", bundle.ptx);
+                    print_code(py, &bundle.ptx)?;
                 }
                 let loaded = py
                     .detach(|| {
@@ -377,7 +391,11 @@ impl Kernel {
                     match alias {
                         Some(k) => a.objs[k].clone().unbind(),
                         None => {
-                            let buf = owned.iter().find(|(p, _)| *p == ptr).map(|(_, b)| b.clone()).expect("adopted above");
+                            let buf = owned
+                                .iter()
+                                .find(|(p, _)| *p == ptr)
+                                .map(|(_, b)| b.clone())
+                                .expect("adopted above");
                             let d = Bound::new(py, DeviceArray::shared(buf, dtype, shape))?.into_any().unbind();
                             convert(py, d, a.framework)?
                         }
@@ -464,6 +482,12 @@ fn convert(py: Python<'_>, arr: Py<PyAny>, framework: Option<&'static str>) -> P
         }
     };
     f.call1(py, (arr,))
+}
+
+/// `dump_code=True`: the generated code to `sys.stdout`.
+fn print_code(py: Python<'_>, code: &str) -> PyResult<()> {
+    py.import("sys")?.getattr("stdout")?.call_method1("write", (format!("{code}\n"),))?;
+    Ok(())
 }
 
 /// No result: None; one: itself; several: a tuple.

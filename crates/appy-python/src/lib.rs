@@ -39,7 +39,10 @@ pub(crate) fn default_device() -> Device {
         1 => Device::Cpu,
         2 => Device::Gpu,
         _ => {
-            let d = std::env::var("APPY_DEVICE").ok().and_then(|v| v.parse().ok()).unwrap_or(Device::Auto);
+            let d = std::env::var("APPY_DEVICE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(Device::Auto);
             DEFAULT_DEVICE.store(device_code(d), Ordering::Relaxed);
             d
         }
@@ -52,7 +55,9 @@ static GPU: OnceLock<Result<Mutex<appy_runtime::gpu::Gpu>, String>> = OnceLock::
 
 /// The shared GPU, or why there is none. Call without the GIL (opening takes a while).
 pub(crate) fn gpu() -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
-    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new)).as_ref().map_err(|e| e.clone())
+    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new))
+        .as_ref()
+        .map_err(|e| e.clone())
 }
 
 /// Sets the default device for calls (`"cpu"`, `"gpu"` or `"auto"`).

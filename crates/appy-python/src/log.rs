@@ -49,7 +49,10 @@ impl<S: Subscriber> Layer<S> for Queue {
         event.record(&mut m);
         let mut q = QUEUE.lock().unwrap_or_else(|e| e.into_inner());
         if q.len() < MAX_QUEUED {
-            q.push((*event.metadata().level(), format!("{}: {}", event.metadata().target(), m.0.trim_start())));
+            q.push((
+                *event.metadata().level(),
+                format!("{}: {}", event.metadata().target(), m.0.trim_start()),
+            ));
         }
         PENDING.store(true, Ordering::Release);
     }

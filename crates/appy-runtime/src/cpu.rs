@@ -250,7 +250,9 @@ impl CpuFunction {
                     let allocated = *f as *mut u8;
                     let data = (*f.add(1) as *const u8).add(*f.add(2) as usize * dtype.size());
                     let shape: Vec<usize> = (0..*rank).map(|i| *f.add(3 + i) as usize).collect();
-                    let alias = args.iter().position(|a| matches!(a, RawArg::Array { ptr, .. } if *ptr as *const u8 == data));
+                    let alias = args
+                        .iter()
+                        .position(|a| matches!(a, RawArg::Array { ptr, .. } if std::ptr::eq(*ptr, data)));
                     match alias {
                         Some(k) => RawResult::Alias(k),
                         None => {

@@ -198,7 +198,9 @@ impl Gpu {
         let mut results = vec![];
         for (v, t) in ret.unwrap_or_default().iter().zip(&b.results) {
             results.push(match (v, t) {
-                (HV::Mem(id), ArgType::Array { dtype, .. }) if opts.results_on_device && it.mems[*id].shadow.is_none() && it.mems[*id].host.is_none() => {
+                (HV::Mem(id), ArgType::Array { dtype, .. })
+                    if opts.results_on_device && it.mems[*id].shadow.is_none() && it.mems[*id].host.is_none() =>
+                {
                     // Ownership passes to the caller (the buffer of a caller's argument
                     // stays the caller's: it is marked freed already).
                     let m = &mut it.mems[*id];

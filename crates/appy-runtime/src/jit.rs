@@ -223,7 +223,15 @@ impl Jit {
     fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<Compiled> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
-            let (b, from_disk) = compile_gpu_cached(&self.compiler, &self.file, func, sig, &self.opts, self.tune, self.cache_dir.as_deref())?;
+            let (b, from_disk) = compile_gpu_cached(
+                &self.compiler,
+                &self.file,
+                func,
+                sig,
+                &self.opts,
+                self.tune,
+                self.cache_dir.as_deref(),
+            )?;
             if from_disk {
                 self.disk_hits += 1;
             } else {
