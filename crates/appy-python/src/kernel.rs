@@ -171,7 +171,8 @@ static FRAMEWORKS: PyOnceLock<Mutex<HashMap<&'static str, Py<PyAny>>>> = PyOnceL
 impl Kernel {
     /// The back end for a call.
     fn target(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Target> {
-        let tune = std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true);
+        static TUNE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let tune = *TUNE.get_or_init(|| std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true));
         let device = self.device.unwrap_or_else(crate::default_device);
         if a.any_device {
             if device == Device::Cpu {
@@ -183,19 +184,17 @@ impl Kernel {
                     ),
                 ));
             }
-            py.detach(crate::gpu)
-                .map_err(|e| runtime_error(py, format!("`{}`: GPU arrays were passed, but {e}", self.func)))?;
+            crate::gpu_with(py).map_err(|e| runtime_error(py, format!("`{}`: GPU arrays were passed, but {e}", self.func)))?;
             return Ok(Target::Gpu { tune });
         }
         Ok(match device {
             Device::Cpu => Target::Cpu,
             Device::Gpu => {
-                py.detach(crate::gpu)
-                    .map_err(|e| runtime_error(py, format!("no usable GPU (device `gpu` was requested): {e}")))?;
+                crate::gpu_with(py).map_err(|e| runtime_error(py, format!("no usable GPU (device `gpu` was requested): {e}")))?;
                 Target::Gpu { tune }
             }
             Device::Auto => {
-                if py.detach(crate::gpu).is_ok() {
+                if crate::gpu_with(py).is_ok() {
                     Target::Gpu { tune }
                 } else {
                     Target::Cpu

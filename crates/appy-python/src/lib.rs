@@ -60,6 +60,14 @@ pub(crate) fn gpu() -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
         .map_err(|e| e.clone())
 }
 
+/// [`gpu`] from a thread that holds the GIL: released only for the first opening.
+pub(crate) fn gpu_with(py: Python<'_>) -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
+    match GPU.get() {
+        Some(g) => g.as_ref().map_err(|e| e.clone()),
+        None => py.detach(gpu),
+    }
+}
+
 /// Sets the default device for calls (`"cpu"`, `"gpu"` or `"auto"`).
 #[pyfunction]
 fn set_device(name: &str) -> PyResult<()> {
@@ -81,7 +89,7 @@ fn get_device() -> &'static str {
 /// Whether a CUDA driver and a GPU are usable (opens the GPU on the first call).
 #[pyfunction]
 fn gpu_available(py: Python<'_>) -> bool {
-    py.detach(|| gpu().is_ok())
+    gpu_with(py).is_ok()
 }
 
 /// The extension module.
