@@ -40,7 +40,10 @@ impl Lower<'_> {
         let (module, fname) = q.rsplit_once('.').unwrap_or(("", q.as_str()));
         // `from appy import exp` / `appy.sqrt(x)`: the package re-exports NumPy's math.
         let appy_math = unary_math(fname).is_some()
-            || matches!(fname, "abs" | "absolute" | "fabs" | "maximum" | "minimum" | "fmax" | "fmin" | "power" | "arctan2");
+            || matches!(
+                fname,
+                "abs" | "absolute" | "fabs" | "maximum" | "minimum" | "fmax" | "fmin" | "power" | "arctan2"
+            );
         let module = if module == "appy" && appy_math { "numpy" } else { module };
         let is_mathmod = module == "numpy" || module == "math";
         match (module, fname) {
