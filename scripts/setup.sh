@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what appy needs to build and test on Debian 12: LLVM/MLIR 22 (static
-# libraries for melior), and NumPy for the test oracle. Idempotent.
+# libraries for melior), NumPy for the test oracle, maturin and pytest for the Python
+# package. Idempotent.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -13,7 +14,8 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-python3 -c "import numpy" 2>/dev/null || python3 -m pip install -q numpy
+# NumPy and SciPy (the test oracle), maturin (builds the Python package), pytest (its tests).
+python3 -c "import numpy, scipy, maturin, pytest" 2>/dev/null || python3 -m pip install -q numpy scipy maturin pytest
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
     exit 1

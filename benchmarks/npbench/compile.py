@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Compiles every kernel of kernels.py for the GPU, with autotuning candidates
-(`appy compile --tune`), into DIR (default .dev/npbench), records the compile times,
-and copies the C-ABI runner library there.
+(`appy compile --tune`), into bundles in DIR (default .dev/npbench), and records the
+compile times (the harness, run_gpu.py, compiles in-process at the first call instead;
+the bundles serve `appy exec`, sanitize.py and ncu_profile.py).
 
-    python3 benchmarks/npbench/compile.py [--appy target/release/appy] [--lib PATH] [--out DIR]"""
+    python3 benchmarks/npbench/compile.py [--appy target/release/appy] [--out DIR]"""
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,7 +19,6 @@ import adapters  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
-ap.add_argument("--lib", default=os.path.join(ROOT, "target", "runner", "release", "libappy_capi.so"))
 ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "npbench"))
 ap.add_argument("--single", action="store_true", help="one vector length only (no tuning candidates)")
 ap.add_argument("--repeat", type=int, default=5, help="compiles at one vector length timed per kernel (median and min reported)")
@@ -49,6 +48,5 @@ for k in adapters.KERNELS:
     times[k] = {"all_candidates_ms": ms, "single_ms": ms1, "single_min_ms": ms1_min, "kernels": nk}
     print(f"{k:<15} {ms1:6.1f} ms median, {ms1_min:6.1f} min (one vector length, {nk} kernel(s)), {ms:7.1f} ms (all candidates)")
 json.dump(times, open(os.path.join(a.out, "compile_times.json"), "w"), indent=1)
-shutil.copy(a.lib, os.path.join(a.out, "libappy_capi.so"))
 rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 open(os.path.join(a.out, "VERSION"), "w").write(f"appy {rev}")

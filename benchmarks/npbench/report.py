@@ -5,7 +5,9 @@ roofline plot.
     python3 benchmarks/npbench/report.py RUN.json [RUN.json ...] [--plot out.png]
 
 Later files override earlier ones kernel by kernel (each run measures all its
-frameworks in one process on one GPU). Peers: torch, torch_compile, jax, cupy."""
+frameworks in one process on one GPU). Peers: torch, torch_compile, jax, cupy. A second
+table lists every framework's first call (`first_run_ms`: for appy, compile +
+autotuning + one run, from an empty compile cache)."""
 import argparse
 import json
 import math
@@ -76,6 +78,19 @@ def main():
                 and any(kernels[k]['frameworks'].get(f, {}).get('status') == 'ok' and kernels[k]['frameworks'][f].get('correct')
                         and kernels[k]['frameworks'][f]['median_ms'] * 2 < kernels[k]['frameworks']['appy_rs']['median_ms'] for f in PEERS)]
         print(f"more than 2x slower than the best peer: {', '.join(slow) or 'none'}")
+    # First calls: compile (+ autotune for appy) + one run, per framework.
+    print("\n| kernel | appy first call ms | torch.compile | JAX | CuPy | torch (eager) |")
+    print("|---|---|---|---|---|---|")
+    for k in ORDER:
+        if k not in kernels:
+            continue
+        fw = kernels[k]["frameworks"]
+
+        def first(f):
+            x = fw.get(f, {})
+            return f"{x['first_run_ms']:.4g}" if x.get("status") == "ok" and "first_run_ms" in x else "–"
+
+        print(f"| {k} | {first('appy_rs')} | {first('torch_compile')} | {first('jax')} | {first('cupy')} | {first('torch')} |")
     if a.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -1,5 +1,6 @@
-//! A C ABI over the GPU runner, for embedding appy where Rust is not the caller (the
-//! NPBench harness calls it from Python with ctypes, on torch's device buffers).
+//! A C ABI over the GPU runner, for C and C++ programs that hold device buffers and a
+//! bundle compiled ahead of time (`appy compile --tune`). Python programs use the `appy`
+//! package (`crates/appy-python`) instead, which compiles in-process.
 //!
 //! ```c
 //! void *appy_load(const char *bundle_path, char *err, size_t errlen);

@@ -34,6 +34,89 @@ pub struct CpuFunction {
     name: String,
     results: Vec<ArgType>,
     args: Vec<ArgType>,
+    /// The packed entry point (`void(void **)`), looked up once.
+    packed: unsafe extern "C" fn(*mut *mut ()),
+}
+
+// SAFETY: after construction the execution engine is only read: symbol lookups (thread
+// safe in LLVM's ORC JIT) and calls of the compiled code, which keeps no state between
+// calls (every allocation is the call's own).
+unsafe impl Send for CpuFunction {}
+unsafe impl Sync for CpuFunction {}
+
+/// An argument of [`CpuFunction::call_raw`].
+#[derive(Clone, Copy, Debug)]
+pub enum RawArg<'a> {
+    /// A C-contiguous array in the caller's memory, aligned for its element type, used
+    /// in place: the function reads and writes it directly.
+    Array {
+        /// The first element.
+        ptr: *mut u8,
+        /// The shape.
+        shape: &'a [usize],
+    },
+    /// A scalar, as the bits of its value ([`scalar_bits`]).
+    Scalar(u64),
+}
+
+/// A result of [`CpuFunction::call_raw`].
+pub enum RawResult {
+    /// A scalar.
+    Scalar(HostValue),
+    /// An array that is argument `k` (the function returned one of its arguments).
+    Alias(usize),
+    /// A new array, allocated by the compiled code (freed when dropped).
+    Array(ResultArray),
+}
+
+/// An array allocated and returned by compiled CPU code.
+pub struct ResultArray {
+    allocated: *mut u8,
+    data: *const u8,
+    /// The element type.
+    pub dtype: DType,
+    /// The shape (C order, contiguous).
+    pub shape: Vec<usize>,
+}
+
+// SAFETY: the buffer is owned exclusively by this value.
+unsafe impl Send for ResultArray {}
+
+impl ResultArray {
+    /// The elements' bytes.
+    pub fn bytes(&self) -> &[u8] {
+        let n = self.shape.iter().product::<usize>() * self.dtype.size();
+        if n == 0 {
+            return &[];
+        }
+        // SAFETY: the compiled code returned a buffer of this shape.
+        unsafe { std::slice::from_raw_parts(self.data, n) }
+    }
+}
+
+unsafe extern "C" {
+    fn free(p: *mut std::ffi::c_void);
+}
+
+impl Drop for ResultArray {
+    fn drop(&mut self) {
+        if !self.allocated.is_null() {
+            // SAFETY: `memref.alloc` lowers to `malloc` in the CPU pipeline.
+            unsafe { free(self.allocated as *mut std::ffi::c_void) };
+        }
+    }
+}
+
+/// The bits a scalar is passed as (`None` for arrays).
+pub fn scalar_bits(v: &HostValue) -> Option<u64> {
+    Some(match v {
+        HostValue::Int(i, DType::I32, _) => (*i as i32) as u32 as u64,
+        HostValue::Int(i, _, _) => *i as u64,
+        HostValue::Float(f, DType::F32, _) => (*f as f32).to_bits() as u64,
+        HostValue::Float(f, _, _) => f.to_bits(),
+        HostValue::Bool(b) => *b as u64,
+        HostValue::Array(_) | HostValue::Device { .. } => return None,
+    })
 }
 
 /// Compiles `func` for the CPU and runs it on `args`; array arguments are updated in
@@ -76,15 +159,126 @@ impl CpuFunction {
     fn from_llvm(compiler: &Compiler, text: &str, name: &str, results: Vec<ArgType>, sig: &[ArgType]) -> Result<CpuFunction, String> {
         let module = compiler.ctx.parse(text)?;
         let engine = ExecutionEngine::new(&module, 2, &[], false, false);
-        if engine.lookup(&format!("_mlir_ciface_{name}")).is_null() {
+        // The C API's `invoke_packed(name)` calls `_mlir_ciface_{name}` through its
+        // packed wrapper `_mlir__mlir_ciface_{name}`.
+        let packed = engine.lookup(&format!("_mlir__mlir_ciface_{name}"));
+        if engine.lookup(&format!("_mlir_ciface_{name}")).is_null() || packed.is_null() {
             return Err(format!("the CPU execution engine could not compile `{name}`"));
         }
+        // SAFETY: the packed wrapper has the signature `void(void **)`.
+        let packed = unsafe { std::mem::transmute::<*mut (), unsafe extern "C" fn(*mut *mut ())>(packed) };
         Ok(CpuFunction {
             engine,
             name: name.to_string(),
             results,
             args: sig.to_vec(),
+            packed,
         })
+    }
+
+    /// The argument types this function was compiled for.
+    pub fn signature(&self) -> &[ArgType] {
+        &self.args
+    }
+
+    /// Runs the function on arrays in the caller's memory (no copies).
+    ///
+    /// # Safety
+    /// `args` match [`CpuFunction::signature`] (arrays of its ranks and element types,
+    /// scalars of its types); every array pointer is valid for reads and writes of its
+    /// shape's elements for the duration of the call.
+    pub unsafe fn call_raw(&self, args: &[RawArg<'_>]) -> Vec<RawResult> {
+        let n = args.len();
+        let mut descs: Vec<[i64; 3 + 2 * MAX_RANK]> = Vec::with_capacity(n);
+        let mut scalars: Vec<u64> = Vec::with_capacity(n);
+        for a in args {
+            match a {
+                RawArg::Array { ptr, shape } => {
+                    let mut d = [0i64; 3 + 2 * MAX_RANK];
+                    let r = shape.len().min(MAX_RANK);
+                    d[0] = *ptr as i64;
+                    d[1] = *ptr as i64;
+                    let mut stride = 1i64;
+                    for k in (0..r).rev() {
+                        d[3 + k] = shape[k] as i64;
+                        d[3 + r + k] = stride;
+                        stride *= shape[k] as i64;
+                    }
+                    descs.push(d);
+                }
+                RawArg::Scalar(bits) => scalars.push(*bits),
+            }
+        }
+        let mut desc_ptrs: Vec<*mut i64> = descs.iter_mut().map(|d| d.as_mut_ptr()).collect();
+        let struct_ret = self.results.len() > 1 || self.results.iter().any(|r| matches!(r, ArgType::Array { .. }));
+        let layout = result_layout(&self.results);
+        let mut ret_buf = vec![0u64; layout.iter().map(|(o, s)| o + s).max().unwrap_or(8).div_ceil(8) + 1];
+        let mut ret_ptr: *mut u64 = ret_buf.as_mut_ptr();
+        let mut packed: Vec<*mut ()> = Vec::with_capacity(n + 2);
+        if struct_ret {
+            packed.push(&mut ret_ptr as *mut *mut u64 as *mut ());
+        }
+        let (mut di, mut si) = (0, 0);
+        for a in args {
+            match a {
+                RawArg::Array { .. } => {
+                    packed.push(&mut desc_ptrs[di] as *mut *mut i64 as *mut ());
+                    di += 1;
+                }
+                RawArg::Scalar(_) => {
+                    packed.push(&mut scalars[si] as *mut u64 as *mut ());
+                    si += 1;
+                }
+            }
+        }
+        if !struct_ret && self.results.len() == 1 {
+            packed.push(ret_buf.as_mut_ptr() as *mut ());
+        }
+        // SAFETY: the packed arguments match the function's signature (the caller's
+        // contract); every pointer lives until the call returns.
+        unsafe { (self.packed)(packed.as_mut_ptr()) };
+        let base = ret_buf.as_ptr() as *const u8;
+        let mut out = Vec::with_capacity(self.results.len());
+        let mut seen: Vec<*mut u8> = vec![];
+        for (r, (off, _)) in self.results.iter().zip(&layout) {
+            // SAFETY: the layout is the LLVM struct the function fills.
+            let p = unsafe { base.add(*off) };
+            out.push(match r {
+                ArgType::Scalar { dtype, weak } => RawResult::Scalar(read_scalar(p, *dtype, *weak)),
+                ArgType::Array { dtype, rank } => unsafe {
+                    let f = p as *const i64;
+                    let allocated = *f as *mut u8;
+                    let data = (*f.add(1) as *const u8).add(*f.add(2) as usize * dtype.size());
+                    let shape: Vec<usize> = (0..*rank).map(|i| *f.add(3 + i) as usize).collect();
+                    let alias = args
+                        .iter()
+                        .position(|a| matches!(a, RawArg::Array { ptr, .. } if std::ptr::eq(*ptr, data)));
+                    match alias {
+                        Some(k) => RawResult::Alias(k),
+                        None => {
+                            // A buffer returned twice is freed once; a view into an
+                            // argument is not ours to free.
+                            let in_arg = args.iter().zip(&self.args).any(|(a, t)| match (a, t) {
+                                (RawArg::Array { ptr, shape }, ArgType::Array { dtype, .. }) => {
+                                    let len = shape.iter().product::<usize>() * dtype.size();
+                                    (*ptr as usize..*ptr as usize + len.max(1)).contains(&(allocated as usize))
+                                }
+                                _ => false,
+                            });
+                            let owned = !in_arg && !seen.contains(&allocated);
+                            seen.push(allocated);
+                            RawResult::Array(ResultArray {
+                                allocated: if owned { allocated } else { std::ptr::null_mut() },
+                                data,
+                                dtype: *dtype,
+                                shape,
+                            })
+                        }
+                    }
+                },
+            });
+        }
+        out
     }
 
     /// Runs the function; array arguments are updated in place.
@@ -223,6 +417,9 @@ fn read_scalar(p: *const u8, dtype: DType, weak: bool) -> HostValue {
         }
     }
 }
+
+/// The highest array rank [`CpuFunction::call_raw`] passes.
+pub const MAX_RANK: usize = 8;
 
 /// Offsets and sizes of the results in the LLVM struct that returns them.
 fn result_layout(results: &[ArgType]) -> Vec<(usize, usize)> {

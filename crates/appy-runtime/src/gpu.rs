@@ -28,6 +28,46 @@ pub struct Gpu {
     pool: std::sync::Mutex<HashMap<usize, Vec<u64>>>,
 }
 
+// SAFETY: the cuBLAS and cuSOLVER handles (raw pointers) may be used from any thread,
+// one thread at a time; `Gpu` is not `Sync`, so callers that share it across threads
+// put it behind a lock.
+unsafe impl Send for Gpu {}
+
+/// Options of [`Gpu::run_with`].
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Leave returned arrays in device memory ([`HostValue::Device`]) instead of
+    /// copying them to the host. A returned array that is not one of the caller's
+    /// device arguments is newly allocated: the caller owns it and frees it, e.g. with
+    /// [`Gpu::adopt`].
+    pub results_on_device: bool,
+    /// Asked about every 20 ms while the host function runs a loop: returning `true`
+    /// stops the call with the error [`INTERRUPTED`] (e.g. Ctrl-C in an embedding
+    /// interpreter). Kernels already launched finish first.
+    pub interrupt: Option<&'a dyn Fn() -> bool>,
+}
+
+/// The error of a call stopped by [`RunOptions::interrupt`].
+pub const INTERRUPTED: &str = "interrupted";
+
+/// Device memory owned by the caller (a result of [`Gpu::run_with`] with
+/// `results_on_device`): freed when dropped.
+pub struct DeviceBuffer {
+    /// The device address.
+    pub ptr: u64,
+    ctx: Arc<CudaContext>,
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.ptr != 0 && self.ctx.bind_to_thread().is_ok() {
+            unsafe {
+                let _ = result::free_sync(self.ptr);
+            }
+        }
+    }
+}
+
 /// Timing of one call.
 #[derive(Clone, Debug, Default)]
 pub struct Timing {
@@ -90,6 +130,17 @@ impl Gpu {
     /// Runs a bundle: copies arrays in, interprets the host function, copies arrays
     /// back (in place into `args`), returns the results.
     pub fn run(&self, b: &Bundle, loaded: &Loaded, args: &mut [HostValue]) -> Result<(Vec<HostValue>, Timing), String> {
+        self.run_with(b, loaded, args, &RunOptions::default())
+    }
+
+    /// [`Gpu::run`] with options: results left on the device, interruption.
+    pub fn run_with(
+        &self,
+        b: &Bundle,
+        loaded: &Loaded,
+        args: &mut [HostValue],
+        opts: &RunOptions<'_>,
+    ) -> Result<(Vec<HostValue>, Timing), String> {
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         if sig != b.args {
             return Err(format!(
@@ -114,10 +165,25 @@ impl Gpu {
         };
         let tiled = arg_bytes > budget;
         let mut it = Interp::new(self, loaded, b, tiled, budget);
+        it.interrupt = opts.interrupt;
         let func = host_function(b)?;
-        let arg_mems = it.bind_args(func, args)?;
+        let arg_mems = match it.bind_args(func, args) {
+            Ok(m) => m,
+            Err(e) => {
+                it.free_all();
+                return Err(e);
+            }
+        };
         let t0 = Instant::now();
-        let ret = it.block(&func.body(0).ops)?;
+        let ret = match it.block(&func.body(0).ops) {
+            Ok(r) => r,
+            Err(e) => {
+                // Finish what was launched before giving the buffers back.
+                let _ = self.stream.synchronize();
+                it.free_all();
+                return Err(e);
+            }
+        };
         self.stream.synchronize().map_err(|e| format!("kernel execution failed: {e:?}"))?;
         if it.timing.kernel_s == 0.0 {
             it.timing.kernel_s = t0.elapsed().as_secs_f64();
@@ -132,6 +198,19 @@ impl Gpu {
         let mut results = vec![];
         for (v, t) in ret.unwrap_or_default().iter().zip(&b.results) {
             results.push(match (v, t) {
+                (HV::Mem(id), ArgType::Array { dtype, .. })
+                    if opts.results_on_device && it.mems[*id].shadow.is_none() && it.mems[*id].host.is_none() =>
+                {
+                    // Ownership passes to the caller (the buffer of a caller's argument
+                    // stays the caller's: it is marked freed already).
+                    let m = &mut it.mems[*id];
+                    m.freed = true;
+                    HostValue::Device {
+                        ptr: m.ptr,
+                        dtype: *dtype,
+                        shape: m.shape.clone(),
+                    }
+                }
                 (HV::Mem(id), ArgType::Array { dtype, .. }) => {
                     let shape = it.mems[*id].shape.clone();
                     let mut arr = HostArray::zeros(*dtype, shape);
@@ -238,6 +317,15 @@ impl Gpu {
         }
     }
 
+    /// Takes ownership of device memory returned by [`Gpu::run_with`] (freed when the
+    /// buffer is dropped).
+    pub fn adopt(&self, ptr: u64) -> DeviceBuffer {
+        DeviceBuffer {
+            ptr,
+            ctx: self.ctx.clone(),
+        }
+    }
+
     /// Loads every autotuning candidate of a bundle ([`Bundle::candidate`] order).
     pub fn load_candidates(&self, b: &Bundle) -> Result<Vec<Loaded>, String> {
         (0..b.candidates()).map(|k| self.load(b.candidate(k))).collect()
@@ -293,6 +381,8 @@ struct Interp<'a> {
     mems: Vec<Mem>,
     timing: Timing,
     mvl: i64,
+    interrupt: Option<&'a dyn Fn() -> bool>,
+    last_check: Instant,
 }
 
 fn bits_of(ty: &str) -> u32 {
@@ -323,6 +413,8 @@ impl<'a> Interp<'a> {
             mems: vec![],
             timing: Timing::default(),
             mvl: b.mvl,
+            interrupt: None,
+            last_check: Instant::now(),
         }
     }
 
@@ -745,6 +837,14 @@ impl<'a> Interp<'a> {
                 let blk = op.body(0);
                 let mut i = lb;
                 while i < ub {
+                    if let Some(stop) = self.interrupt
+                        && self.last_check.elapsed().as_millis() >= 20
+                    {
+                        self.last_check = Instant::now();
+                        if stop() {
+                            return Err(INTERRUPTED.to_string());
+                        }
+                    }
                     self.env.insert(blk.args[0], HV::I(i));
                     for (a, v) in blk.args[1..].iter().zip(&carried) {
                         self.env.insert(*a, *v);

@@ -220,33 +220,23 @@ impl Jit {
         Ok(key)
     }
 
-    fn cache_key(&self, kind: &str, func: &str, sig: &[ArgType]) -> String {
-        crate::cache::key(kind, self.file.text(), func, &format!("{sig:?}"), &format!("{:?}", self.opts))
-    }
-
     fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<Compiled> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
-            let mvls: &[i64] = if self.tune { &appy_ir::TUNE_MVLS } else { &[] };
-            let key = self.cache_key(if self.tune { "gpu-tuned" } else { "gpu" }, func, sig);
-            let cached = self.cache_dir.as_ref().and_then(|d| crate::cache::load(d, &key));
-            let from_disk = cached
-                .and_then(|v| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok())
-                .filter(|b| b.version == appy_ir::bundle::BUNDLE_VERSION && b.func == func && b.args == sig);
-            let b = match from_disk {
-                Some(b) => {
-                    self.disk_hits += 1;
-                    b
-                }
-                None => {
-                    let b = self.compiler.compile_gpu_tuned(&self.file, func, sig, &self.opts, mvls)?;
-                    self.compilations += 1;
-                    if let Some(d) = &self.cache_dir {
-                        crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
-                    }
-                    b
-                }
-            };
+            let (b, from_disk) = compile_gpu_cached(
+                &self.compiler,
+                &self.file,
+                func,
+                sig,
+                &self.opts,
+                self.tune,
+                self.cache_dir.as_deref(),
+            )?;
+            if from_disk {
+                self.disk_hits += 1;
+            } else {
+                self.compilations += 1;
+            }
             let gpu = self.gpu.as_ref().expect("checked");
             match gpu.load_candidates(&b) {
                 Ok(loaded) => return Ok(Compiled::Gpu(Box::new(b), loaded)),
@@ -262,26 +252,81 @@ impl Jit {
                 "no usable GPU (device gpu was requested): no CUDA driver or device found",
             ));
         }
-        let key = self.cache_key("cpu", func, sig);
-        if let Some(d) = &self.cache_dir
-            && let Some(v) = crate::cache::load(d, &key)
-        {
-            match crate::cpu::CpuFunction::from_cached(&self.compiler, &v, sig) {
-                Some(f) => {
-                    self.disk_hits += 1;
-                    return Ok(Compiled::Cpu(f));
-                }
-                None => {
-                    tracing::warn!("appy cache: invalid CPU entry for `{func}`; rebuilding");
-                    let _ = std::fs::remove_file(crate::cache::file_for(d, &key));
-                }
-            }
-        }
-        let (f, payload) = crate::cpu::CpuFunction::compile_with_payload(&self.compiler, &self.file, func, sig, &self.opts)?;
-        self.compilations += 1;
-        if let Some(d) = &self.cache_dir {
-            crate::cache::store(d, &key, payload);
+        let (f, from_disk, _) = compile_cpu_cached(&self.compiler, &self.file, func, sig, &self.opts, self.cache_dir.as_deref())?;
+        if from_disk {
+            self.disk_hits += 1;
+        } else {
+            self.compilations += 1;
         }
         Ok(Compiled::Cpu(f))
     }
+}
+
+/// The persistent-cache key of a specialisation.
+fn cache_key(kind: &str, file: &SourceFile, func: &str, sig: &[ArgType], opts: &Options) -> String {
+    crate::cache::key(kind, file.text(), func, &format!("{sig:?}"), &format!("{opts:?}"))
+}
+
+/// Compiles `func` of `file` for the GPU and argument types `sig`, or loads it from the
+/// persistent cache in `cache_dir` (see [`crate::cache`]). With `tune`, the bundle holds
+/// one candidate per vector length of [`appy_ir::TUNE_MVLS`]. Returns the bundle and
+/// whether it came from the cache.
+#[cfg(feature = "cuda")]
+pub fn compile_gpu_cached(
+    compiler: &Compiler,
+    file: &SourceFile,
+    func: &str,
+    sig: &[ArgType],
+    opts: &Options,
+    tune: bool,
+    cache_dir: Option<&std::path::Path>,
+) -> DResult<(appy_ir::bundle::Bundle, bool)> {
+    let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
+    let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
+    let cached = cache_dir.and_then(|d| crate::cache::load(d, &key));
+    let from_disk = cached
+        .and_then(|v| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok())
+        .filter(|b| b.version == appy_ir::bundle::BUNDLE_VERSION && b.func == func && b.args == sig);
+    if let Some(b) = from_disk {
+        return Ok((b, true));
+    }
+    let b = compiler.compile_gpu_tuned(file, func, sig, opts, mvls)?;
+    if let Some(d) = cache_dir {
+        crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
+    }
+    Ok((b, false))
+}
+
+/// Compiles `func` of `file` for the CPU and argument types `sig`, or loads it from the
+/// persistent cache in `cache_dir`. Returns the function, whether it came from the
+/// cache, and its code (the LLVM-dialect module as text).
+pub fn compile_cpu_cached(
+    compiler: &Compiler,
+    file: &SourceFile,
+    func: &str,
+    sig: &[ArgType],
+    opts: &Options,
+    cache_dir: Option<&std::path::Path>,
+) -> DResult<(crate::cpu::CpuFunction, bool, String)> {
+    let key = cache_key("cpu", file, func, sig, opts);
+    if let Some(d) = cache_dir
+        && let Some(v) = crate::cache::load(d, &key)
+    {
+        match crate::cpu::CpuFunction::from_cached(compiler, &v, sig) {
+            Some(f) => {
+                let code = v.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+                return Ok((f, true, code));
+            }
+            None => {
+                tracing::warn!("appy cache: invalid CPU entry for `{func}`; rebuilding");
+                let _ = std::fs::remove_file(crate::cache::file_for(d, &key));
+            }
+        }
+    }
+    let (f, payload) = crate::cpu::CpuFunction::compile_with_payload(compiler, file, func, sig, opts)?;
+    let code = payload.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+    if let Some(d) = cache_dir {
+        crate::cache::store(d, &key, payload);
+    }
+    Ok((f, false, code))
 }

@@ -1,0 +1,68 @@
+"""appy: APPy's annotated Python compiled through MLIR for NVIDIA GPUs and the CPU.
+
+    import numpy as np
+    import appy
+
+    @appy.jit
+    def vector_add(a, b, c, N):
+        #pragma parallel for simd
+        for i in range(N):
+            c[i] = a[i] + b[i]
+
+    vector_add(a, b, c, len(a))   # NumPy arrays updated in place; torch/CuPy GPU arrays too
+
+Names: ``jit``, ``prange``, ``vidx``, ``MVL``, ``where``, ``atomic_add/max/min``, ``mv``,
+``transpose``, the math functions (``from appy import exp``), ``device()``,
+``gpu_available()``, ``CompileError``, ``RuntimeError``, ``DeviceArray``.
+
+Environment: ``APPY_DISABLE_JIT=1`` runs functions as plain Python; ``APPY_DEVICE``
+(cpu/gpu/auto) is the default device; ``APPY_LOG`` (e.g. ``debug``) the level of the
+compiler's messages, which go to the logger ``appy``; ``APPY_CACHE_DIR`` the compile
+cache (``~/.cache/appy``; empty disables it); ``APPY_AUTOTUNE=0`` turns GPU autotuning
+off.
+"""
+from ._errors import CompileError, RuntimeError
+from ._jit import disabled as _disabled
+from ._jit import jit
+from ._names import (MVL, abs, absolute, arctan, arctan2, atan, atomic_add, atomic_max,
+                     atomic_min, ceil, cos, exp, exp2, fabs, floor, fmax, fmin, log, log2,
+                     log10, maximum, minimum, mv, power, prange, sin, sqrt, tan, tanh,
+                     transpose, vidx, where)
+
+__all__ = [
+    "jit", "prange", "vidx", "MVL", "where", "atomic_add", "atomic_max", "atomic_min",
+    "mv", "transpose", "exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tan",
+    "tanh", "arctan", "atan", "arctan2", "floor", "ceil", "abs", "absolute", "fabs",
+    "maximum", "minimum", "fmax", "fmin", "power", "device", "gpu_available",
+    "CompileError", "RuntimeError", "DeviceArray",
+]
+
+try:
+    from . import _native
+    from ._native import DeviceArray
+    __version__ = _native.__version__
+except ImportError:  # only usable with APPY_DISABLE_JIT=1
+    if not _disabled():
+        raise
+    _native = None
+    DeviceArray = None
+    __version__ = "0.1.0"
+
+
+def device(name=None):
+    """Sets (``appy.device('cpu' | 'gpu' | 'auto')``) or returns (``appy.device()``) the
+    default device of calls. ``auto`` (the default, or ``$APPY_DEVICE``) uses the GPU
+    when a CUDA driver and a device are present, else the CPU; ``gpu`` makes a missing
+    GPU an error (``appy.RuntimeError``). GPU arrays as arguments always run on the GPU.
+    A function's own ``@appy.jit(device=...)`` takes precedence."""
+    if _native is None:
+        return "cpu" if name is None else None
+    if name is None:
+        return _native.get_device()
+    _native.set_device(name)
+    return None
+
+
+def gpu_available():
+    """Whether a CUDA driver and a GPU can be used."""
+    return _native is not None and _native.gpu_available()

@@ -1,0 +1,195 @@
+"""``@appy.jit``: the decorator and the function object it returns."""
+import functools
+import inspect
+import linecache
+import os
+import re
+import types
+
+_OPTIONS = {
+    "auto_simd": "tensor statements get `simd` on their last dimension",
+    "dump_code": "print the generated code (PTX on the GPU, LLVM IR on the CPU) when compiling",
+    "device": "'cpu', 'gpu' or 'auto' for this function (default: appy.device())",
+    "backend": "accepted for compatibility with APPy (ignored)",
+}
+
+
+def disabled():
+    """Whether ``APPY_DISABLE_JIT`` is set (functions then run as plain Python)."""
+    return os.environ.get("APPY_DISABLE_JIT", "") not in ("", "0")
+
+
+def jit(fn=None, **options):
+    """Compiles a function written in APPy's annotated Python (``#pragma`` comments,
+    ``appy.prange``, tensor statements, ``appy.vidx``): ``@appy.jit`` or
+    ``@appy.jit(auto_simd=True, ...)``.
+
+    The first call with a new argument signature (dtypes and ranks of arrays, kinds of
+    scalars) compiles a specialisation, on the GPU when there is one (see
+    ``appy.device``), else for the CPU; later calls with that signature run it at once.
+    NumPy arrays are updated in place; GPU arrays (CuPy, PyTorch, JAX, Numba) are used
+    in place without copies. Options: ``auto_simd``, ``dump_code``, ``device``.
+
+    With ``APPY_DISABLE_JIT=1`` the function is returned unchanged and runs as plain
+    Python on NumPy (its sequential meaning)."""
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        known = ", ".join(sorted(_OPTIONS))
+        raise TypeError(f"appy.jit: unknown option(s) {', '.join(unknown)} (known: {known})")
+    if "device" in options and options["device"] not in (None, "cpu", "gpu", "auto"):
+        raise ValueError(f"appy.jit: device must be 'cpu', 'gpu' or 'auto', not {options['device']!r}")
+    if fn is None:
+        return lambda f: jit(f, **options)
+    if not isinstance(fn, types.FunctionType):
+        raise TypeError(f"appy.jit expects a function, got {type(fn).__name__}")
+    if disabled():
+        return fn
+    return Dispatcher._create(fn, options)
+
+
+_IMPORT = re.compile(r"(import|from)[ \t\\(.]")
+
+
+def _source(fn, auto_simd):
+    """The text the compiler reads for ``fn``: the user's file with the same lines, where
+    only the module-level imports and the function remain (the function dedented if it
+    is nested, its decorators replaced by ``@appy.jit``), so that every location the
+    compiler reports is a location in the user's file. Returns (filename, text,
+    real_text, indent, first_line, last_line) or None when the source is unavailable."""
+    try:
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    all_lines = linecache.getlines(filename, fn.__globals__)
+    if not all_lines:
+        all_lines = ["\n"] * (start - 1) + list(lines)
+    start = max(start, 1)
+    real_text = "".join(all_lines)
+    out = ["\n" if ln.endswith("\n") else "" for ln in all_lines]
+    # Module-level imports (with their continuation lines).
+    i = 0
+    while i < len(all_lines):
+        ln = all_lines[i]
+        if _IMPORT.match(ln):
+            depth = 0
+            while True:
+                out[i] = all_lines[i]
+                depth += all_lines[i].count("(") - all_lines[i].count(")")
+                cont = all_lines[i].rstrip().endswith("\\") or depth > 0
+                i += 1
+                if not cont or i >= len(all_lines):
+                    break
+            continue
+        i += 1
+    # The function: decorators blanked, `@appy.jit` just above the `def`.
+    first = start - 1
+    last = first + len(lines) - 1
+    d = first
+    while d <= last and not re.match(r"\s*(async\s+)?def\s", all_lines[d]):
+        d += 1
+    if d > last:
+        return None
+    def_line = all_lines[d]
+    indent = len(def_line) - len(def_line.lstrip(" \t"))
+    for k in range(d, last + 1):
+        ln = all_lines[k]
+        head = ln[:indent]
+        out[k] = ln[indent:] if head.strip() == "" else ln.lstrip(" \t")
+    if d == 0:
+        return None
+    _blank_defaults(out, d, last)
+    deco = "@appy.jit(auto_simd=True)\n" if auto_simd else "@appy.jit\n"
+    out[d - 1] = deco
+    # Lines from the decorator up to the last line, 1-based, for locations.
+    return filename, "".join(out), real_text, indent, d + 1, last + 1
+
+
+def _blank_defaults(out, d, last):
+    """Default values are bound in Python (``Dispatcher._bind``): the compiler sees
+    ``def f(a, v    ):`` for ``def f(a, v=1.0):`` (spaces keep every column)."""
+    import ast
+    try:
+        tree = ast.parse("".join(out[d:last + 1]))
+    except SyntaxError:
+        return
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef):
+        return
+    params = fdef.args.posonlyargs + fdef.args.args
+    for p, dflt in zip(params[len(params) - len(fdef.args.defaults):], fdef.args.defaults):
+        if p.end_lineno != dflt.end_lineno:
+            continue  # a default spanning lines: left to the compiler's message
+        k = d + p.end_lineno - 1
+        ln = out[k]
+        # Columns are UTF-8 byte offsets.
+        b = ln.encode()
+        b = b[:p.end_col_offset] + b" " * (dflt.end_col_offset - p.end_col_offset) + b[dflt.end_col_offset:]
+        out[k] = b.decode()
+
+
+class Dispatcher:
+    """Placeholder replaced below by a subclass of the native Kernel (kept importable
+    without the extension under APPY_DISABLE_JIT)."""
+
+
+def _make_dispatcher():
+    from . import _native
+
+    class Dispatcher(_native.Kernel):
+        """An ``@appy.jit`` function: call it like the original function.
+
+        ``py_func`` is the original function, ``signatures()`` lists the compiled
+        specialisations."""
+
+        @classmethod
+        def _create(cls, fn, options):
+            sig = inspect.signature(fn)
+            params = []
+            for p in sig.parameters.values():
+                if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                    raise TypeError(f"appy.jit: `{fn.__name__}` has a parameter `{p}`; only positional parameters are supported")
+                params.append(p.name)
+            src = _source(fn, bool(options.get("auto_simd")))
+            try:
+                fallback_file = inspect.getsourcefile(fn) or fn.__code__.co_filename
+            except TypeError:
+                fallback_file = fn.__code__.co_filename
+            if src is None:
+                self = cls(fn.__name__, params, fallback_file, device=options.get("device"),
+                           dump_code=bool(options.get("dump_code")))
+            else:
+                filename, text, real, indent, first, last = src
+                self = cls(fn.__name__, params, filename, text, real, indent, first, last,
+                           options.get("device"), bool(options.get("dump_code")))
+            functools.update_wrapper(self, fn)
+            self.py_func = fn
+            self._signature = sig
+            self._options = dict(options)
+            return self
+
+        def _bind(self, args, kwargs):
+            """The positional arguments of a call with keywords or defaults."""
+            try:
+                b = self._signature.bind(*args, **(kwargs or {}))
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}(): {e}") from None
+            b.apply_defaults()
+            return tuple(b.arguments.values())
+
+        def __get__(self, obj, objtype=None):
+            if obj is None:
+                return self
+            return types.MethodType(self, obj)
+
+        def __repr__(self):
+            return f"<appy.jit function {self.__qualname__}>"
+
+    return Dispatcher
+
+
+if not disabled():
+    try:
+        Dispatcher = _make_dispatcher()  # noqa: F811
+    except ImportError:  # pragma: no cover - only without the built extension
+        pass

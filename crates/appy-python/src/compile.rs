@@ -1,0 +1,136 @@
+//! Compilation on a worker thread.
+//!
+//! A `Compiler` (an MLIR context) is not thread-safe, and a compile can take seconds:
+//! one worker thread owns the compiler and compiles the jobs of every calling thread in
+//! turn. The caller waits without the GIL and wakes every 50 ms to run Python's signal
+//! handlers, so Ctrl-C interrupts the wait at once; the abandoned compile finishes in
+//! the background and lands in the persistent cache, so the next call is quick.
+
+use appy_gpu::{Compiler, Options};
+use appy_ir::diag::{Diagnostic, SourceFile};
+use appy_ir::types::ArgType;
+use pyo3::prelude::*;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// What to compile for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The CPU back end.
+    Cpu,
+    /// The GPU runner (tuned: one candidate per vector length).
+    Gpu {
+        /// Autotuning candidates.
+        tune: bool,
+    },
+}
+
+/// A compiled specialisation.
+pub enum Artifact {
+    /// For the CPU, with its code (LLVM dialect) for `dump_code`.
+    Cpu(appy_runtime::cpu::CpuFunction, String),
+    /// For the GPU.
+    Gpu(Box<appy_ir::bundle::Bundle>),
+}
+
+/// The outcome of a job: the artifact, whether it came from the persistent cache, and
+/// the seconds the worker took.
+pub type Outcome = Result<(Artifact, bool, f64), Diagnostic>;
+
+/// A compile job.
+pub struct Job {
+    /// The source (named after the user's file).
+    pub file: SourceFile,
+    /// The function.
+    pub func: String,
+    /// Argument types.
+    pub sig: Vec<ArgType>,
+    /// Back end.
+    pub target: Target,
+    reply: Sender<Outcome>,
+}
+
+static WORKER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+
+fn worker() -> &'static Mutex<Sender<Job>> {
+    WORKER.get_or_init(|| {
+        let (tx, rx) = channel::<Job>();
+        std::thread::Builder::new()
+            .name("appy-compiler".into())
+            .spawn(move || {
+                let mut compiler = Compiler::new();
+                for job in rx {
+                    let t0 = Instant::now();
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&compiler, &job)));
+                    let r = match r {
+                        Ok(r) => r.map(|(a, disk)| (a, disk, t0.elapsed().as_secs_f64())),
+                        Err(p) => {
+                            // A compiler bug: start from a fresh context.
+                            compiler = Compiler::new();
+                            let what = p
+                                .downcast_ref::<String>()
+                                .cloned()
+                                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                                .unwrap_or_default();
+                            Err(Diagnostic::bare(format!(
+                                "internal compiler error (please report): the compiler panicked compiling `{}`: {what}",
+                                job.func
+                            )))
+                        }
+                    };
+                    let _ = job.reply.send(r);
+                }
+            })
+            .expect("spawn the compiler thread");
+        Mutex::new(tx)
+    })
+}
+
+fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, bool), Diagnostic> {
+    let opts = Options::default();
+    let dir = appy_runtime::cache::dir();
+    match job.target {
+        Target::Cpu => {
+            let (f, disk, code) = appy_runtime::jit::compile_cpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, dir.as_deref())?;
+            Ok((Artifact::Cpu(f, code), disk))
+        }
+        Target::Gpu { tune } => {
+            let (b, disk) = appy_runtime::jit::compile_gpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, tune, dir.as_deref())?;
+            Ok((Artifact::Gpu(Box::new(b)), disk))
+        }
+    }
+}
+
+/// Compiles on the worker thread; waits without the GIL, running signal handlers
+/// every 50 ms (a `KeyboardInterrupt` from them is returned as the error).
+pub fn compile(py: Python<'_>, file: SourceFile, func: &str, sig: Vec<ArgType>, target: Target) -> PyResult<Outcome> {
+    let (reply, rx): (Sender<Outcome>, Receiver<Outcome>) = channel();
+    let job = Job {
+        file,
+        func: func.to_string(),
+        sig,
+        target,
+        reply,
+    };
+    worker()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job)
+        .map_err(|_| crate::errors::runtime_error(py, "the compiler thread has stopped"))?;
+    // `Receiver` is not `Sync`: it moves into each wait and back out.
+    let mut rx = Some(rx);
+    loop {
+        let r = rx.take().expect("receiver");
+        let (r, got) = py.detach(move || {
+            let got = r.recv_timeout(Duration::from_millis(50));
+            (r, got)
+        });
+        rx = Some(r);
+        match got {
+            Ok(o) => return Ok(o),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => return Err(crate::errors::runtime_error(py, "the compiler thread has stopped")),
+        }
+    }
+}

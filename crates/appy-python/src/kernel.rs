@@ -1,0 +1,499 @@
+//! [`Kernel`]: what an `@appy.jit` function becomes. Calling it reads the arguments,
+//! finds the specialisation for their types (compiling it on the first call), and runs
+//! it with the GIL released.
+
+use crate::args::{self, Arg, Args, Naming};
+use crate::compile::{self, Artifact, Target};
+use crate::devarray::DeviceArray;
+use crate::errors::{compile_error, runtime_error};
+use appy_ir::diag::{Diagnostic, SourceFile, Span};
+use appy_ir::types::{ArgType, DType};
+use appy_runtime::cpu::{CpuFunction, RawArg, RawResult, scalar_bits};
+use appy_runtime::gpu::{Loaded, RunOptions};
+use appy_runtime::{Device, HostArray, HostValue};
+use numpy::{PyArrayDyn, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple};
+use pyo3::{IntoPyObjectExt, intern};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// A specialisation's key: the back end and the argument types.
+type SpecKey = (Target, Vec<ArgType>);
+
+/// A compiled specialisation.
+enum Spec {
+    Cpu(CpuFunction),
+    Gpu {
+        bundle: Box<appy_ir::bundle::Bundle>,
+        loaded: Vec<Loaded>,
+    },
+}
+
+/// The function's source as the compiler sees it, and how to map its locations back
+/// to the user's file.
+struct Source {
+    /// The text compiled: the user's file with everything but the imports and this
+    /// function blanked (same lines), the function dedented by `indent`.
+    file: SourceFile,
+    /// The user's file.
+    real: Option<SourceFile>,
+    indent: usize,
+    lines: (usize, usize),
+}
+
+impl Source {
+    /// Moves a diagnostic's location from the compiled text to the user's file.
+    fn relocate(&self, mut d: Diagnostic) -> Diagnostic {
+        let (Some(real), Some(span)) = (&self.real, d.span) else { return d };
+        if d.file.as_ref().is_none_or(|f| f.text() != self.file.text()) {
+            return d;
+        }
+        let map = |off: usize| {
+            let (l, c) = self.file.line_col(off);
+            let c = if (self.lines.0..=self.lines.1).contains(&l) {
+                c + self.indent
+            } else {
+                c
+            };
+            real.offset(l, c)
+        };
+        d.span = Some(Span::new(map(span.start), map(span.end).max(map(span.start))));
+        d.file = Some(real.clone());
+        d
+    }
+}
+
+/// An `@appy.jit` function (the Python class `appy.Dispatcher` derives from it).
+#[pyclass(frozen, subclass, dict, weakref, module = "appy._native", name = "Kernel")]
+pub struct Kernel {
+    func: String,
+    params: Vec<String>,
+    source: Option<Source>,
+    filename: String,
+    device: Option<Device>,
+    dump_code: bool,
+    specs: RwLock<HashMap<SpecKey, Arc<Spec>>>,
+}
+
+#[pymethods]
+impl Kernel {
+    /// `Kernel(func, params, filename, text, real_text, indent, first_line, last_line,
+    /// device, dump_code)`: `text` is the source the compiler reads (None when the
+    /// function's source could not be found), `real_text` the user's file.
+    #[new]
+    #[pyo3(signature = (func, params, filename, text=None, real_text=None, indent=0, first_line=0, last_line=0, device=None, dump_code=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        func: String,
+        params: Vec<String>,
+        filename: String,
+        text: Option<String>,
+        real_text: Option<String>,
+        indent: usize,
+        first_line: usize,
+        last_line: usize,
+        device: Option<&str>,
+        dump_code: bool,
+    ) -> PyResult<Self> {
+        let device = device
+            .map(|d| d.parse::<Device>())
+            .transpose()
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        let source = text.map(|t| Source {
+            file: SourceFile::new(filename.clone(), t),
+            real: real_text.map(|r| SourceFile::new(filename.clone(), r)),
+            indent,
+            lines: (first_line, last_line),
+        });
+        Ok(Kernel {
+            func,
+            params,
+            source,
+            filename,
+            device,
+            dump_code,
+            specs: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// Calls the function (see the package documentation).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(slf: &Bound<'py, Self>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let bound;
+        let args = if kwargs.is_some_and(|k| !k.is_empty()) || args.len() != this.params.len() {
+            bound = slf.call_method1(intern!(py, "_bind"), (args, kwargs))?.cast_into::<PyTuple>()?;
+            &bound
+        } else {
+            args
+        };
+        let naming = Naming {
+            func: &this.func,
+            params: &this.params,
+        };
+        let a = args::extract(py, args, &naming)?;
+        let r = this.run(py, &a);
+        let r = r.and_then(|v| {
+            args::write_back(py, &a)?;
+            Ok(v)
+        });
+        drop(a);
+        if crate::log::pending() {
+            crate::log::flush_logs(py)?;
+        }
+        r
+    }
+
+    /// The argument signatures compiled so far, e.g. `['cpu(f64[:], int)']`.
+    fn signatures(&self) -> Vec<String> {
+        let specs = self.specs.read().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<String> = specs
+            .keys()
+            .map(|(t, sig)| {
+                let t = match t {
+                    Target::Cpu => "cpu",
+                    Target::Gpu { .. } => "gpu",
+                };
+                format!("{t}({})", sig.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+static NP_SCALARS: PyOnceLock<[Py<PyAny>; 4]> = PyOnceLock::new();
+static FRAMEWORKS: PyOnceLock<Mutex<HashMap<&'static str, Py<PyAny>>>> = PyOnceLock::new();
+
+impl Kernel {
+    /// The back end for a call.
+    fn target(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Target> {
+        static TUNE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let tune = *TUNE.get_or_init(|| std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true));
+        let device = self.device.unwrap_or_else(crate::default_device);
+        if a.any_device {
+            if device == Device::Cpu {
+                return Err(runtime_error(
+                    py,
+                    format!(
+                        "`{}`: GPU arrays were passed, but the device is `cpu` (use appy.device('auto') or 'gpu')",
+                        self.func
+                    ),
+                ));
+            }
+            crate::gpu_with(py).map_err(|e| runtime_error(py, format!("`{}`: GPU arrays were passed, but {e}", self.func)))?;
+            return Ok(Target::Gpu { tune });
+        }
+        Ok(match device {
+            Device::Cpu => Target::Cpu,
+            Device::Gpu => {
+                crate::gpu_with(py).map_err(|e| runtime_error(py, format!("no usable GPU (device `gpu` was requested): {e}")))?;
+                Target::Gpu { tune }
+            }
+            Device::Auto => {
+                if crate::gpu_with(py).is_ok() {
+                    Target::Gpu { tune }
+                } else {
+                    Target::Cpu
+                }
+            }
+        })
+    }
+
+    fn run(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+        let target = self.target(py, a)?;
+        let key = (target, a.args.iter().map(|x| x.arg_type()).collect::<Vec<_>>());
+        let found = self.specs.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+        let spec = match found {
+            Some(s) => s,
+            None => self.specialise(py, key)?,
+        };
+        match &*spec {
+            Spec::Cpu(f) => self.run_cpu(py, f, a),
+            Spec::Gpu { bundle, loaded } => self.run_gpu(py, bundle, loaded, a),
+        }
+    }
+
+    /// Compiles (or loads from the persistent cache) the specialisation for `key`.
+    fn specialise(&self, py: Python<'_>, key: SpecKey) -> PyResult<Arc<Spec>> {
+        let Some(src) = &self.source else {
+            return Err(runtime_error(
+                py,
+                format!(
+                    "the source of `{}` is not available (appy compiles functions defined in files; inspect.getsource failed)",
+                    self.func
+                ),
+            ));
+        };
+        let t0 = std::time::Instant::now();
+        let outcome = compile::compile(py, src.file.clone(), &self.func, key.1.clone(), key.0)?;
+        if crate::log::pending() {
+            crate::log::flush_logs(py)?;
+        }
+        let (artifact, from_disk, secs) = outcome.map_err(|d| compile_error(py, &src.relocate(d), (&self.filename, src.lines.0)))?;
+        let sig = key.1.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+        let what = if from_disk { "loaded from the cache" } else { "compiled" };
+        let spec = match artifact {
+            Artifact::Cpu(f, code) => {
+                if self.dump_code {
+                    print_code(py, &code)?;
+                }
+                Spec::Cpu(f)
+            }
+            Artifact::Gpu(bundle) => {
+                if self.dump_code {
+                    print_code(py, &bundle.ptx)?;
+                }
+                let loaded = py
+                    .detach(|| {
+                        let gpu = crate::gpu()?;
+                        let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
+                        g.load_candidates(&bundle)
+                    })
+                    .map_err(|e| runtime_error(py, format!("`{}`: the GPU rejected the compiled code: {e}", self.func)))?;
+                Spec::Gpu { bundle, loaded }
+            }
+        };
+        crate::log::log(
+            py,
+            20,
+            &format!(
+                "{what} {}({sig}) for the {} in {:.1} ms (wall {:.1} ms)",
+                self.func,
+                if key.0 == Target::Cpu { "CPU" } else { "GPU" },
+                secs * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3
+            ),
+        );
+        let spec = Arc::new(spec);
+        self.specs.write().unwrap_or_else(|e| e.into_inner()).insert(key, spec.clone());
+        Ok(spec)
+    }
+
+    fn run_cpu(&self, py: Python<'_>, f: &CpuFunction, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+        let mut raw = Vec::with_capacity(a.args.len());
+        for x in &a.args {
+            raw.push(match x {
+                Arg::Host { ptr, shape, .. } => RawArg::Array { ptr: *ptr, shape },
+                Arg::Scalar(v) => RawArg::Scalar(scalar_bits(v).expect("scalar")),
+                Arg::Device { .. } => unreachable!("device arrays select the GPU"),
+            });
+        }
+        struct Raw<'a>(Vec<RawArg<'a>>);
+        // SAFETY: the pointers are the caller's arrays, kept alive (and not resizable:
+        // referenced) by `a` for the call; the compiled code may run on any thread.
+        unsafe impl Send for Raw<'_> {}
+        let raw = Raw(raw);
+        // SAFETY: the specialisation was compiled for exactly these argument types.
+        let results = py.detach(move || {
+            let raw = raw;
+            unsafe { f.call_raw(&raw.0) }
+        });
+        let mut out = Vec::with_capacity(results.len());
+        for r in &results {
+            out.push(match r {
+                RawResult::Scalar(v) => scalar(py, v, a.framework.is_some())?,
+                RawResult::Alias(k) => a.objs[*k].clone().unbind(),
+                RawResult::Array(arr) => {
+                    let n = new_numpy(py, arr.dtype, &arr.shape, arr.bytes())?;
+                    convert(py, n, a.framework)?
+                }
+            });
+        }
+        drop(results);
+        pack(py, out)
+    }
+
+    fn run_gpu(&self, py: Python<'_>, b: &appy_ir::bundle::Bundle, loaded: &[Loaded], a: &Args<'_>) -> PyResult<Py<PyAny>> {
+        let mut vals = Vec::with_capacity(a.args.len());
+        for x in &a.args {
+            vals.push(match x {
+                Arg::Host { ptr, dtype, shape } => {
+                    let n = shape.iter().product::<usize>() * dtype.size();
+                    let mut arr = HostArray::zeros(*dtype, shape.clone());
+                    if n > 0 {
+                        // SAFETY: the caller's contiguous array of this shape.
+                        arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
+                    }
+                    HostValue::Array(arr)
+                }
+                Arg::Device { ptr, dtype, shape } => HostValue::Device {
+                    ptr: *ptr,
+                    dtype: *dtype,
+                    shape: shape.clone(),
+                },
+                Arg::Scalar(v) => v.clone(),
+            });
+        }
+        let on_device = a.any_device;
+        let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
+        let r = py.detach(|| {
+            let gpu = crate::gpu()?;
+            let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
+            let stop = || {
+                Python::attach(|py| match py.check_signals() {
+                    Ok(()) => false,
+                    Err(e) => {
+                        *interrupted.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                        true
+                    }
+                })
+            };
+            let k = appy_runtime::tune::choose(&g, b, loaded, &vals)?;
+            let opts = RunOptions {
+                results_on_device: on_device,
+                interrupt: Some(&stop),
+            };
+            let (res, _) = g.run_with(b.candidate(k), &loaded[k], &mut vals, &opts)?;
+            // Results in new device memory belong to the caller from here on.
+            let mut owned = vec![];
+            for v in &res {
+                if let HostValue::Device { ptr, .. } = v
+                    && !vals.iter().any(|x| matches!(x, HostValue::Device { ptr: p, .. } if p == ptr))
+                    && !owned.iter().any(|(p, _)| p == ptr)
+                {
+                    owned.push((*ptr, Arc::new(g.adopt(*ptr))));
+                }
+            }
+            Ok::<_, String>((res, owned))
+        });
+        let (res, owned) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(err) = interrupted.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                    return Err(err);
+                }
+                return Err(runtime_error(py, format!("`{}` failed on the GPU: {e}", self.func)));
+            }
+        };
+        // Host arrays: the results back into the caller's memory.
+        for (x, v) in a.args.iter().zip(&vals) {
+            if let (Arg::Host { ptr, .. }, HostValue::Array(arr)) = (x, v)
+                && !arr.data.is_empty()
+            {
+                // SAFETY: the caller's contiguous array, of the same size.
+                unsafe { std::ptr::copy_nonoverlapping(arr.data.as_ptr(), *ptr, arr.data.len()) };
+            }
+        }
+        let mut out = Vec::with_capacity(res.len());
+        for v in res {
+            out.push(match v {
+                HostValue::Array(arr) => {
+                    let n = new_numpy(py, arr.dtype, &arr.shape, &arr.data)?;
+                    convert(py, n, a.framework)?
+                }
+                HostValue::Device { ptr, dtype, shape } => {
+                    let alias = a.args.iter().position(|x| matches!(x, Arg::Device { ptr: p, .. } if *p == ptr));
+                    match alias {
+                        Some(k) => a.objs[k].clone().unbind(),
+                        None => {
+                            let buf = owned
+                                .iter()
+                                .find(|(p, _)| *p == ptr)
+                                .map(|(_, b)| b.clone())
+                                .expect("adopted above");
+                            let d = Bound::new(py, DeviceArray::shared(buf, dtype, shape))?.into_any().unbind();
+                            convert(py, d, a.framework)?
+                        }
+                    }
+                }
+                s => scalar(py, &s, a.framework.is_some())?,
+            });
+        }
+        pack(py, out)
+    }
+}
+
+/// A Python value for a scalar result: Python `float`/`int` for weakly typed float64
+/// and int64 results (as Python computes them) and for calls on torch/CuPy/JAX arrays
+/// (as their `.item()` gives), NumPy scalars (`np.float32`, ...) otherwise, as NumPy
+/// computes them.
+fn scalar(py: Python<'_>, v: &HostValue, python: bool) -> PyResult<Py<PyAny>> {
+    let np = NP_SCALARS.get_or_try_init(py, || -> PyResult<[Py<PyAny>; 4]> {
+        let np = py.import("numpy")?;
+        Ok([
+            np.getattr("float32")?.unbind(),
+            np.getattr("float64")?.unbind(),
+            np.getattr("int32")?.unbind(),
+            np.getattr("int64")?.unbind(),
+        ])
+    })?;
+    Ok(match v {
+        HostValue::Bool(b) => b.into_py_any(py)?,
+        HostValue::Float(f, DType::F64, true) => f.into_py_any(py)?,
+        HostValue::Float(f, _, _) if python => f.into_py_any(py)?,
+        HostValue::Float(f, d, _) => np[if *d == DType::F32 { 0 } else { 1 }].call1(py, (*f,))?,
+        HostValue::Int(i, DType::I64, true) => i.into_py_any(py)?,
+        HostValue::Int(i, _, _) if python => i.into_py_any(py)?,
+        HostValue::Int(i, d, _) => np[if *d == DType::I32 { 2 } else { 3 }].call1(py, (*i,))?,
+        HostValue::Array(_) | HostValue::Device { .. } => unreachable!("arrays are converted by the caller"),
+    })
+}
+
+/// A new NumPy array with a copy of `bytes`.
+fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyResult<Py<PyAny>> {
+    fn make<T: numpy::Element>(py: Python<'_>, shape: &[usize], bytes: &[u8]) -> Py<PyAny> {
+        // SAFETY: a new uninitialised array, filled completely before it is returned.
+        unsafe {
+            let a = PyArrayDyn::<T>::new(py, shape, false);
+            if !bytes.is_empty() {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), a.data() as *mut u8, bytes.len());
+            }
+            a.into_any().unbind()
+        }
+    }
+    let n = shape.iter().product::<usize>() * dtype.size();
+    if bytes.len() != n {
+        return Err(runtime_error(py, "internal error: result size mismatch"));
+    }
+    Ok(match dtype {
+        DType::F32 => make::<f32>(py, shape, bytes),
+        DType::F64 => make::<f64>(py, shape, bytes),
+        DType::I32 => make::<i32>(py, shape, bytes),
+        DType::I64 => make::<i64>(py, shape, bytes),
+        DType::Bool => make::<bool>(py, shape, bytes),
+    })
+}
+
+/// A result array as an array of the arguments' library (torch, CuPy, JAX), through
+/// DLPack (no copy); unchanged when the arguments were NumPy arrays.
+fn convert(py: Python<'_>, arr: Py<PyAny>, framework: Option<&'static str>) -> PyResult<Py<PyAny>> {
+    let Some(fw) = framework else { return Ok(arr) };
+    let table = FRAMEWORKS.get_or_init(py, Default::default);
+    let f = {
+        let t = table.lock().unwrap_or_else(|e| e.into_inner());
+        t.get(fw).map(|f| f.clone_ref(py))
+    };
+    let f = match f {
+        Some(f) => f,
+        None => {
+            let f = match fw {
+                "torch" => py.import("torch")?.getattr("from_dlpack")?,
+                "cupy" => py.import("cupy")?.getattr("from_dlpack")?,
+                _ => py.import("jax.dlpack")?.getattr("from_dlpack")?,
+            }
+            .unbind();
+            table.lock().unwrap_or_else(|e| e.into_inner()).insert(fw, f.clone_ref(py));
+            f
+        }
+    };
+    f.call1(py, (arr,))
+}
+
+/// `dump_code=True`: the generated code to `sys.stdout`.
+fn print_code(py: Python<'_>, code: &str) -> PyResult<()> {
+    py.import("sys")?.getattr("stdout")?.call_method1("write", (format!("{code}\n"),))?;
+    Ok(())
+}
+
+/// No result: None; one: itself; several: a tuple.
+fn pack(py: Python<'_>, mut out: Vec<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+    Ok(match out.len() {
+        0 => py.None(),
+        1 => out.pop().expect("one"),
+        _ => PyTuple::new(py, out)?.into_any().unbind(),
+    })
+}

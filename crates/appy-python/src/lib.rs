@@ -1,0 +1,108 @@
+//! `appy._native`, the extension module of the `appy` Python package.
+//!
+//! The Python side (`python/appy/`) provides the decorator and the names of APPy;
+//! this module provides [`kernel::Kernel`], the object an `@appy.jit` function becomes:
+//! calling it extracts the arguments (NumPy arrays, GPU arrays through
+//! `__cuda_array_interface__` or DLPack, scalars), compiles the specialisation for their
+//! types on the first call ([`compile`], one worker thread owning the compiler), and
+//! runs it on the CPU back end or the GPU runner with the GIL released.
+#![warn(missing_docs)]
+#![allow(clippy::result_large_err)]
+
+mod args;
+mod compile;
+mod devarray;
+mod errors;
+mod kernel;
+mod log;
+
+use appy_runtime::Device;
+use pyo3::prelude::*;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// The process-wide default device (`appy.device(...)`): 0 auto, 1 cpu, 2 gpu.
+static DEFAULT_DEVICE: AtomicU8 = AtomicU8::new(u8::MAX);
+
+fn device_code(d: Device) -> u8 {
+    match d {
+        Device::Auto => 0,
+        Device::Cpu => 1,
+        Device::Gpu => 2,
+    }
+}
+
+/// The default device: `appy.device(...)`, else `$APPY_DEVICE`, else auto.
+pub(crate) fn default_device() -> Device {
+    match DEFAULT_DEVICE.load(Ordering::Relaxed) {
+        0 => Device::Auto,
+        1 => Device::Cpu,
+        2 => Device::Gpu,
+        _ => {
+            let d = std::env::var("APPY_DEVICE")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(Device::Auto);
+            DEFAULT_DEVICE.store(device_code(d), Ordering::Relaxed);
+            d
+        }
+    }
+}
+
+/// The GPU, opened on first use and shared by every kernel (calls hold the lock while
+/// they run: the runner uses one stream).
+static GPU: OnceLock<Result<Mutex<appy_runtime::gpu::Gpu>, String>> = OnceLock::new();
+
+/// The shared GPU, or why there is none. Call without the GIL (opening takes a while).
+pub(crate) fn gpu() -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
+    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new))
+        .as_ref()
+        .map_err(|e| e.clone())
+}
+
+/// [`gpu`] from a thread that holds the GIL: released only for the first opening.
+pub(crate) fn gpu_with(py: Python<'_>) -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
+    match GPU.get() {
+        Some(g) => g.as_ref().map_err(|e| e.clone()),
+        None => py.detach(gpu),
+    }
+}
+
+/// Sets the default device for calls (`"cpu"`, `"gpu"` or `"auto"`).
+#[pyfunction]
+fn set_device(name: &str) -> PyResult<()> {
+    let d: Device = name.parse().map_err(pyo3::exceptions::PyValueError::new_err)?;
+    DEFAULT_DEVICE.store(device_code(d), Ordering::Relaxed);
+    Ok(())
+}
+
+/// The default device for calls.
+#[pyfunction]
+fn get_device() -> &'static str {
+    match default_device() {
+        Device::Auto => "auto",
+        Device::Cpu => "cpu",
+        Device::Gpu => "gpu",
+    }
+}
+
+/// Whether a CUDA driver and a GPU are usable (opens the GPU on the first call).
+#[pyfunction]
+fn gpu_available(py: Python<'_>) -> bool {
+    gpu_with(py).is_ok()
+}
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    log::init();
+    m.add_class::<kernel::Kernel>()?;
+    m.add_class::<devarray::DeviceArray>()?;
+    m.add_function(wrap_pyfunction!(set_device, m)?)?;
+    m.add_function(wrap_pyfunction!(get_device, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(log::flush_logs, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_MVL", appy_ir::DEFAULT_MVL)?;
+    Ok(())
+}

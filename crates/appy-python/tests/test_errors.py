@@ -1,0 +1,117 @@
+"""Errors (item 5): compile errors at the user's file and line, runtime errors naming
+the argument; nothing aborts the interpreter."""
+import os
+
+import numpy as np
+import pytest
+
+import appy
+import kernels as K
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def line_of(path, marker):
+    with open(path) as f:
+        for k, ln in enumerate(f, 1):
+            if marker in ln:
+                return k, ln
+    raise AssertionError(marker)
+
+
+def test_compile_error_points_into_the_users_file():
+    with pytest.raises(appy.CompileError) as ei:
+        K.broken(np.zeros(4))
+    e = ei.value
+    assert isinstance(e, SyntaxError)
+    path = os.path.join(HERE, "kernels.py")
+    line, text = line_of(path, "ERROR-HERE")
+    assert os.path.samefile(e.filename, path)
+    assert e.lineno == line
+    assert e.offset == text.index("undefined_name") + 1
+    assert e.text.rstrip("\n") == text.rstrip("\n")
+    msg = str(e)
+    assert f"kernels.py:{line}:{e.offset}: error:" in msg
+    assert "undefined_name" in msg
+    # The function can still be called again (it fails again, cleanly).
+    with pytest.raises(appy.CompileError):
+        K.broken(np.zeros(4))
+
+
+def test_nested_function_error_location():
+    @appy.jit
+    def inner(a):
+        #pragma parallel for
+        for i in range(a.shape[0]):
+            a[i] = a[i] + nowhere_defined  # NESTED-ERROR
+
+    with pytest.raises(appy.CompileError) as ei:
+        inner(np.zeros(3))
+    line, text = line_of(__file__, "NESTED-" + "ERROR")
+    assert ei.value.lineno == line
+    assert os.path.samefile(ei.value.filename, __file__)
+    assert ei.value.offset == text.index("nowhere_defined") + 1
+    assert text.strip() in str(ei.value)
+
+
+def test_unsupported_dtype_names_the_parameter():
+    with pytest.raises(appy.RuntimeError, match=r"argument `x` of `axpy`: arrays of float16 .*expected float32, float64, int32, int64 or bool"):
+        K.axpy(1.0, np.zeros(3, np.float16), np.zeros(3), 3)
+    with pytest.raises(appy.RuntimeError, match=r"argument `y` of `axpy`: arrays of complex128"):
+        K.axpy(1.0, np.zeros(3), np.zeros(3, complex), 3)
+
+
+def test_unsupported_argument_type():
+    with pytest.raises(appy.RuntimeError, match=r"argument `x` of `axpy`: cannot pass a `list` \(convert it with np.asarray\)"):
+        K.axpy(1.0, [1.0, 2.0], np.zeros(2), 2)
+    with pytest.raises(appy.RuntimeError, match="argument `N`"):
+        K.axpy(1.0, np.zeros(2), np.zeros(2), 2**70)
+
+
+def test_wrong_rank_is_a_compile_error():
+    with pytest.raises(appy.CompileError) as ei:
+        K.scale_rows(np.zeros(4), np.zeros(4))
+    assert ei.value.lineno is not None and "kernels.py" in ei.value.filename
+
+
+def test_wrong_number_of_arguments():
+    with pytest.raises(TypeError, match="axpy"):
+        K.axpy(1.0, np.zeros(2))
+
+
+class _FakeCuda:
+    """An object that claims to live in GPU memory."""
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (1 << 40, False), "version": 3, "strides": None}
+
+
+def test_gpu_array_on_the_cpu_device_is_refused():
+    with pytest.raises(appy.RuntimeError, match="GPU arrays were passed, but the device is `cpu`"):
+        K.axpy(1.0, _FakeCuda(), np.zeros(4), 4)
+
+
+@pytest.mark.skipif(appy.gpu_available(), reason="a GPU is present")
+def test_no_gpu():
+    a = np.zeros(4)
+    appy.device("gpu")
+    try:
+        with pytest.raises(appy.RuntimeError, match="no usable GPU"):
+            K.increment_by_1(a)
+    finally:
+        appy.device("cpu")
+    appy.device("auto")  # auto falls back to the CPU
+    try:
+        K.increment_by_1(a)
+        assert a.tolist() == [1.0] * 4
+        with pytest.raises(appy.RuntimeError, match="GPU arrays were passed, but no CUDA driver"):
+            K.axpy(1.0, _FakeCuda(), np.zeros(4), 4)
+    finally:
+        appy.device("cpu")
+
+
+def test_bad_options():
+    with pytest.raises(TypeError, match="unknown option"):
+        appy.jit(fast=True)
+    with pytest.raises(ValueError):
+        appy.jit(device="tpu")
+    with pytest.raises(ValueError):
+        appy.device("tpu")

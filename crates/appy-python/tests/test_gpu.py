@@ -1,0 +1,158 @@
+"""GPU runs (item 3 with torch and CuPy arrays, returned device arrays, Ctrl-C in a host
+loop). Skipped where there is no GPU; run on a GPU machine with
+`python3 -m pytest crates/appy-python/tests/test_gpu.py`."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import appy
+import kernels as K
+
+pytestmark = pytest.mark.skipif(not appy.gpu_available(), reason="no GPU")
+rng = np.random.default_rng(5)
+SIZES = [1, 7, 257, 1000, 100003]
+
+
+@pytest.fixture(autouse=True)
+def _gpu_device():
+    appy.device("auto")
+    yield
+    appy.device("cpu")
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_numpy_arrays_on_the_gpu(n):
+    x = rng.standard_normal(n)
+    y = rng.standard_normal(n)
+    want = y + 1.5 * x
+    K.axpy(1.5, x, y, n)
+    np.testing.assert_allclose(y, want)
+    assert K.axpy.signatures()[0].startswith("gpu(")
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_torch_tensors_in_place(n, dt):
+    torch = pytest.importorskip("torch")
+    x = torch.randn(n, device="cuda", dtype=getattr(torch, dt))
+    y = torch.randn(n, device="cuda", dtype=getattr(torch, dt))
+    want = y + 1.5 * x
+    ptr = y.data_ptr()
+    K.axpy(1.5, x, y, n)
+    assert y.data_ptr() == ptr
+    torch.testing.assert_close(y, want)
+    s = K.total(y)
+    assert isinstance(s, float) and s == pytest.approx(float(y.double().sum()), rel=1e-4, abs=1e-3)
+
+
+def test_torch_results_are_torch_tensors_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(1001, device="cuda", dtype=torch.float64)
+    r = K.new_exp(a)
+    assert isinstance(r, torch.Tensor) and r.is_cuda and r.dtype == torch.float64
+    torch.testing.assert_close(r, torch.exp(a) + torch.sqrt(torch.abs(a)))
+    assert K.same(a) is a
+    # A non-contiguous view is written back.
+    M = torch.randn(40, 30, device="cuda", dtype=torch.float64)
+    v = torch.randn(30, device="cuda", dtype=torch.float64)
+    want = M.T * v[:, None]
+    K.scale_rows(M.T, v)
+    torch.testing.assert_close(M.T, want)
+
+
+class _CudaOnly:
+    """A GPU array known only through __cuda_array_interface__ (as Numba's)."""
+
+    def __init__(self, t):
+        self.t = t
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+def test_device_array_dlpack_and_cai_without_copies():
+    torch = pytest.importorskip("torch")
+    a = torch.randn(64, device="cuda", dtype=torch.float32)
+    d = K.new_exp(_CudaOnly(a))
+    assert isinstance(d, appy.DeviceArray) and d.shape == (64,) and d.dtype == "float32"
+    t = torch.from_dlpack(d)
+    assert t.is_cuda and t.data_ptr() == d.ptr
+    torch.testing.assert_close(t, torch.exp(a) + torch.sqrt(torch.abs(a)))
+    del d  # the tensor keeps the memory alive
+    torch.testing.assert_close(t, torch.exp(a) + torch.sqrt(torch.abs(a)))
+    cp = pytest.importorskip("cupy")
+    d2 = K.new_exp(_CudaOnly(a))
+    c = cp.asarray(d2)
+    assert c.data.ptr == d2.ptr
+    ca = cp.asarray(a.cpu().numpy())
+    cr = K.new_exp(ca)
+    assert isinstance(cr, cp.ndarray)
+    cp.testing.assert_allclose(cr, cp.exp(ca) + cp.sqrt(cp.abs(ca)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cupy_arrays_in_place(n):
+    cp = pytest.importorskip("cupy")
+    a, b = cp.random.standard_normal(n), cp.random.standard_normal(n)
+    c = cp.zeros(n)
+    K.add3(a, b, c, 2.0, -0.5)
+    cp.testing.assert_allclose(c, 2.0 * a - 0.5 * b)
+    C = cp.zeros(n)
+    K.blend(a, b, C, n)
+    cp.testing.assert_allclose(C, cp.where(a > 0, a, 0.5 * b))
+
+
+def test_ctrl_c_in_a_host_loop(tmp_path):
+    src = textwrap.dedent('''
+        import numpy as np, appy
+
+        @appy.jit
+        def many(a, T):
+            for t in range(T):
+                #pragma parallel for simd
+                for i in range(a.shape[0]):
+                    a[i] = a[i] * 0.5 + 1.0
+    ''')
+    (tmp_path / "hl.py").write_text(src)
+    child = textwrap.dedent('''
+        import time, torch, appy
+        from hl import many
+        a = torch.ones(1000, device="cuda")
+        many(a, 2)
+        print("calling", flush=True)
+        t0 = time.perf_counter()
+        try:
+            many(a, 10**8)
+            print("finished", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", time.perf_counter() - t0, flush=True)
+        many(a, 2)
+        print("again ok", flush=True)
+    ''')
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    p = subprocess.Popen([sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "calling"
+    time.sleep(1.0)
+    t = time.perf_counter()
+    p.send_signal(signal.SIGINT)
+    line = p.stdout.readline().split()
+    reaction = time.perf_counter() - t
+    out, err = p.communicate(timeout=60)
+    assert line and line[0] == "interrupted", (line, out, err)
+    assert reaction < 1.0
+    assert "again ok" in out, err
+
+
+def test_device_gpu_and_cpu_choice():
+    x = np.ones(4)
+    appy.device("cpu")
+    K.increment_by_1(x)
+    appy.device("gpu")
+    K.increment_by_1(x)
+    assert x.tolist() == [3.0] * 4
+    assert any(s.startswith("cpu(") for s in K.increment_by_1.signatures())
+    assert any(s.startswith("gpu(") for s in K.increment_by_1.signatures())
