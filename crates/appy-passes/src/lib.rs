@@ -323,15 +323,6 @@ pub fn verify_each() -> bool {
     *V.get_or_init(|| cfg!(debug_assertions) || std::env::var("APPY_VERIFY_EACH").is_ok_and(|v| !v.is_empty() && v != "0"))
 }
 
-/// The tensor passes, in the order of seed 001 §5.1 (CSE first makes equal slices
-/// equal values for the analyses).
-pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
-
-/// The passes that take the `appy` level to the `loops` level.
-pub fn appy_to_loops(mvl: i64) -> String {
-    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

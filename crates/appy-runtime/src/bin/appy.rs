@@ -234,7 +234,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
         } => {
             let src =
                 appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-            let compiler = appy_gpu::Compiler::new();
+            let compiler = appy_compiler::Compiler::new();
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
             let sig = match signature {
@@ -243,7 +243,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             };
             let t0 = std::time::Instant::now();
             let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() }, mvls)?;
+            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_compiler::Options { mvl, ..Default::default() }, mvls)?;
             eprintln!(
                 "appy: compiled {func} ({} kernel(s)) in {:.1} ms",
                 bundle.kernels.len(),
@@ -393,7 +393,7 @@ fn run_source(
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let orig = bind_args(&params, raw)?;
-    let opts = appy_gpu::Options { mvl, ..Default::default() };
+    let opts = appy_compiler::Options { mvl, ..Default::default() };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));

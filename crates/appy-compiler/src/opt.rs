@@ -216,7 +216,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         compiler.run(&file, module, &pipeline, after)?
     };
     if level == Level::Ptx {
-        let (ptx, _) = crate::ptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
+        let (ptx, _) = crate::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
         return Ok(ptx);
     }
     let parsed = compiler.ctx.load(&out).map_err(|e| mlir_error(&file, &e))?;

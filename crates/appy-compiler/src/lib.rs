@@ -1,12 +1,15 @@
-//! appy's back ends and the `compile` entry points.
+//! appy's compiler driver: the [`Compiler`] (an MLIR context and the pass registry),
+//! the IR [`Level`]s, the compile entry points, every pipeline ([`pipelines`]) and the
+//! targets ([`target::nvptx`], [`target::cpu`]).
 //!
 //! ```text
 //! .py ──parse──▶ ast ──lower──▶ appy ──appy-strip-mine──▶ loops ─┬─appy-gpu-outline──▶ gpu ──NVVM──▶ PTX
 //!                                                                 └─CPU pipeline──▶ llvm ──ExecutionEngine
 //! ```
 //!
-//! Every level is printable and re-parseable MLIR (except `ast`), and every Rust pass's
-//! output is verified by MLIR.
+//! Every level is printable and re-parseable MLIR (except `ast`). MLIR verifies the
+//! output of every Rust pass in debug builds (and with `APPY_VERIFY_EACH=1`); release
+//! builds verify at the next MLIR stage.
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
@@ -14,11 +17,12 @@
 
 pub mod opt;
 pub mod outline;
-pub mod ptx;
+pub mod pipelines;
+pub mod target;
 
 use appy_frontend::ast::Program;
 use appy_frontend::lower::{LowerOptions, Lowered};
-use appy_ir::bundle::{BUNDLE_VERSION, Bundle, KernelInfo};
+use appy_ir::bundle::{BUNDLE_VERSION, Bundle};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
@@ -77,9 +81,6 @@ impl Default for Options {
         }
     }
 }
-
-/// The CPU lowering pipeline (after `appy-hoist-allocas`).
-pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
 /// A compiler: an MLIR context and the pass registry. Not thread-safe (one per thread).
 pub struct Compiler {
@@ -161,23 +162,9 @@ impl Compiler {
         p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
     }
 
-    /// The pipeline from the `appy` level to `level`.
+    /// The pipeline from the `appy` level to `level` ([`pipelines::to_level`]).
     pub fn pipeline_to(&self, level: Level, opts: &Options) -> String {
-        let mvl = opts.mvl;
-        let loops = appy_passes::appy_to_loops(mvl);
-        match level {
-            Level::Ast | Level::Appy => String::new(),
-            Level::Loops => loops,
-            Level::Gpu | Level::Ptx => {
-                format!(
-                    "cse,appy-solve-library,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"
-                )
-            }
-            Level::Llvm => format!(
-                "{loops},appy-hoist-allocas,{}",
-                CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
-            ),
-        }
+        pipelines::to_level(level, opts.mvl)
     }
 
     /// Compiles for the GPU: returns a bundle (host program + PTX).
@@ -201,8 +188,8 @@ impl Compiler {
 
     fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
-        let (ptx, kernels) = ptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
-        let host = ptx::host_module(&gpu);
+        let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
+        let host = target::nvptx::host_module(&gpu);
         Ok(Bundle {
             version: BUNDLE_VERSION,
             func: l.name.clone(),
@@ -222,20 +209,7 @@ impl Compiler {
     pub fn compile_cpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<(Module, Lowered)> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
-        let llvm = self.run(file, l.module.clone(), &self.pipeline_to(Level::Llvm, opts), None)?;
+        let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts)?;
         Ok((llvm, l))
     }
-}
-
-/// Kernel metadata from a `gpu`-level module.
-pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
-    let mut out = vec![];
-    m.op.walk(&mut |o| {
-        if o.name == "gpu.func" && o.has_attr("gpu.kernel") {
-            let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
-            let params = o.body(0).args.iter().map(|a| m.ty(*a).to_string()).collect();
-            out.push(KernelInfo { name, params });
-        }
-    });
-    out
 }
