@@ -8,10 +8,13 @@ refactoring can show that it changed no generated code.
 
 `compare` checks, per bundle and per tuning candidate, that the PTX text and the host
 function are identical, and prints every difference; it exits non-zero if there is one.
-Fields that only describe the format (the version number) are not compared."""
+Fields that only describe the format (the version number) are not compared, and source
+locations are compared relative to the checkout (`.../examples/k.py` and
+`.../benchmarks/...`), so snapshots taken in two checkouts compare equal."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -51,6 +54,15 @@ def snapshot(a):
     return 1 if failed else 0
 
 
+def relative_locations(x):
+    """`x` with every source location's checkout directory replaced by `<root>`."""
+    if isinstance(x, dict):
+        return {k: (re.sub(r'"[^"]*/(examples|benchmarks)/', r'"<root>/\1/', v) if k == "loc" and isinstance(v, str) else relative_locations(v)) for k, v in x.items()}
+    if isinstance(x, list):
+        return [relative_locations(v) for v in x]
+    return x
+
+
 def candidates(b):
     yield b
     for v in b.get("variants", []):
@@ -78,7 +90,7 @@ def compare(a):
         ok = True
         for k, (x, y) in enumerate(zip(co, cn)):
             for field in ("ptx", "host", "kernels", "args", "results", "params", "mvl"):
-                if x.get(field) != y.get(field):
+                if relative_locations(x.get(field)) != relative_locations(y.get(field)):
                     print(f"{n}: candidate {k} (mvl {x.get('mvl')}): `{field}` differs")
                     ok = False
         if ok:

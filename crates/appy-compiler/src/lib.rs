@@ -3,8 +3,8 @@
 //! targets ([`target::nvptx`], [`target::cpu`]).
 //!
 //! ```text
-//! .py ──parse──▶ ast ──lower──▶ appy ──appy-strip-mine──▶ loops ─┬─appy-gpu-outline──▶ gpu ──NVVM──▶ PTX
-//!                                                                 └─CPU pipeline──▶ llvm ──ExecutionEngine
+//! .py ──parse──▶ ast ──lower──▶ appy ──tensor passes, appy-strip-mine──▶ loops ─┬─appy-gpu-*──▶ gpu ──NVVM──▶ PTX
+//!                                                                                └─CPU pipeline──▶ llvm ──ExecutionEngine
 //! ```
 //!
 //! Every level is printable and re-parseable MLIR (except `ast`). MLIR verifies the
@@ -16,7 +16,6 @@
 #![allow(clippy::result_large_err)]
 
 pub mod opt;
-pub mod outline;
 pub mod pipelines;
 pub mod target;
 
@@ -27,7 +26,7 @@ use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use appy_ir::types::ArgType;
-use appy_passes::{PassInfo, Pipeline, Registry};
+use appy_passes::{Pipeline, Registry};
 use std::path::PathBuf;
 
 /// The IR levels `appy-opt --emit` can print.
@@ -82,7 +81,7 @@ impl Default for Options {
     }
 }
 
-/// A compiler: an MLIR context and the pass registry. Not thread-safe (one per thread).
+/// A compiler: an MLIR context and the pass registry ([`appy_passes::PASSES`]). Not thread-safe (one per thread).
 pub struct Compiler {
     /// The MLIR context.
     pub ctx: Ctx,
@@ -94,28 +93,6 @@ impl Default for Compiler {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// A registry with every appy pass (the high-level ones and the GPU outliner).
-pub fn registry() -> Registry {
-    let mut r = Registry::new();
-    r.add(PassInfo {
-        name: "appy-gpu-outline",
-        description: "loops → gpu: one gpu.func kernel per top-level parallel nest, launched from the host function",
-        options: "mvl=1024",
-        make: |o| {
-            let mut mvl = DEFAULT_MVL;
-            for (k, v) in o {
-                if k == "mvl" {
-                    mvl = v.parse().map_err(|_| format!("mvl expects an integer, got `{v}`"))?;
-                } else {
-                    return Err(format!("unknown option `{k}` (known: mvl)"));
-                }
-            }
-            Ok(Box::new(outline::Outline { mvl }))
-        },
-    });
-    r
 }
 
 /// Turns an MLIR failure message into a diagnostic at the source location it names.
@@ -138,7 +115,7 @@ impl Compiler {
     pub fn new() -> Self {
         Compiler {
             ctx: Ctx::new(),
-            registry: registry(),
+            registry: Registry::new(),
         }
     }
 

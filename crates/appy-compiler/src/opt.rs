@@ -4,7 +4,7 @@
 //! ```text
 //! appy-opt kernel.py --func f --signature 'f32[:],f32[:],int' --emit=loops
 //! appy-opt kernel.py --pass-pipeline='appy-strip-mine{mvl=128},canonicalize' --print-ir-after-all
-//! appy-opt level.mlir --pass-pipeline='appy-gpu-outline' -o out.mlir
+//! appy-opt level.mlir --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' -o out.mlir
 //! appy-opt - < level.mlir            # read MLIR from standard input
 //! appy-opt --list-passes
 //! ```
@@ -136,15 +136,18 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     if a.list_passes {
         let mut s = String::from("Rust passes (usable in --pass-pipeline next to any upstream MLIR pass):\n");
         for p in compiler.registry.all() {
+            let opts: Vec<String> = p.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s.push_str(&format!(
-                "  {:<22} {}{}\n",
+                "  {:<24} {}{}\n  {:<24} ({})\n",
                 p.name,
                 p.description,
-                if p.options.is_empty() {
+                if opts.is_empty() {
                     String::new()
                 } else {
-                    format!(" [options: {}]", p.options)
-                }
+                    format!(" [options: {}]", opts.join(" "))
+                },
+                "",
+                p.file
             ));
         }
         return Ok(s);

@@ -14,12 +14,19 @@ pub fn appy_to_loops(mvl: i64) -> String {
     format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
 }
 
+/// The passes that take the `loops` level to the `gpu` level: host loads into the
+/// kernels that use them, the kernels and their launches, the workers' code on threads.
+pub fn loops_to_gpu(mvl: i64) -> String {
+    format!("appy-gpu-sink-loads,appy-gpu-outline{{mvl={mvl}}},appy-gpu-map-threads{{mvl={mvl}}}")
+}
+
 /// The passes that take the `appy` level to the `gpu` level: library calls are
 /// recognised first (they need the `appy` level's tensor statements), then the loops
 /// level, then the kernels and their launches.
 pub fn appy_to_gpu(mvl: i64) -> String {
     let loops = appy_to_loops(mvl);
-    format!("cse,appy-solve-library,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse")
+    let gpu = loops_to_gpu(mvl);
+    format!("cse,appy-solve-library,appy-tensor-library,{loops},{gpu},appy-hoist-allocas,canonicalize,cse")
 }
 
 /// The CPU lowering pipeline (after `appy-hoist-allocas`): the `loops` level to the

@@ -15,16 +15,25 @@
 
 use crate::tensor::*;
 use crate::util::is_parallel;
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
 pub struct TensorSync;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-tensor-sync",
+    description: "mark tensor statements in workers that need no barriers (appy.nosync, seed 001 §5.1.2)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(TensorSync)),
+};
+
 impl Pass for TensorSync {
     fn name(&self) -> &'static str {
-        "appy-tensor-sync"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         for f in m.body_mut() {

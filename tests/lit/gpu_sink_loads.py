@@ -1,6 +1,7 @@
-# appy-gpu-outline: an array element read on the host only to be passed to a kernel is
+# appy-gpu-sink-loads: an array element read on the host only to be passed to a kernel is
 # read by the kernel instead (the host would otherwise wait for the device at every
 # time step); a read from before a loop whose kernels write memory stays on the host.
+# RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads' | filecheck %s --check-prefix=SINK
 # RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s
 # RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | appy-opt - | filecheck %s
 # RUN: appy-opt %s --func before_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s --check-prefix=KEEP
@@ -13,6 +14,20 @@ def time_loop(a, f, T):
     for t in range(T):
         a[0, :N] = f[t]
         a[1, :N] += a[0, :N]
+
+# The load of f[t] is copied to the start of the first nest, marked, and used there.
+# SINK-LABEL: func.func @time_loop
+# SINK: scf.for
+# SINK: %[[HOST:[0-9]+]] = memref.load %arg1[
+# SINK: scf.parallel
+# SINK-NEXT: %[[COPY:[0-9]+]] = memref.load %arg1[{{.*}}] {appy.sunk} : memref<?xf64>
+# SINK-NOT: %[[HOST]]
+# SINK: memref.store %[[COPY]], %arg0
+# SINK: appy.parallel
+# The second nest reads a[0, :N] only: nothing to sink.
+# SINK: scf.parallel
+# SINK-NOT: appy.sunk
+# SINK: appy.parallel
 
 # CHECK: gpu.func @_appy_time_loop_k0(
 # CHECK: memref.load %{{.*}}[%{{.*}}] : memref<?xf64>
