@@ -1,10 +1,12 @@
 # appy-gpu-sink-loads: an array element read on the host only to be passed to a kernel is
 # read by the kernel instead (the host would otherwise wait for the device at every
-# time step); a read from before a loop whose kernels write memory stays on the host.
+# time step); a read from before a loop whose kernels write memory stays on the host,
+# and so does a read of an array the kernel writes.
 # RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads' | filecheck %s --check-prefix=SINK
 # RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s
 # RUN: appy-opt %s --func time_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | appy-opt - | filecheck %s
 # RUN: appy-opt %s --func before_loop --signature 'f64[:,:],f64[:],int' --emit=gpu | filecheck %s --check-prefix=KEEP
+# RUN: appy-opt %s --func written --signature 'f64[:,:],int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads' | filecheck %s --check-prefix=WRITTEN
 import appy
 
 
@@ -49,3 +51,17 @@ def before_loop(a, f, T):
 # KEEP: memref.load %arg1
 # KEEP: scf.for
 # KEEP: gpu.launch_func @_appy_kernels::@_appy_before_loop_k0 {{.*}} : f64
+
+@appy.jit
+def written(a, T):
+    M = a.shape[0]
+    N = a.shape[1]
+    for t in range(T):
+        a[:M, :N] = a[:M, :N] * 0.5 + a[0, 0]
+
+# a[0, 0] is read before the statement writes a (NumPy evaluates the right side first);
+# in the kernel, one worker could read it after another one wrote it.
+# WRITTEN-LABEL: func.func @written
+# WRITTEN: memref.load %arg0[
+# WRITTEN-NOT: appy.sunk
+# WRITTEN: appy.parallel

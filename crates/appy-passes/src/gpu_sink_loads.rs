@@ -12,9 +12,10 @@
 //! canonicalizer removes it once nothing uses it).
 //!
 //! A load is copied only if nothing between it and the nest may write memory (a store,
-//! an atomic, a call, another kernel, an `appy` library call), and not into the
-//! iterations of a loop whose body writes memory (a later iteration runs after those
-//! writes). Values the nest's own bounds or
+//! an atomic, a call, another kernel, an `appy` library call), not into the iterations
+//! of a loop whose body writes memory (a later iteration runs after those writes), and
+//! not into a nest that may write the loaded array (`a[:N] = a[:N] + a[0]`: a worker
+//! could read `a[0]` after another one wrote it). Values the nest's own bounds or
 //! reduction inits use stay on the host: the host needs them for the grid anyway.
 
 use crate::strip_mine::nest_depth;
@@ -124,7 +125,7 @@ impl State<'_> {
         let mut sunk = vec![];
         for v in root.free_values() {
             let Some(l) = self.loads.get(&v) else { continue };
-            if host_uses.contains(&v) {
+            if host_uses.contains(&v) || may_write_to(root, l.operands[0]) {
                 continue;
             }
             let mut copy = l.clone();
@@ -152,5 +153,15 @@ fn may_write(op: &Op) -> bool {
             o.name.as_str(),
             "memref.store" | "memref.atomic_rmw" | "memref.copy" | "memref.dealloc" | "func.call" | "scf.parallel" | "gpu.launch_func"
         ) || o.name.starts_with("appy.")
+    })
+}
+
+/// Whether `op` (or anything inside it) may write the memref `mem`: a store, an atomic
+/// or a copy into it, or an op whose writes are not known (a call, an `appy` op).
+fn may_write_to(op: &Op, mem: Value) -> bool {
+    op.walk_any(&|o| match o.name.as_str() {
+        "memref.store" | "memref.atomic_rmw" | "memref.copy" => o.operands.get(1) == Some(&mem),
+        "func.call" => true,
+        n => n.starts_with("appy."),
     })
 }

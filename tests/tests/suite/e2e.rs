@@ -600,5 +600,11 @@ fn host_reads_cpu() {
             vec![r.array(F64, &[1, *n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), int(5)],
             256,
         );
+        check(
+            "host_reads.py",
+            "read_then_write",
+            vec![r.array(F64, &[*n, 37], -1.0, 1.0), int(7)],
+            256,
+        );
     }
 }
