@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --release -q -p appy-runtime --bin appy
+cargo build --release -q -p appy-tools --bin appy
 out=$(mktemp -d)
 python3 - "$out" <<'PY'
 import sys, numpy as np

@@ -15,7 +15,6 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-pub mod opt;
 pub mod pipelines;
 pub mod target;
 
@@ -26,6 +25,7 @@ use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use appy_ir::types::ArgType;
+pub use appy_passes::AfterPass;
 use appy_passes::{Pipeline, Registry};
 use std::path::PathBuf;
 
@@ -134,7 +134,7 @@ impl Compiler {
     }
 
     /// Runs pipeline text over a module.
-    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<appy_passes::AfterPass<'_>>) -> DResult<Module> {
+    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
         p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
     }

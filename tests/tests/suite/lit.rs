@@ -11,7 +11,7 @@ fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
         let words: Vec<String> = stage.split_whitespace().map(|w| w.replace("%s", path).replace('\'', "")).collect();
         match words.first().map(String::as_str) {
             Some("appy-opt") => {
-                input = appy_compiler::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
+                input = appy_tools::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
             }
             Some("filecheck") => {
                 let prefix = words.iter().find_map(|w| w.strip_prefix("--check-prefix=")).unwrap_or("CHECK");

@@ -9,7 +9,7 @@
 //! appy-opt --list-passes
 //! ```
 
-use crate::{Compiler, Level, Options, mlir_error};
+use appy_compiler::{Compiler, Level, Options, mlir_error};
 use appy_frontend::ast::{ExprKind, Index, Program, Stmt, StmtKind};
 use appy_ir::diag::{Diagnostic, SourceFile};
 use appy_ir::types::{ArgType, DType};
@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long = "print-locations")]
     locations: bool,
     /// Maximum vector length (lanes; threads per block on the GPU).
-    #[arg(long, default_value_t = crate::DEFAULT_MVL)]
+    #[arg(long, default_value_t = appy_compiler::DEFAULT_MVL)]
     mvl: i64,
     /// Output file (default: stdout).
     #[arg(short = 'o')]
@@ -171,7 +171,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let mut after = |name: &str, text: &str| {
         eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
     };
-    let after: Option<appy_passes::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
+    let after: Option<appy_compiler::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
     let module = if is_mlir {
         let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_error(&file, &e))?;
         appy_ir::mlir::import(&parsed)
@@ -219,7 +219,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         compiler.run(&file, module, &pipeline, after)?
     };
     if level == Level::Ptx {
-        let (ptx, _) = crate::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
+        let (ptx, _) = appy_compiler::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
         return Ok(ptx);
     }
     let parsed = compiler.ctx.load(&out).map_err(|e| mlir_error(&file, &e))?;
