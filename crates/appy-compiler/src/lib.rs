@@ -29,7 +29,7 @@ pub use appy_passes::AfterPass;
 use appy_passes::{Pipeline, Registry};
 use std::path::PathBuf;
 
-/// The IR levels `appy-opt --emit` can print.
+/// The IR levels (what `appy-opt --emit` prints).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     /// The parsed AST.
@@ -44,21 +44,6 @@ pub enum Level {
     Llvm,
     /// PTX text.
     Ptx,
-}
-
-impl Level {
-    /// Parses a level name.
-    pub fn parse(s: &str) -> Option<Level> {
-        Some(match s {
-            "ast" => Level::Ast,
-            "appy" => Level::Appy,
-            "loops" => Level::Loops,
-            "gpu" => Level::Gpu,
-            "llvm" => Level::Llvm,
-            "ptx" => Level::Ptx,
-            _ => return None,
-        })
-    }
 }
 
 pub use appy_ir::DEFAULT_MVL;

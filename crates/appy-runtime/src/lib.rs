@@ -30,15 +30,3 @@ pub enum Device {
     /// The GPU (an error when none is usable).
     Gpu,
 }
-
-impl std::str::FromStr for Device {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(Device::Auto),
-            "cpu" => Ok(Device::Cpu),
-            "gpu" => Ok(Device::Gpu),
-            _ => Err(format!("unknown device `{s}`: expected auto, cpu or gpu")),
-        }
-    }
-}

@@ -13,7 +13,7 @@ use appy_compiler::{Compiler, Level, Options, mlir_error};
 use appy_frontend::ast::{ExprKind, Index, Program, Stmt, StmtKind};
 use appy_ir::diag::{Diagnostic, SourceFile};
 use appy_ir::types::{ArgType, DType};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -31,9 +31,9 @@ pub struct Args {
     /// (default: arrays are float64 with the rank of their subscripts, scalars int).
     #[arg(long)]
     signature: Option<String>,
-    /// The level to print: ast, appy, loops, gpu, llvm (CPU) or ptx.
-    #[arg(long, default_value = "appy")]
-    emit: String,
+    /// The level to print.
+    #[arg(long, value_enum, default_value_t = Emit::Appy)]
+    emit: Emit,
     /// A pipeline of appy and upstream MLIR passes to run instead of the one `--emit` implies.
     #[arg(long = "pass-pipeline")]
     pass_pipeline: Option<String>,
@@ -52,6 +52,36 @@ pub struct Args {
     /// Output file (default: stdout).
     #[arg(short = 'o')]
     output: Option<String>,
+}
+
+/// The levels `--emit` names ([`Level`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The parsed AST.
+    Ast,
+    /// The `appy` level (frontend output).
+    Appy,
+    /// Strip-mined loops.
+    Loops,
+    /// Kernels in a `gpu.module` and a host function with launches.
+    Gpu,
+    /// The LLVM dialect for the CPU.
+    Llvm,
+    /// PTX text.
+    Ptx,
+}
+
+impl From<Emit> for Level {
+    fn from(e: Emit) -> Level {
+        match e {
+            Emit::Ast => Level::Ast,
+            Emit::Appy => Level::Appy,
+            Emit::Loops => Level::Loops,
+            Emit::Gpu => Level::Gpu,
+            Emit::Llvm => Level::Llvm,
+            Emit::Ptx => Level::Ptx,
+        }
+    }
 }
 
 /// Runs `appy-opt` with command-line `argv` (the first element is the program name);
@@ -155,8 +185,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let Some(input) = &a.input else {
         return Err(Diagnostic::bare("no input file (see --help)"));
     };
-    let level = Level::parse(&a.emit)
-        .ok_or_else(|| Diagnostic::bare(format!("unknown level `{}`: expected ast, appy, loops, gpu, llvm or ptx", a.emit)))?;
+    let level = Level::from(a.emit);
     let file = if input == "-" {
         SourceFile::new("<stdin>", stdin)
     } else {

@@ -10,7 +10,7 @@
 
 use appy_ir::diag::Diagnostic;
 use appy_runtime::{Device, HostArray, HostValue};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -37,9 +37,9 @@ enum Cmd {
         /// `NAME=@file.npy` for arrays, `NAME=3.5` for scalars (one per parameter).
         #[arg(long = "arg")]
         args: Vec<String>,
-        /// auto (GPU if present, else CPU), cpu or gpu.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
         /// Where to write each array argument's final value and the return value(s).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -88,9 +88,9 @@ enum Cmd {
         /// Arguments as for `run`.
         #[arg(long = "arg")]
         args: Vec<String>,
-        /// auto (GPU if present, else CPU), cpu or gpu.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
         /// Timed calls.
         #[arg(long, default_value_t = 20)]
         repeat: usize,
@@ -120,6 +120,27 @@ enum Cmd {
         #[arg(long)]
         resident: bool,
     },
+}
+
+/// `--device` ([`Device`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The GPU if a driver and a device are present, else the CPU.
+    Auto,
+    /// The CPU back end.
+    Cpu,
+    /// The GPU (an error when none is usable).
+    Gpu,
+}
+
+impl From<DeviceArg> for Device {
+    fn from(d: DeviceArg) -> Device {
+        match d {
+            DeviceArg::Auto => Device::Auto,
+            DeviceArg::Cpu => Device::Cpu,
+            DeviceArg::Gpu => Device::Gpu,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -218,10 +239,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             out,
             mvl,
             repeat,
-        } => {
-            let device: Device = device.parse().map_err(Diagnostic::bare)?;
-            run_source(&file, &func, &args, device, &out, mvl, repeat)
-        }
+        } => run_source(&file, &func, &args, device.into(), &out, mvl, repeat),
         #[cfg(feature = "jit")]
         Cmd::Compile {
             file,
@@ -259,10 +277,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             args,
             device,
             repeat,
-        } => {
-            let device: Device = device.parse().map_err(Diagnostic::bare)?;
-            bench_source(&file, &func, &args, device, repeat)
-        }
+        } => bench_source(&file, &func, &args, device.into(), repeat),
         Cmd::Exec {
             bundle,
             args,
