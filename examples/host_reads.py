@@ -1,6 +1,6 @@
 """Array elements read between kernels: on the GPU, a value read only to be passed to a
 kernel is read by the kernel itself (the host does not wait for the device); a value read
-before a loop whose kernels overwrite it keeps the old value."""
+before a loop or a statement that overwrites it keeps the old value."""
 import numpy as np
 import appy
 
@@ -22,3 +22,13 @@ def before_loop(a, f, T):
     for t in range(T):
         a[0, :N] += x
         f[:N] += 1.0
+
+
+@appy.jit
+def read_then_write(a, T):
+    # a[0, 0] is read before each statement writes a (NumPy evaluates the right side
+    # first): on the GPU, no worker may read it after another one wrote it.
+    M = a.shape[0]
+    N = a.shape[1]
+    for t in range(T):
+        a[:M, :N] = a[:M, :N] * 0.5 + a[0, 0]

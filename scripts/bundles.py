@@ -7,11 +7,15 @@ refactoring can show that it changed no generated code.
     python3 scripts/bundles.py compare OLD NEW
 
 `compare` checks, per bundle and per tuning candidate, that the PTX text and the host
-function are identical, and prints every difference; it exits non-zero if there is one.
-Fields that only describe the format (the version number) are not compared."""
+function are identical, and prints every difference; it exits non-zero if there is one
+(a case only in the new snapshot is listed as new, not as a difference).
+Fields that only describe the format (the version number) are not compared, and source
+locations are compared relative to the checkout (`.../examples/k.py` and
+`.../benchmarks/...`), so snapshots taken in two checkouts compare equal."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -51,6 +55,15 @@ def snapshot(a):
     return 1 if failed else 0
 
 
+def relative_locations(x):
+    """`x` with every source location's checkout directory replaced by `<root>`."""
+    if isinstance(x, dict):
+        return {k: (re.sub(r'"[^"]*/(examples|benchmarks)/', r'"<root>/\1/', v) if k == "loc" and isinstance(v, str) else relative_locations(v)) for k, v in x.items()}
+    if isinstance(x, list):
+        return [relative_locations(v) for v in x]
+    return x
+
+
 def candidates(b):
     yield b
     for v in b.get("variants", []):
@@ -61,13 +74,19 @@ def compare(a):
     names = sorted(set(os.listdir(a.old)) | set(os.listdir(a.new)))
     diffs = 0
     same = 0
+    added = 0
     for n in names:
         if not n.endswith(".json"):
             continue
         po, pn = os.path.join(a.old, n), os.path.join(a.new, n)
-        if not (os.path.exists(po) and os.path.exists(pn)):
-            print(f"{n}: only in {'old' if os.path.exists(po) else 'new'}")
+        if not os.path.exists(pn):
+            print(f"{n}: only in old")
             diffs += 1
+            continue
+        if not os.path.exists(po):
+            # A case added since: nothing to compare it with.
+            print(f"{n}: new case")
+            added += 1
             continue
         bo, bn = json.load(open(po)), json.load(open(pn))
         co, cn = list(candidates(bo)), list(candidates(bn))
@@ -78,14 +97,14 @@ def compare(a):
         ok = True
         for k, (x, y) in enumerate(zip(co, cn)):
             for field in ("ptx", "host", "kernels", "args", "results", "params", "mvl"):
-                if x.get(field) != y.get(field):
+                if relative_locations(x.get(field)) != relative_locations(y.get(field)):
                     print(f"{n}: candidate {k} (mvl {x.get('mvl')}): `{field}` differs")
                     ok = False
         if ok:
             same += 1
         else:
             diffs += 1
-    print(f"{same} bundles identical, {diffs} differ")
+    print(f"{same} bundles identical, {diffs} differ" + (f", {added} new" if added else ""))
     return 1 if diffs else 0
 
 

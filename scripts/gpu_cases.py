@@ -66,6 +66,8 @@ def _cases():
                         lambda r, n: [arr(r, (2, n), np.float64), arr(r, 12, np.float64), 11]),
         "h_before_loop": ("host_reads.py", "before_loop", "f64[:,:],f64[:],int",
                           lambda r, n: [arr(r, (1, n), np.float64), arr(r, n, np.float64), 5]),
+        "h_read_then_write": ("host_reads.py", "read_then_write", "f64[:,:],int",
+                              lambda r, n: [arr(r, (n, 37), np.float64), 7]),
         "s_trisolv": ("solvers.py", "trisolv", "f64[:,:],f64[:],f64[:]",
                       lambda r, n: [lower(r, n, np.float64), arr(r, n, np.float64), arr(r, n, np.float64)]),
         "s_trisolv_inplace": ("solvers.py", "trisolv_inplace", "f32[:,:],f32[:],int",

@@ -1,7 +1,14 @@
-# appy-gpu-outline: one kernel per top-level parallel loop; lanes are threads, a lane
-# reduction is a block all-reduce, the host launches the kernel.
-# RUN: appy-opt %s --signature 'f64[:,:],f64[:],int,int' --emit=gpu | filecheck %s
-# RUN: appy-opt %s --signature 'f64[:,:],f64[:],int,int' --emit=gpu | appy-opt - | filecheck %s
+# The gpu level: appy-gpu-sink-loads, appy-gpu-outline, appy-gpu-map-threads. One kernel
+# per top-level parallel loop; lanes are threads, a lane reduction is a block
+# all-reduce, the host launches the kernel.
+# RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --emit=gpu | filecheck %s
+# RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --emit=gpu | appy-opt - | filecheck %s
+# appy-gpu-outline alone: the kernel holds the worker's code as it is (lanes loops and
+# all), the host computes the grid and launches it.
+# RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256}' | filecheck %s --check-prefix=OUTLINE
+# A reduction across workers: one atomic per worker into a one-element buffer, which
+# the host combines with the initial value.
+# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256}' | filecheck %s --check-prefix=SHARED
 import appy
 
 
@@ -26,3 +33,46 @@ def row_sum(a, out, M, N):
 # CHECK: gpu.return
 # CHECK: func.func @row_sum
 # CHECK: gpu.launch_func @_appy_kernels::@_appy_row_sum_k0 blocks in
+
+# OUTLINE: module attributes {gpu.container_module}
+# OUTLINE: gpu.func @_appy_row_sum_k0(
+# OUTLINE-SAME: known_block_size = array<i32: 256, 1, 1>
+# OUTLINE: gpu.block_id x
+# OUTLINE: gpu.thread_id x
+# OUTLINE: scf.parallel
+# OUTLINE: {appy.lanes}
+# OUTLINE: {appy.chunks}
+# OUTLINE-NOT: gpu.all_reduce
+# OUTLINE: memref.store
+# OUTLINE-NOT: scf.if
+# OUTLINE: gpu.return
+# OUTLINE: func.func @row_sum
+# OUTLINE-NOT: scf.parallel
+# OUTLINE: arith.ceildivsi
+# OUTLINE: %[[N:[0-9]+]] = arith.muli
+# OUTLINE: scf.if
+# OUTLINE-NEXT: gpu.launch_func @_appy_kernels::@_appy_row_sum_k0 blocks in (%[[N]],
+
+@appy.jit
+def total(a, M, N):
+    s = 0.0
+    #pragma parallel for shared(s)
+    for i in range(M):
+        t = 0.0
+        #pragma simd
+        for j in range(N):
+            t += a[i, j]
+        s += t
+    return s
+
+# SHARED: gpu.func @_appy_total_k0(
+# SHARED-SAME: %[[BUF:arg[0-9]+]]: memref<1xf64>
+# SHARED: memref.atomic_rmw addf %{{.*}}, %[[BUF]][%{{.*}}] {appy.worker_partial}
+# SHARED-NEXT: gpu.return
+# SHARED: func.func @total
+# SHARED: %[[ALLOC:.*]] = memref.alloc() : memref<1xf64>
+# SHARED: memref.store %{{.*}}, %[[ALLOC]]
+# SHARED: gpu.launch_func
+# SHARED: memref.load %[[ALLOC]]
+# SHARED: arith.addf
+# SHARED: memref.dealloc %[[ALLOC]]

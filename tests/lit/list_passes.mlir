@@ -1,4 +1,5 @@
-// The Rust passes are listed, and a pipeline mixes them with upstream passes.
+// The Rust passes are listed with their files, and a pipeline mixes them with upstream
+// passes.
 // RUN: appy-opt --list-passes | filecheck %s --check-prefix=LIST
 // RUN: appy-opt %s --pass-pipeline='cse,appy-hoist-allocas,cse' | filecheck %s
 func.func @f(%n: index) {
@@ -11,8 +12,13 @@ func.func @f(%n: index) {
   return
 }
 // LIST: appy-strip-mine
-// LIST: appy-hoist-allocas
+// LIST-NEXT: crates/appy-passes/src/strip_mine.rs
+// LIST: appy-gpu-sink-loads
 // LIST: appy-gpu-outline
+// LIST-NEXT: crates/appy-passes/src/gpu_outline.rs
+// LIST: appy-gpu-map-threads
+// LIST: appy-hoist-allocas
+// LIST: appy-test-barriers
 // CHECK-LABEL: func.func @f
 // CHECK-NEXT: memref.alloca
 // CHECK: scf.for

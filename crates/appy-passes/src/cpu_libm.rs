@@ -7,18 +7,27 @@
 //! that LLVM lowers to the C library's functions. Runs on the CPU pipeline only: on the
 //! GPU the ops become libdevice's accurate functions.
 
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::ir::{Module, Op, Region};
 
 /// The pass.
 pub struct CpuLibm;
+
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-cpu-libm",
+    description: "CPU only: math.log1p/expm1 → the C library's log1p/expm1 (MLIR's lowering loses precision)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(CpuLibm)),
+};
 
 /// The ops rewritten, and the C names for float64 and float32.
 const CALLS: [(&str, &str, &str); 2] = [("math.log1p", "log1p", "log1pf"), ("math.expm1", "expm1", "expm1f")];
 
 impl Pass for CpuLibm {
     fn name(&self) -> &'static str {
-        "appy-cpu-libm"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         let mut needed: Vec<(&'static str, String)> = vec![];

@@ -8,15 +8,24 @@
 //! Every use of a private slot writes it before reading it in the same iteration, so
 //! sharing one slot across the sequential iterations of a thread is exact.
 
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::ir::{Module, Op};
 
 /// The pass.
 pub struct HoistAllocas;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-hoist-allocas",
+    description: "move scalar slots (memref.alloca) to the entry block of their function",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(HoistAllocas)),
+};
+
 impl Pass for HoistAllocas {
     fn name(&self) -> &'static str {
-        "appy-hoist-allocas"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         m.op.walk_mut(&mut |op| {

@@ -1,17 +1,27 @@
-//! appy's passes and pass pipelines.
+//! appy's passes, their registry, and pass pipelines.
+//!
+//! Every Rust pass lives in a file named after it (`appy-strip-mine` in
+//! `strip_mine.rs`, `appy-gpu-outline` in `gpu_outline.rs`, ...), which also holds its
+//! registry entry (`INFO`: name, description, options, constructor); [`PASSES`] lists
+//! them, and `appy-opt --list-passes` prints each with its file. `tensor.rs` and
+//! `util.rs` hold helpers shared by several passes.
 //!
 //! A pipeline is a comma-separated list in MLIR's textual syntax where every element is
 //! either a Rust pass from the [`Registry`] (e.g. `appy-strip-mine{mvl=128}`) or an
 //! upstream MLIR pass (e.g. `canonicalize`, `func.func(cse)`). Consecutive upstream
 //! elements run as one `builtin.module(...)` pass manager; Rust passes run on the owned
-//! mirror ([`appy_ir::ir`]) and the result is printed, re-parsed and verified by MLIR
-//! after each one, so every pass's output is checked.
+//! mirror ([`appy_ir::ir`]). In debug builds (and so in the tests), and with
+//! `APPY_VERIFY_EACH=1`, the module is printed, re-parsed and verified by MLIR after
+//! each Rust pass ([`verify_each`]); otherwise the next MLIR stage verifies it.
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
 pub mod cpu_libm;
+pub mod gpu_map_threads;
+pub mod gpu_outline;
+pub mod gpu_sink_loads;
 pub mod hoist_allocas;
 pub mod solve_library;
 pub mod strip_mine;
@@ -21,6 +31,7 @@ pub mod tensor_library;
 pub mod tensor_sync;
 pub mod tensor_temporaries;
 pub mod tensor_to_loops;
+pub mod test_barriers;
 pub mod util;
 
 use appy_ir::ir::Module;
@@ -62,40 +73,101 @@ pub trait Pass {
     fn run(&self, m: &mut Module) -> Result<(), PassError>;
 }
 
-/// How to construct a registered pass from its options (`key=value` pairs).
-pub type PassCtor = fn(&[(String, String)]) -> Result<Box<dyn Pass>, String>;
+/// How to construct a registered pass from its options.
+pub type PassCtor = fn(&PassOptions) -> Result<Box<dyn Pass>, String>;
 
-/// A registered Rust pass.
+/// A registered Rust pass (each pass file defines its own as `INFO`).
+#[derive(Clone, Copy)]
 pub struct PassInfo {
     /// Pipeline name.
     pub name: &'static str,
     /// One-line description (for `--list-passes`).
     pub description: &'static str,
-    /// Options, as documentation (e.g. `mvl=256`).
-    pub options: &'static str,
+    /// The options it takes, with their defaults (`("mvl", "1024")`).
+    pub options: &'static [(&'static str, &'static str)],
+    /// The source file that defines it (`file!()`).
+    pub file: &'static str,
     /// Constructor.
     pub make: PassCtor,
+}
+
+/// Every Rust pass, in pipeline order.
+pub const PASSES: &[PassInfo] = &[
+    solve_library::INFO,
+    tensor_library::INFO,
+    tensor_temporaries::INFO,
+    tensor_fuse::INFO,
+    tensor_sync::INFO,
+    tensor_to_loops::INFO,
+    strip_mine::INFO,
+    gpu_sink_loads::INFO,
+    gpu_outline::INFO,
+    gpu_map_threads::INFO,
+    hoist_allocas::INFO,
+    cpu_libm::INFO,
+    test_barriers::INFO,
+];
+
+/// A pass's options as given in a pipeline (`appy-strip-mine{mvl=128}`): `key=value`
+/// pairs separated by spaces, each key one the pass declares; the parser for every pass.
+pub struct PassOptions {
+    info: PassInfo,
+    given: Vec<(String, String)>,
+}
+
+impl PassOptions {
+    /// Parses the text between the braces for pass `info`.
+    pub fn parse(info: &PassInfo, text: &str) -> Result<PassOptions, String> {
+        let mut given = vec![];
+        for kv in text.split_whitespace() {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("bad option `{kv}` (expected key=value)"))?;
+            if !info.options.iter().any(|(n, _)| *n == k) {
+                let known: Vec<&str> = info.options.iter().map(|(n, _)| *n).collect();
+                return Err(if known.is_empty() {
+                    format!("unknown option `{k}` (the pass takes none)")
+                } else {
+                    format!("unknown option `{k}` (known: {})", known.join(", "))
+                });
+            }
+            given.push((k.to_string(), v.to_string()));
+        }
+        Ok(PassOptions { info: *info, given })
+    }
+
+    /// The text of option `key`: as given, else its declared default.
+    pub fn text(&self, key: &str) -> Result<&str, String> {
+        if let Some((_, v)) = self.given.iter().rev().find(|(k, _)| k == key) {
+            return Ok(v);
+        }
+        self.info
+            .options
+            .iter()
+            .find(|(n, _)| *n == key)
+            .map(|(_, d)| *d)
+            .ok_or_else(|| format!("{} declares no option `{key}`", self.info.name))
+    }
+
+    /// An integer option.
+    pub fn i64(&self, key: &str) -> Result<i64, String> {
+        let v = self.text(key)?;
+        v.parse().map_err(|_| format!("option {key} expects an integer, got `{v}`"))
+    }
+
+    /// The `mvl` option: lanes per worker, a power of two in [1, 4096].
+    pub fn mvl(&self) -> Result<i64, String> {
+        let mvl = self.i64("mvl")?;
+        if mvl <= 0 || mvl > 4096 || mvl & (mvl - 1) != 0 {
+            return Err(format!("mvl must be a power of two in [1, 4096], got {mvl}"));
+        }
+        Ok(mvl)
+    }
 }
 
 /// The table of Rust passes addressable by name in pipelines.
 pub struct Registry {
     passes: Vec<PassInfo>,
-}
-
-fn opt_i64(opts: &[(String, String)], key: &str, default: i64) -> Result<i64, String> {
-    match opts.iter().find(|(k, _)| k == key) {
-        Some((_, v)) => v.parse().map_err(|_| format!("option {key} expects an integer, got `{v}`")),
-        None => Ok(default),
-    }
-}
-
-fn check_opts(opts: &[(String, String)], known: &[&str]) -> Result<(), String> {
-    for (k, _) in opts {
-        if !known.contains(&k.as_str()) {
-            return Err(format!("unknown option `{k}` (known: {})", known.join(", ")));
-        }
-    }
-    Ok(())
 }
 
 impl Default for Registry {
@@ -105,100 +177,9 @@ impl Default for Registry {
 }
 
 impl Registry {
-    /// The registry with the passes of this crate.
+    /// The registry with every pass of [`PASSES`].
     pub fn new() -> Self {
-        let mut r = Registry { passes: vec![] };
-        r.add(PassInfo {
-            name: "appy-strip-mine",
-            description: "appy → loops: strip-mine simd and parallel loops into MVL-wide lanes (scf.parallel {appy.lanes})",
-            options: "mvl=1024",
-            make: |o| {
-                check_opts(o, &["mvl"])?;
-                let mvl = opt_i64(o, "mvl", 1024)?;
-                if mvl <= 0 || mvl > 4096 || mvl & (mvl - 1) != 0 {
-                    return Err(format!("mvl must be a power of two in [1, 4096], got {mvl}"));
-                }
-                Ok(Box::new(strip_mine::StripMine { mvl }))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-tensor-temporaries",
-            description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(tensor_temporaries::TensorTemporaries))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-tensor-fuse",
-            description: "reduction-bounded fusion: split reductions used inside larger element-wise expressions (seed 001 §5.1.4)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(tensor_fuse::TensorFuse))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-tensor-library",
-            description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(tensor_library::TensorLibrary))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-solve-library",
-            description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(solve_library::SolveLibrary))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-tensor-sync",
-            description: "mark tensor statements in workers that need no barriers (appy.nosync, seed 001 §5.1.2)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(tensor_sync::TensorSync))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-tensor-to-loops",
-            description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(tensor_to_loops::TensorToLoops))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-cpu-libm",
-            description: "CPU only: math.log1p/expm1 → the C library's log1p/expm1 (MLIR's lowering loses precision)",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(cpu_libm::CpuLibm))
-            },
-        });
-        r.add(PassInfo {
-            name: "appy-hoist-allocas",
-            description: "move scalar slots (memref.alloca) to the entry block of their function",
-            options: "",
-            make: |o| {
-                check_opts(o, &[])?;
-                Ok(Box::new(hoist_allocas::HoistAllocas))
-            },
-        });
-        r
-    }
-    /// Registers a pass (later registrations shadow earlier ones of the same name).
-    pub fn add(&mut self, p: PassInfo) {
-        self.passes.retain(|q| q.name != p.name);
-        self.passes.push(p);
+        Registry { passes: PASSES.to_vec() }
     }
     /// Looks a pass up.
     pub fn get(&self, name: &str) -> Option<&PassInfo> {
@@ -268,13 +249,8 @@ impl Pipeline {
                     stages.push(Stage::Upstream(format!("builtin.module({})", upstream.join(","))));
                     upstream.clear();
                 }
-                let mut opts = vec![];
-                if let Some(o) = el[name_end..].strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
-                    for kv in o.split_whitespace() {
-                        let (k, v) = kv.split_once('=').ok_or_else(|| format!("bad option `{kv}` for {name}"))?;
-                        opts.push((k.to_string(), v.to_string()));
-                    }
-                }
+                let text = el[name_end..].strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or("");
+                let opts = PassOptions::parse(info, text).map_err(|e| format!("{name}: {e}"))?;
                 stages.push(Stage::Rust((info.make)(&opts).map_err(|e| format!("{name}: {e}"))?));
             } else {
                 upstream.push(el);
@@ -331,15 +307,6 @@ impl Pipeline {
 pub fn verify_each() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *V.get_or_init(|| cfg!(debug_assertions) || std::env::var("APPY_VERIFY_EACH").is_ok_and(|v| !v.is_empty() && v != "0"))
-}
-
-/// The tensor passes, in the order of seed 001 §5.1 (CSE first makes equal slices
-/// equal values for the analyses).
-pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
-
-/// The passes that take the `appy` level to the `loops` level.
-pub fn appy_to_loops(mvl: i64) -> String {
-    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@
 //! pass; on the CPU the loops stay loops.
 
 use crate::tensor::{Assign, int_array, reduce_kind, reduced_dims, rewrite_module};
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::types::{DType, parse_memref};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -43,9 +43,18 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// The pass.
 pub struct SolveLibrary;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-solve-library",
+    description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(SolveLibrary)),
+};
+
 impl Pass for SolveLibrary {
     fn name(&self) -> &'static str {
-        "appy-solve-library"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         if !m.op.walk_any(&|o| o.name == "scf.for") {

@@ -17,7 +17,7 @@
 //! loop) stay nests: they become a multi-dimensional grid of workers.
 
 use crate::util::*;
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::HashMap;
@@ -28,9 +28,18 @@ pub struct StripMine {
     pub mvl: i64,
 }
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-strip-mine",
+    description: "appy → loops: strip-mine simd and parallel loops into MVL-wide lanes (scf.parallel {appy.lanes})",
+    options: &[("mvl", "1024")],
+    file: file!(),
+    make: |o| Ok(Box::new(StripMine { mvl: o.mvl()? })),
+};
+
 impl Pass for StripMine {
     fn name(&self) -> &'static str {
-        "appy-strip-mine"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         // `appy.mvl` becomes the chosen constant.

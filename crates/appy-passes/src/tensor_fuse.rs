@@ -12,7 +12,7 @@
 //! mv(A, x) + y[:M]`) stays fused.
 
 use crate::tensor::*;
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
@@ -20,9 +20,18 @@ use std::collections::{HashMap, HashSet};
 /// The pass.
 pub struct TensorFuse;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-tensor-fuse",
+    description: "reduction-bounded fusion: split reductions used inside larger element-wise expressions (seed 001 §5.1.4)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(TensorFuse)),
+};
+
 impl Pass for TensorFuse {
     fn name(&self) -> &'static str {
-        "appy-tensor-fuse"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         rewrite_module(m, &mut fuse_block)

@@ -12,7 +12,7 @@
 //! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
 
 use crate::tensor::*;
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::types::{DType, STy};
@@ -21,9 +21,18 @@ use std::collections::HashMap;
 /// The pass.
 pub struct TensorLibrary;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-tensor-library",
+    description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(TensorLibrary)),
+};
+
 impl Pass for TensorLibrary {
     fn name(&self) -> &'static str {
-        "appy-tensor-library"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         rewrite_module(m, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) })

@@ -6,7 +6,7 @@
 
 use crate::tensor::*;
 use crate::util::{builder_for, finish};
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::HashMap;
@@ -14,9 +14,18 @@ use std::collections::HashMap;
 /// The pass.
 pub struct TensorTemporaries;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-tensor-temporaries",
+    description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(TensorTemporaries)),
+};
+
 impl Pass for TensorTemporaries {
     fn name(&self) -> &'static str {
-        "appy-tensor-temporaries"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         let mut body = std::mem::take(m.body_mut());

@@ -16,7 +16,7 @@
 //! `appy-tensor-sync`) on the simd loops.
 
 use crate::tensor::*;
-use crate::{Pass, PassError};
+use crate::{Pass, PassError, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::HashMap;
@@ -24,9 +24,18 @@ use std::collections::HashMap;
 /// The pass.
 pub struct TensorToLoops;
 
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-tensor-to-loops",
+    description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3)",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(TensorToLoops)),
+};
+
 impl Pass for TensorToLoops {
     fn name(&self) -> &'static str {
-        "appy-tensor-to-loops"
+        INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         rewrite_module(m, &mut lower_block)

@@ -171,3 +171,38 @@ pub fn take(b: &mut Builder) -> Vec<Op> {
     b.begin();
     ops
 }
+
+/// Removes the `appy.alias` pseudo-ops by renaming their results to their operands
+/// throughout the module.
+pub fn resolve_aliases(m: &mut Module) {
+    let mut map = HashMap::new();
+    m.op.walk(&mut |o| {
+        if o.name == "appy.alias" {
+            map.insert(o.results[0], o.operands[0]);
+        }
+    });
+    if map.is_empty() {
+        return;
+    }
+    // Chase chains.
+    let keys: Vec<Value> = map.keys().copied().collect();
+    for k in keys {
+        let mut v = map[&k];
+        while let Some(n) = map.get(&v) {
+            v = *n;
+        }
+        map.insert(k, v);
+    }
+    fn strip(op: &mut Op) {
+        for r in &mut op.regions {
+            for b in &mut r.blocks {
+                b.ops.retain(|o| o.name != "appy.alias");
+                for o in &mut b.ops {
+                    strip(o);
+                }
+            }
+        }
+    }
+    strip(&mut m.op);
+    m.op.remap_uses(&map);
+}

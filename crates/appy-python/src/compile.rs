@@ -6,7 +6,7 @@
 //! handlers, so Ctrl-C interrupts the wait at once; the abandoned compile finishes in
 //! the background and lands in the persistent cache, so the next call is quick.
 
-use appy_gpu::{Compiler, Options};
+use appy_compiler::{Compiler, Options};
 use appy_ir::diag::{Diagnostic, SourceFile};
 use appy_ir::types::ArgType;
 use pyo3::prelude::*;

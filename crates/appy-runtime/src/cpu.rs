@@ -2,7 +2,7 @@
 //! execution engine, passing host arrays as memref descriptors.
 
 use crate::array::{HostArray, HostValue};
-use appy_gpu::{Compiler, Options};
+use appy_compiler::{Compiler, Options};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::types::{ArgType, DType};
 use melior::ExecutionEngine;
@@ -144,7 +144,7 @@ impl CpuFunction {
         let (llvm, lowered) = compiler.compile_cpu(file, func, sig, opts)?;
         let text = llvm.to_generic();
         let payload = serde_json::json!({ "name": lowered.name, "results": lowered.results, "llvm": text });
-        let f = Self::from_llvm(compiler, &text, &lowered.name, lowered.results, sig).map_err(|e| appy_gpu::mlir_error(file, &e))?;
+        let f = Self::from_llvm(compiler, &text, &lowered.name, lowered.results, sig).map_err(|e| appy_compiler::mlir_error(file, &e))?;
         Ok((f, payload))
     }
 

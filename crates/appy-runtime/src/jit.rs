@@ -19,7 +19,7 @@
 
 use crate::Device;
 use crate::array::HostValue;
-use appy_gpu::{Compiler, Options};
+use appy_compiler::{Compiler, Options};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::types::ArgType;
 use std::collections::HashMap;

@@ -35,12 +35,13 @@ pub enum Device {
 
 impl std::str::FromStr for Device {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
+    /// `auto`, `cpu` or `gpu`.
+    fn from_str(s: &str) -> Result<Device, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(Device::Auto),
             "cpu" => Ok(Device::Cpu),
-            "gpu" => Ok(Device::Gpu),
-            _ => Err(format!("unknown device `{s}`: expected auto, cpu or gpu")),
+            "gpu" | "cuda" => Ok(Device::Gpu),
+            other => Err(format!("unknown device `{other}` (expected auto, cpu or gpu)")),
         }
     }
 }

@@ -45,9 +45,9 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
     let params: Vec<String> = spec.params.iter().map(|(n, _)| n.clone()).collect();
     let (want_args, want_ret) = appy_tests::oracle_with(path, func, &params, &args, spec.refld)?;
     let src = SourceFile::read(path).map_err(|e| e.to_string())?;
-    let compiler = appy_gpu::Compiler::new();
+    let compiler = appy_compiler::Compiler::new();
     let mut got_args = args.clone();
-    let opts = appy_gpu::Options {
+    let opts = appy_compiler::Options {
         mvl: spec.mvl,
         ..Default::default()
     };

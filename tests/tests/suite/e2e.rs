@@ -19,12 +19,12 @@ fn float(v: f64) -> HostValue {
 fn check(file: &str, func: &str, args: Vec<HostValue>, mvl: i64) {
     let path = root().join("examples").join(file);
     let src = SourceFile::read(&path).unwrap();
-    let compiler = appy_gpu::Compiler::new();
+    let compiler = appy_compiler::Compiler::new();
     let program = compiler.parse(&src, func).unwrap_or_else(|d| panic!("{}", d.render()));
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let (want_args, want_ret) = oracle(&path, func, &params, &args).unwrap();
     let mut got_args = args.clone();
-    let opts = appy_gpu::Options { mvl, ..Default::default() };
+    let opts = appy_compiler::Options { mvl, ..Default::default() };
     let got_ret = appy_runtime::cpu::run(&compiler, &src, func, &mut got_args, &opts).unwrap_or_else(|d| panic!("{}", d.render()));
     for ((p, g), w) in params.iter().zip(&got_args).zip(&want_args) {
         compare(&format!("{func}: argument {p}"), g, w).unwrap();
@@ -598,6 +598,12 @@ fn host_reads_cpu() {
             "host_reads.py",
             "before_loop",
             vec![r.array(F64, &[1, *n], -1.0, 1.0), r.array(F64, &[*n], -1.0, 1.0), int(5)],
+            256,
+        );
+        check(
+            "host_reads.py",
+            "read_then_write",
+            vec![r.array(F64, &[*n, 37], -1.0, 1.0), int(7)],
             256,
         );
     }

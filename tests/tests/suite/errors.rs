@@ -14,7 +14,7 @@ fn diagnose(name: &str, text: &str) -> Option<String> {
         .lines()
         .find_map(|l| l.trim().strip_prefix("# SIGNATURE: "))
         .map(|s| s.split(';').map(|p| ArgType::parse(p).unwrap()).collect());
-    let compiler = appy_gpu::Compiler::new();
+    let compiler = appy_compiler::Compiler::new();
     let func = appy_frontend::jit_functions(&src)
         .first()
         .map(|f| f.0.clone())
@@ -30,7 +30,9 @@ fn diagnose(name: &str, text: &str) -> Option<String> {
                 })
                 .collect()
         });
-        compiler.compile_cpu(&src, &func, &sig, &appy_gpu::Options::default()).map(|_| ())
+        compiler
+            .compile_cpu(&src, &func, &sig, &appy_compiler::Options::default())
+            .map(|_| ())
     });
     result.err().map(|d| d.render())
 }

@@ -43,8 +43,8 @@ fn compiler_never_panics() {
     let seed0: u64 = std::env::var("APPY_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     // APPY_FUZZ_FRONTEND_ONLY=1: parse and lower only (no MLIR), for very long runs.
     let frontend_only = std::env::var_os("APPY_FUZZ_FRONTEND_ONLY").is_some();
-    let compiler = appy_gpu::Compiler::new();
-    let opts = appy_gpu::Options::default();
+    let compiler = appy_compiler::Compiler::new();
+    let opts = appy_compiler::Options::default();
     let (mut accepted, mut rejected) = (0u64, 0u64);
     for k in 0..cases {
         if k > 0 && k % 100_000 == 0 {
@@ -64,11 +64,16 @@ fn compiler_never_panics() {
             }
             let l = compiler.lower(&file, &p, &sig, &opts).map_err(|d| d.render())?;
             let gpu = compiler
-                .run(&file, l.module.clone(), &compiler.pipeline_to(appy_gpu::Level::Gpu, &opts), None)
+                .run(
+                    &file,
+                    l.module.clone(),
+                    &compiler.pipeline_to(appy_compiler::Level::Gpu, &opts),
+                    None,
+                )
                 .map_err(|d| d.render())?;
             let _ = compiler.ctx.load(&gpu).map_err(|e| format!("internal compiler error: {e}"))?;
             compiler
-                .run(&file, l.module, &compiler.pipeline_to(appy_gpu::Level::Llvm, &opts), None)
+                .run(&file, l.module, &compiler.pipeline_to(appy_compiler::Level::Llvm, &opts), None)
                 .map_err(|d| d.render())?;
             Ok(())
         }));

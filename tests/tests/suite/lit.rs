@@ -1,7 +1,8 @@
 //! Lit-style IR tests: every file in `tests/lit/` has `RUN:` lines such as
 //! `# RUN: appy-opt %s --emit=loops | filecheck %s`; `appy-opt` runs in-process,
 //! `|` pipes its output into the next command, and `filecheck %s` checks the output
-//! against the file's CHECK directives.
+//! against the file's CHECK directives. Each file is a test of its own, named after it
+//! (`lit::gpu_outline_py`): `cargo test -p appy-tests lit::gpu_outline` runs one.
 
 use appy_tests::root;
 
@@ -11,7 +12,7 @@ fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
         let words: Vec<String> = stage.split_whitespace().map(|w| w.replace("%s", path).replace('\'', "")).collect();
         match words.first().map(String::as_str) {
             Some("appy-opt") => {
-                input = appy_gpu::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
+                input = appy_tools::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
             }
             Some("filecheck") => {
                 let prefix = words.iter().find_map(|w| w.strip_prefix("--check-prefix=")).unwrap_or("CHECK");
@@ -23,31 +24,30 @@ fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn lit() {
-    let dir = root().join("tests/lit");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
+/// Runs every RUN line of `tests/lit/FILE`.
+fn run_file(file: &str) {
+    let f = root().join("tests/lit").join(file);
+    let text = std::fs::read_to_string(&f).unwrap();
+    let path = f.to_str().unwrap();
     let mut failures = vec![];
     let mut n = 0;
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        let path = f.to_str().unwrap();
-        for l in text.lines() {
-            let t = l.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
-            if let Some(cmd) = t.strip_prefix("RUN:") {
-                n += 1;
-                if let Err(e) = run_line(cmd, path, &text) {
-                    failures.push(format!("{}: {cmd}\n{e}", f.display()));
-                }
+    for l in text.lines() {
+        let t = l.trim_start().trim_start_matches("//").trim_start_matches('#').trim_start();
+        if let Some(cmd) = t.strip_prefix("RUN:") {
+            n += 1;
+            if let Err(e) = run_line(cmd, path, &text) {
+                failures.push(format!("RUN: {cmd}\n{e}"));
             }
         }
     }
-    assert!(n > 0, "no lit tests found");
+    assert!(n > 0, "{file} has no RUN lines");
     assert!(
         failures.is_empty(),
-        "{} of {n} RUN lines failed:\n{}",
+        "{file}: {} of {n} RUN lines failed:\n{}",
         failures.len(),
         failures.join("\n\n")
     );
 }
+
+// One test per file of tests/lit (written by tests/build.rs).
+include!(concat!(env!("OUT_DIR"), "/lit_tests.rs"));

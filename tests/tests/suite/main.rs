@@ -6,6 +6,7 @@ mod diff;
 mod e2e;
 mod errors;
 mod fuzz;
+mod jit;
 mod lit;
 mod movement;
 mod tensor_props;

@@ -9,8 +9,8 @@ use appy_tests::root;
 
 fn bundle(func: &str, sig: &[ArgType]) -> appy_ir::bundle::Bundle {
     let src = SourceFile::read(&root().join("examples/data_movement.py")).unwrap();
-    appy_gpu::Compiler::new()
-        .compile_gpu(&src, func, sig, &appy_gpu::Options::default())
+    appy_compiler::Compiler::new()
+        .compile_gpu(&src, func, sig, &appy_compiler::Options::default())
         .unwrap_or_else(|d| panic!("{}", d.render()))
 }
 

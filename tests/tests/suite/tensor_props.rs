@@ -162,9 +162,9 @@ fn run_case(s: &Stmt, m: usize, n: usize, f32: bool, seed: u64) -> Result<(), St
     let params: Vec<String> = ["A", "B", "C", "y", "c", "M", "N"].into_iter().map(String::from).collect();
     let (want, want_ret) = oracle(&path, "k", &params, &args)?;
     let file = SourceFile::new(path.display().to_string(), src.clone());
-    let compiler = appy_gpu::Compiler::new();
+    let compiler = appy_compiler::Compiler::new();
     let mut got = args.clone();
-    let opts = appy_gpu::Options {
+    let opts = appy_compiler::Options {
         mvl: 128,
         ..Default::default()
     };

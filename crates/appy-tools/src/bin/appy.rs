@@ -10,7 +10,7 @@
 
 use appy_ir::diag::Diagnostic;
 use appy_runtime::{Device, HostArray, HostValue};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -37,9 +37,9 @@ enum Cmd {
         /// `NAME=@file.npy` for arrays, `NAME=3.5` for scalars (one per parameter).
         #[arg(long = "arg")]
         args: Vec<String>,
-        /// auto (GPU if present, else CPU), cpu or gpu.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
         /// Where to write each array argument's final value and the return value(s).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -88,9 +88,9 @@ enum Cmd {
         /// Arguments as for `run`.
         #[arg(long = "arg")]
         args: Vec<String>,
-        /// auto (GPU if present, else CPU), cpu or gpu.
-        #[arg(long, default_value = "auto")]
-        device: String,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
         /// Timed calls.
         #[arg(long, default_value_t = 20)]
         repeat: usize,
@@ -120,6 +120,27 @@ enum Cmd {
         #[arg(long)]
         resident: bool,
     },
+}
+
+/// `--device` ([`Device`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The GPU if a driver and a device are present, else the CPU.
+    Auto,
+    /// The CPU back end.
+    Cpu,
+    /// The GPU (an error when none is usable).
+    Gpu,
+}
+
+impl From<DeviceArg> for Device {
+    fn from(d: DeviceArg) -> Device {
+        match d {
+            DeviceArg::Auto => Device::Auto,
+            DeviceArg::Cpu => Device::Cpu,
+            DeviceArg::Gpu => Device::Gpu,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -218,10 +239,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             out,
             mvl,
             repeat,
-        } => {
-            let device: Device = device.parse().map_err(Diagnostic::bare)?;
-            run_source(&file, &func, &args, device, &out, mvl, repeat)
-        }
+        } => run_source(&file, &func, &args, device.into(), &out, mvl, repeat),
         #[cfg(feature = "jit")]
         Cmd::Compile {
             file,
@@ -234,7 +252,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
         } => {
             let src =
                 appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-            let compiler = appy_gpu::Compiler::new();
+            let compiler = appy_compiler::Compiler::new();
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
             let sig = match signature {
@@ -243,7 +261,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             };
             let t0 = std::time::Instant::now();
             let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_gpu::Options { mvl, ..Default::default() }, mvls)?;
+            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_compiler::Options { mvl, ..Default::default() }, mvls)?;
             eprintln!(
                 "appy: compiled {func} ({} kernel(s)) in {:.1} ms",
                 bundle.kernels.len(),
@@ -259,10 +277,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             args,
             device,
             repeat,
-        } => {
-            let device: Device = device.parse().map_err(Diagnostic::bare)?;
-            bench_source(&file, &func, &args, device, repeat)
-        }
+        } => bench_source(&file, &func, &args, device.into(), repeat),
         Cmd::Exec {
             bundle,
             args,
@@ -393,7 +408,7 @@ fn run_source(
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let orig = bind_args(&params, raw)?;
-    let opts = appy_gpu::Options { mvl, ..Default::default() };
+    let opts = appy_compiler::Options { mvl, ..Default::default() };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));

@@ -1,32 +1,35 @@
-//! appy's back ends and the `compile` entry points.
+//! appy's compiler driver: the [`Compiler`] (an MLIR context and the pass registry),
+//! the IR [`Level`]s, the compile entry points, every pipeline ([`pipelines`]) and the
+//! targets ([`target::nvptx`], [`target::cpu`]).
 //!
 //! ```text
-//! .py ──parse──▶ ast ──lower──▶ appy ──appy-strip-mine──▶ loops ─┬─appy-gpu-outline──▶ gpu ──NVVM──▶ PTX
-//!                                                                 └─CPU pipeline──▶ llvm ──ExecutionEngine
+//! .py ──parse──▶ ast ──lower──▶ appy ──tensor passes, appy-strip-mine──▶ loops ─┬─appy-gpu-*──▶ gpu ──NVVM──▶ PTX
+//!                                                                                └─CPU pipeline──▶ llvm ──ExecutionEngine
 //! ```
 //!
-//! Every level is printable and re-parseable MLIR (except `ast`), and every Rust pass's
-//! output is verified by MLIR.
+//! Every level is printable and re-parseable MLIR (except `ast`). MLIR verifies the
+//! output of every Rust pass in debug builds (and with `APPY_VERIFY_EACH=1`); release
+//! builds verify at the next MLIR stage.
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-pub mod opt;
-pub mod outline;
-pub mod ptx;
+pub mod pipelines;
+pub mod target;
 
 use appy_frontend::ast::Program;
 use appy_frontend::lower::{LowerOptions, Lowered};
-use appy_ir::bundle::{BUNDLE_VERSION, Bundle, KernelInfo};
+use appy_ir::bundle::{BUNDLE_VERSION, Bundle};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use appy_ir::types::ArgType;
-use appy_passes::{PassInfo, Pipeline, Registry};
+pub use appy_passes::AfterPass;
+use appy_passes::{Pipeline, Registry};
 use std::path::PathBuf;
 
-/// The IR levels `appy-opt --emit` can print.
+/// The IR levels (what `appy-opt --emit` prints).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     /// The parsed AST.
@@ -41,21 +44,6 @@ pub enum Level {
     Llvm,
     /// PTX text.
     Ptx,
-}
-
-impl Level {
-    /// Parses a level name.
-    pub fn parse(s: &str) -> Option<Level> {
-        Some(match s {
-            "ast" => Level::Ast,
-            "appy" => Level::Appy,
-            "loops" => Level::Loops,
-            "gpu" => Level::Gpu,
-            "llvm" => Level::Llvm,
-            "ptx" => Level::Ptx,
-            _ => return None,
-        })
-    }
 }
 
 pub use appy_ir::DEFAULT_MVL;
@@ -78,10 +66,7 @@ impl Default for Options {
     }
 }
 
-/// The CPU lowering pipeline (after `appy-hoist-allocas`).
-pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
-
-/// A compiler: an MLIR context and the pass registry. Not thread-safe (one per thread).
+/// A compiler: an MLIR context and the pass registry ([`appy_passes::PASSES`]). Not thread-safe (one per thread).
 pub struct Compiler {
     /// The MLIR context.
     pub ctx: Ctx,
@@ -93,28 +78,6 @@ impl Default for Compiler {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// A registry with every appy pass (the high-level ones and the GPU outliner).
-pub fn registry() -> Registry {
-    let mut r = Registry::new();
-    r.add(PassInfo {
-        name: "appy-gpu-outline",
-        description: "loops → gpu: one gpu.func kernel per top-level parallel nest, launched from the host function",
-        options: "mvl=1024",
-        make: |o| {
-            let mut mvl = DEFAULT_MVL;
-            for (k, v) in o {
-                if k == "mvl" {
-                    mvl = v.parse().map_err(|_| format!("mvl expects an integer, got `{v}`"))?;
-                } else {
-                    return Err(format!("unknown option `{k}` (known: mvl)"));
-                }
-            }
-            Ok(Box::new(outline::Outline { mvl }))
-        },
-    });
-    r
 }
 
 /// Turns an MLIR failure message into a diagnostic at the source location it names.
@@ -137,7 +100,7 @@ impl Compiler {
     pub fn new() -> Self {
         Compiler {
             ctx: Ctx::new(),
-            registry: registry(),
+            registry: Registry::new(),
         }
     }
 
@@ -156,28 +119,14 @@ impl Compiler {
     }
 
     /// Runs pipeline text over a module.
-    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<appy_passes::AfterPass<'_>>) -> DResult<Module> {
+    pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
         p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
     }
 
-    /// The pipeline from the `appy` level to `level`.
+    /// The pipeline from the `appy` level to `level` ([`pipelines::to_level`]).
     pub fn pipeline_to(&self, level: Level, opts: &Options) -> String {
-        let mvl = opts.mvl;
-        let loops = appy_passes::appy_to_loops(mvl);
-        match level {
-            Level::Ast | Level::Appy => String::new(),
-            Level::Loops => loops,
-            Level::Gpu | Level::Ptx => {
-                format!(
-                    "cse,appy-solve-library,appy-tensor-library,{loops},appy-gpu-outline{{mvl={mvl}}},appy-hoist-allocas,canonicalize,cse"
-                )
-            }
-            Level::Llvm => format!(
-                "{loops},appy-hoist-allocas,appy-cpu-libm,{}",
-                CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
-            ),
-        }
+        pipelines::to_level(level, opts.mvl)
     }
 
     /// Compiles for the GPU: returns a bundle (host program + PTX).
@@ -201,8 +150,8 @@ impl Compiler {
 
     fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
-        let (ptx, kernels) = ptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
-        let host = ptx::host_module(&gpu);
+        let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
+        let host = target::nvptx::host_module(&gpu);
         Ok(Bundle {
             version: BUNDLE_VERSION,
             func: l.name.clone(),
@@ -222,20 +171,7 @@ impl Compiler {
     pub fn compile_cpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<(Module, Lowered)> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
-        let llvm = self.run(file, l.module.clone(), &self.pipeline_to(Level::Llvm, opts), None)?;
+        let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts)?;
         Ok((llvm, l))
     }
-}
-
-/// Kernel metadata from a `gpu`-level module.
-pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
-    let mut out = vec![];
-    m.op.walk(&mut |o| {
-        if o.name == "gpu.func" && o.has_attr("gpu.kernel") {
-            let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
-            let params = o.body(0).args.iter().map(|a| m.ty(*a).to_string()).collect();
-            out.push(KernelInfo { name, params });
-        }
-    });
-    out
 }

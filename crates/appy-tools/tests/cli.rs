@@ -1,8 +1,9 @@
 //! The `appy` command: a run writes the final arguments and return values as `.npy`;
-//! bad command lines and bad files are clean errors with a non-zero exit.
+//! bad command lines and bad files are clean errors with a non-zero exit; `compile
+//! --tune` and `bench`.
 
 use appy_ir::types::DType;
-use appy_runtime::{HostArray, HostValue};
+use appy_runtime::HostArray;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -157,114 +158,6 @@ fn command_line_errors_are_clean() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("k.py:7:16: error: undefined name `undefined_name`"), "{err}");
-}
-
-#[test]
-fn jit_caches_specialisations() {
-    let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
-    let mut jit = appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu).with_cache_dir(None);
-    for dtype in [DType::F32, DType::F32, DType::F64, DType::F32] {
-        let a = HostArray::from_f64(dtype, vec![5], &[1.0, 2.0, 3.0, 4.0, 5.0]);
-        let b = HostArray::from_f64(dtype, vec![5], &[0.5, 0.5, 0.5, 0.5, -1.0]);
-        let c = HostArray::zeros(dtype, vec![5]);
-        let mut args = vec![
-            HostValue::Array(a),
-            HostValue::Array(b),
-            HostValue::Array(c),
-            HostValue::Int(5, DType::I64, true),
-        ];
-        jit.call("vector_add", &mut args).unwrap();
-        let HostValue::Array(c) = &args[2] else { unreachable!() };
-        assert_eq!((0..5).map(|i| c.get_f64(i)).collect::<Vec<_>>(), vec![1.5, 2.5, 3.5, 4.5, 4.0]);
-    }
-    assert_eq!(jit.compilations(), 2, "one specialisation per signature");
-}
-
-#[test]
-fn persistent_cache_is_reused_and_rebuilt_when_corrupt() {
-    let dir = tmp("cache");
-    let _ = std::fs::remove_dir_all(&dir);
-    let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
-    let call = |jit: &mut appy_runtime::jit::Jit| {
-        let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
-        let mut args = vec![
-            HostValue::Array(a.clone()),
-            HostValue::Array(a),
-            HostValue::Array(HostArray::zeros(DType::F64, vec![3])),
-            HostValue::Int(3, DType::I64, true),
-        ];
-        jit.call("vector_add", &mut args).unwrap();
-        let HostValue::Array(c) = &args[2] else { unreachable!() };
-        assert_eq!((0..3).map(|i| c.get_f64(i)).collect::<Vec<_>>(), vec![2.0, 4.0, 6.0]);
-    };
-    let new = || appy_runtime::jit::Jit::from_source("vector_add.py", &src, appy_runtime::Device::Cpu).with_cache_dir(Some(dir.clone()));
-    // First use compiles and writes the cache.
-    let mut j = new();
-    call(&mut j);
-    assert_eq!((j.compilations(), j.disk_hits()), (1, 0));
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let entry = files[0].clone();
-    let good = std::fs::read(&entry).unwrap();
-    // A new process (a new Jit) loads it instead of compiling.
-    let mut j = new();
-    call(&mut j);
-    assert_eq!((j.compilations(), j.disk_hits()), (0, 1));
-    // Truncated, garbage, and valid-JSON-but-wrong entries are detected and rebuilt.
-    let mut wrong: serde_json::Value = serde_json::from_slice(&good).unwrap();
-    wrong["payload"]["llvm"] = serde_json::Value::String("this is not MLIR".into());
-    for bad in [
-        good[..good.len() / 2].to_vec(),
-        b"\x00\x01garbage".to_vec(),
-        wrong.to_string().into_bytes(),
-    ] {
-        std::fs::write(&entry, &bad).unwrap();
-        let mut j = new();
-        call(&mut j);
-        assert_eq!((j.compilations(), j.disk_hits()), (1, 0), "a corrupt entry must be rebuilt");
-        let again: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
-        assert!(
-            again["payload"]["llvm"].as_str().unwrap().contains("llvm.func"),
-            "the entry was rewritten"
-        );
-    }
-}
-
-#[test]
-fn strided_and_transposed_views() {
-    use appy_runtime::jit::{Jit, ViewArg};
-    use ndarray::{Array1, Array2, s};
-    let src = "import appy\n\n@appy.jit\ndef scale(a, N):\n    #pragma parallel for simd\n    for i in range(N):\n        a[i] = 2.0 * a[i] + 1.0\n\n\
-@appy.jit\ndef row_sum(a, out, M, N):\n    #pragma parallel for\n    for i in range(M):\n        s = 0.0\n        #pragma simd\n        for j in range(N):\n            s += a[i, j]\n        out[i] = s\n";
-    let mut jit = Jit::from_source("views.py", src, appy_runtime::Device::Cpu).with_cache_dir(None);
-    // Every other element of a base array: a strided view, updated in place.
-    let mut base = Array1::from_iter((0..11).map(|i| i as f64));
-    let n = base.slice(s![..;2]).len();
-    let mut args = vec![
-        ViewArg::F64(base.slice_mut(s![..;2]).into_dyn()),
-        ViewArg::Scalar(HostValue::Int(n as i64, DType::I64, true)),
-    ];
-    jit.call_views("scale", &mut args).unwrap();
-    drop(args);
-    for (i, x) in base.iter().enumerate() {
-        let want = if i % 2 == 0 { 2.0 * i as f64 + 1.0 } else { i as f64 };
-        assert_eq!(*x, want, "element {i}");
-    }
-    // A transposed (column-major) view as input.
-    let mut m = Array2::from_shape_fn((3, 5), |(i, j)| (i * 10 + j) as f64);
-    let mut t = m.view_mut().reversed_axes();
-    let mut out = Array1::<f64>::zeros(5);
-    let mut args = vec![
-        ViewArg::F64(t.view_mut().into_dyn()),
-        ViewArg::F64(out.view_mut().into_dyn()),
-        ViewArg::Scalar(HostValue::Int(5, DType::I64, true)),
-        ViewArg::Scalar(HostValue::Int(3, DType::I64, true)),
-    ];
-    jit.call_views("row_sum", &mut args).unwrap();
-    drop(args);
-    for j in 0..5 {
-        assert_eq!(out[j], (0..3).map(|i| (i * 10 + j) as f64).sum::<f64>());
-    }
 }
 
 #[test]

@@ -4,16 +4,16 @@
 //! ```text
 //! appy-opt kernel.py --func f --signature 'f32[:],f32[:],int' --emit=loops
 //! appy-opt kernel.py --pass-pipeline='appy-strip-mine{mvl=128},canonicalize' --print-ir-after-all
-//! appy-opt level.mlir --pass-pipeline='appy-gpu-outline' -o out.mlir
+//! appy-opt level.mlir --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' -o out.mlir
 //! appy-opt - < level.mlir            # read MLIR from standard input
 //! appy-opt --list-passes
 //! ```
 
-use crate::{Compiler, Level, Options, mlir_error};
+use appy_compiler::{Compiler, Level, Options, mlir_error};
 use appy_frontend::ast::{ExprKind, Index, Program, Stmt, StmtKind};
 use appy_ir::diag::{Diagnostic, SourceFile};
 use appy_ir::types::{ArgType, DType};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -31,9 +31,9 @@ pub struct Args {
     /// (default: arrays are float64 with the rank of their subscripts, scalars int).
     #[arg(long)]
     signature: Option<String>,
-    /// The level to print: ast, appy, loops, gpu, llvm (CPU) or ptx.
-    #[arg(long, default_value = "appy")]
-    emit: String,
+    /// The level to print.
+    #[arg(long, value_enum, default_value_t = Emit::Appy)]
+    emit: Emit,
     /// A pipeline of appy and upstream MLIR passes to run instead of the one `--emit` implies.
     #[arg(long = "pass-pipeline")]
     pass_pipeline: Option<String>,
@@ -47,11 +47,41 @@ pub struct Args {
     #[arg(long = "print-locations")]
     locations: bool,
     /// Maximum vector length (lanes; threads per block on the GPU).
-    #[arg(long, default_value_t = crate::DEFAULT_MVL)]
+    #[arg(long, default_value_t = appy_compiler::DEFAULT_MVL)]
     mvl: i64,
     /// Output file (default: stdout).
     #[arg(short = 'o')]
     output: Option<String>,
+}
+
+/// The levels `--emit` names ([`Level`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The parsed AST.
+    Ast,
+    /// The `appy` level (frontend output).
+    Appy,
+    /// Strip-mined loops.
+    Loops,
+    /// Kernels in a `gpu.module` and a host function with launches.
+    Gpu,
+    /// The LLVM dialect for the CPU.
+    Llvm,
+    /// PTX text.
+    Ptx,
+}
+
+impl From<Emit> for Level {
+    fn from(e: Emit) -> Level {
+        match e {
+            Emit::Ast => Level::Ast,
+            Emit::Appy => Level::Appy,
+            Emit::Loops => Level::Loops,
+            Emit::Gpu => Level::Gpu,
+            Emit::Llvm => Level::Llvm,
+            Emit::Ptx => Level::Ptx,
+        }
+    }
 }
 
 /// Runs `appy-opt` with command-line `argv` (the first element is the program name);
@@ -136,15 +166,18 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     if a.list_passes {
         let mut s = String::from("Rust passes (usable in --pass-pipeline next to any upstream MLIR pass):\n");
         for p in compiler.registry.all() {
+            let opts: Vec<String> = p.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s.push_str(&format!(
-                "  {:<22} {}{}\n",
+                "  {:<24} {}{}\n  {:<24} ({})\n",
                 p.name,
                 p.description,
-                if p.options.is_empty() {
+                if opts.is_empty() {
                     String::new()
                 } else {
-                    format!(" [options: {}]", p.options)
-                }
+                    format!(" [options: {}]", opts.join(" "))
+                },
+                "",
+                p.file
             ));
         }
         return Ok(s);
@@ -152,8 +185,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let Some(input) = &a.input else {
         return Err(Diagnostic::bare("no input file (see --help)"));
     };
-    let level = Level::parse(&a.emit)
-        .ok_or_else(|| Diagnostic::bare(format!("unknown level `{}`: expected ast, appy, loops, gpu, llvm or ptx", a.emit)))?;
+    let level = Level::from(a.emit);
     let file = if input == "-" {
         SourceFile::new("<stdin>", stdin)
     } else {
@@ -168,7 +200,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let mut after = |name: &str, text: &str| {
         eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
     };
-    let after: Option<appy_passes::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
+    let after: Option<appy_compiler::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
     let module = if is_mlir {
         let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_error(&file, &e))?;
         appy_ir::mlir::import(&parsed)
@@ -216,7 +248,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         compiler.run(&file, module, &pipeline, after)?
     };
     if level == Level::Ptx {
-        let (ptx, _) = crate::ptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
+        let (ptx, _) = appy_compiler::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
         return Ok(ptx);
     }
     let parsed = compiler.ctx.load(&out).map_err(|e| mlir_error(&file, &e))?;

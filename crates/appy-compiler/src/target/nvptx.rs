@@ -1,15 +1,14 @@
-//! NVVM → PTX in-process (no CUDA toolkit needed), and libdevice discovery.
+//! The NVIDIA target: NVVM → PTX in-process (no CUDA toolkit needed), libdevice
+//! discovery and linking, and the kernel metadata a bundle carries.
 
-use crate::{Options, kernel_infos};
+use crate::Options;
+use crate::pipelines::nvvm_pipeline;
 use appy_ir::bundle::KernelInfo;
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use melior::ir::operation::OperationLike;
 use melior::ir::{OperationRef, attribute::AttributeLike};
 use std::path::PathBuf;
-
-/// Target chip: Hopper (H100/H200).
-pub const CHIP: &str = "sm_90";
 
 /// Where libdevice (`libdevice.10.bc`, needed for GPU math functions) is looked for:
 /// `$APPY_LIBDEVICE`, `.dev/libdevice.10.bc` under the current directory or its
@@ -42,14 +41,6 @@ pub fn find_libdevice() -> Option<PathBuf> {
         }
     }
     None
-}
-
-/// The NVVM pipeline for a `gpu`-level module.
-pub fn nvvm_pipeline(libdevice: Option<&std::path::Path>) -> String {
-    let l = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
-    format!(
-        "builtin.module(nvvm-attach-target{{chip={CHIP} features=+ptx80 O=3{l}}},gpu.module(arith-expand,convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
-    )
 }
 
 /// Compiles the kernels of a `gpu`-level module to PTX.
@@ -110,4 +101,17 @@ fn nvvm_to_ptx(ctx: &Ctx, gpu: &Module, libdevice: Option<&std::path::Path>) -> 
 /// kernels' `gpu.module` (analysed by the runtime to move only the accessed data).
 pub fn host_module(gpu: &Module) -> Module {
     gpu.clone()
+}
+
+/// Kernel metadata from a `gpu`-level module.
+pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
+    let mut out = vec![];
+    m.op.walk(&mut |o| {
+        if o.name == "gpu.func" && o.has_attr("gpu.kernel") {
+            let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
+            let params = o.body(0).args.iter().map(|a| m.ty(*a).to_string()).collect();
+            out.push(KernelInfo { name, params });
+        }
+    });
+    out
 }

@@ -1,4 +1,4 @@
-//! `appy-opt`: print and transform appy's IR levels (see `appy_gpu::opt`).
+//! `appy-opt`: print and transform appy's IR levels (see `appy_tools::opt`).
 
 #![allow(clippy::result_large_err)]
 
@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     if argv.iter().skip(1).any(|a| a == "-") {
         let _ = std::io::stdin().read_to_string(&mut stdin);
     }
-    match appy_gpu::opt::run(&argv, &stdin) {
+    match appy_tools::opt::run(&argv, &stdin) {
         Ok(out) => {
             let _ = std::io::stdout().write_all(out.as_bytes());
             ExitCode::SUCCESS

@@ -1,0 +1,489 @@
+//! `appy-gpu-map-threads`: the last of the three steps from the `loops` level to the
+//! `gpu` level (after `appy-gpu-sink-loads` and `appy-gpu-outline`): the worker code in
+//! each kernel runs on the threads of its block.
+//!
+//! * a lane of an `scf.parallel {appy.lanes}` loop is a thread (`min(MVL, 256)` threads
+//!   per block; with a larger MVL each thread runs `MVL / 256` lanes in a loop); a
+//!   reduction over lanes is a block reduction (`gpu.all_reduce`); a reduction over the
+//!   chunks of a simd loop (`scf.for {appy.chunks}` with results) accumulates per
+//!   thread across chunks and reduces across the block once;
+//! * code of the worker outside lanes runs redundantly on every thread (all compute the
+//!   same values); its stores to memory and its atomics are done by thread 0 only;
+//! * barriers ([`annotate_barriers`], printed by the test pass `appy-test-barriers`)
+//!   separate a lanes loop that writes memory from the worker's other memory accesses,
+//!   and surround thread 0's stores;
+//! * the worker's updates of cross-worker reductions (`appy.worker_partial`, made by
+//!   `appy-gpu-outline`) run on thread 0, once per block.
+
+use crate::gpu_outline::{MAX_THREADS, WORKER_PARTIAL};
+use crate::gpu_sink_loads::SUNK;
+use crate::util::*;
+use crate::{Pass, PassError, PassInfo};
+use appy_ir::build::{Builder, IPred};
+use appy_ir::ir::{Module, Op, Region, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The pass.
+pub struct MapThreads {
+    /// Lanes per worker (the MVL the loops level was strip-mined for).
+    pub mvl: i64,
+}
+
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-gpu-map-threads",
+    description: "gpu → gpu: map each kernel's worker code to threads (lanes = threads, block reductions, thread 0 for stores and atomics, barriers)",
+    options: &[("mvl", "1024")],
+    file: file!(),
+    make: |o| Ok(Box::new(MapThreads { mvl: o.mvl()? })),
+};
+
+/// The attribute [`annotate_barriers`] sets: `"before"`, `"after"` or `"both"`.
+pub const BARRIERS: &str = "appy.barriers";
+
+impl Pass for MapThreads {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+        let mut body = std::mem::take(m.body_mut());
+        let mut b = builder_for(m);
+        let mut result = Ok(());
+        for k in body.iter_mut().filter(|o| o.name == "gpu.module").flat_map(kernels) {
+            result = self.map_kernel(&mut b, k);
+            if result.is_err() {
+                break;
+            }
+        }
+        finish(&mut b, m);
+        *m.body_mut() = body;
+        result?;
+        resolve_aliases(m);
+        Ok(())
+    }
+}
+
+/// The kernels (`gpu.func` with `gpu.kernel`) of a `gpu.module`.
+pub fn kernels(gm: &mut Op) -> impl Iterator<Item = &mut Op> {
+    gm.regions
+        .iter_mut()
+        .flat_map(|r| r.blocks.iter_mut())
+        .flat_map(|b| b.ops.iter_mut())
+        .filter(|o| o.name == "gpu.func" && o.has_attr("gpu.kernel") && !o.regions.is_empty() && !o.regions[0].blocks.is_empty())
+}
+
+/// The scalar slots (`memref.alloca`) of a kernel: private to each thread.
+pub fn private_slots(ops: &[Op]) -> HashSet<Value> {
+    let mut private = HashSet::new();
+    for o in ops {
+        o.walk(&mut |x| {
+            if x.name == "memref.alloca" {
+                private.extend(x.results.iter().copied());
+            }
+        });
+    }
+    private
+}
+
+impl MapThreads {
+    fn map_kernel(&self, b: &mut Builder, k: &mut Op) -> Result<(), PassError> {
+        let loc = k.loc.clone();
+        let entry = &mut k.regions[0].blocks[0];
+        // The thread id appy-gpu-outline made; a kernel without one has no worker code.
+        let Some(tid) = entry
+            .ops
+            .iter()
+            .find(|o| o.name == "gpu.thread_id" && o.attr("dimension").is_some_and(|d| d.contains('x')))
+            .map(|o| o.results[0])
+        else {
+            return Ok(());
+        };
+        let mut ops = std::mem::take(&mut entry.ops);
+        let private = private_slots(&ops);
+        annotate_barriers(&mut ops, &private, true);
+        b.loc = loc.clone();
+        let mut st = State { b, mvl: self.mvl, private };
+        let mut out = st.worker(ops, tid, true)?;
+        for o in &mut out {
+            if o.loc.is_none() {
+                o.loc = loc.clone();
+            }
+        }
+        entry.ops = out;
+        Ok(())
+    }
+}
+
+struct State<'a> {
+    b: &'a mut Builder,
+    mvl: i64,
+    /// The kernel's private scalar slots.
+    private: HashSet<Value>,
+}
+
+/// Whether `op` is the chunk loop of a simd reduction (`scf.for {appy.chunks}` with results).
+fn is_chunk_reduction(op: &Op) -> bool {
+    op.name == "scf.for" && op.has_attr("appy.chunks") && !op.results.is_empty()
+}
+
+/// Whether `o` (or anything inside) writes (or, unless `writes_only`, reads) memory
+/// other than the private slots.
+fn accesses_global(o: &Op, private: &HashSet<Value>, writes_only: bool) -> bool {
+    o.walk_any(&|x| {
+        let (is, mem) = match x.name.as_str() {
+            "memref.store" => (true, x.operands.get(1)),
+            "memref.atomic_rmw" => (true, x.operands.get(1)),
+            "memref.load" => (!writes_only, x.operands.first()),
+            _ => (false, None),
+        };
+        is && mem.is_some_and(|m| !private.contains(m))
+    })
+}
+
+/// Barrier placement: marks each op of a worker's code that needs a `gpu.barrier`
+/// before and/or after it once mapped to threads ([`BARRIERS`]), the ops of nested
+/// regions included, as [`MapThreads`] will visit them.
+///
+/// * A lanes loop, or a simd reduction's chunk loop, that writes memory other than
+///   private slots gets a barrier on each side (the threads write elements other
+///   threads read), except when it carries `appy.nosync` (appy-tensor-sync: each
+///   thread only touches the elements it writes), and at the `top` level of a kernel,
+///   except before the first and after the last op that touches such memory (the
+///   kernel's start and end order those).
+/// * A store to memory other than private slots (done by thread 0) gets barriers on
+///   both sides, so that no thread reads a value from the future or the past.
+///
+/// At the `top` level, the loads marked `appy.sunk` (read before the worker, of memory
+/// the nest does not write) and the cross-worker updates (`appy.worker_partial`, to
+/// buffers the kernel never reads) are not among the worker's accesses.
+pub fn annotate_barriers(ops: &mut [Op], private: &HashSet<Value>, top: bool) {
+    let outside = |o: &Op| top && (o.has_attr(SUNK) || o.has_attr(WORKER_PARTIAL));
+    let mem: Vec<usize> = (0..ops.len())
+        .filter(|&i| !outside(&ops[i]) && accesses_global(&ops[i], private, false))
+        .collect();
+    let (first, last) = (mem.first().copied(), mem.last().copied());
+    for (i, op) in ops.iter_mut().enumerate() {
+        if outside(op) {
+            continue;
+        }
+        let (before, after) = if is_lanes(op) || is_chunk_reduction(op) {
+            let writes = accesses_global(op, private, true) && !op.has_attr("appy.nosync");
+            if is_chunk_reduction(op) {
+                // The chunk loop's first lanes loop becomes per-thread code; every other
+                // op of its body is worker code of its own.
+                let body = &mut op.regions[0].blocks[0].ops;
+                let li = body.iter().position(is_lanes);
+                for k in 0..body.len() {
+                    if Some(k) != li {
+                        annotate_barriers(&mut body[k..=k], private, false);
+                    }
+                }
+            }
+            (writes && (!top || first != Some(i)), writes && (!top || last != Some(i)))
+        } else if op.name == "memref.store" && op.operands.get(1).is_some_and(|m| !private.contains(m)) {
+            (true, true)
+        } else if op.name == "memref.atomic_rmw" || is_parallel(op) || is_simd(op) {
+            (false, false)
+        } else {
+            for r in &mut op.regions {
+                for blk in &mut r.blocks {
+                    annotate_barriers(&mut blk.ops, private, false);
+                }
+            }
+            (false, false)
+        };
+        let text = match (before, after) {
+            (true, true) => "\"both\"",
+            (true, false) => "\"before\"",
+            (false, true) => "\"after\"",
+            (false, false) => continue,
+        };
+        op.set_attr(BARRIERS, text);
+    }
+}
+
+/// Removes [`BARRIERS`] from `op`: whether a barrier goes before and after it.
+fn take_barriers(op: &mut Op) -> (bool, bool) {
+    match op.remove_attr(BARRIERS).as_deref() {
+        Some("\"both\"") => (true, true),
+        Some("\"before\"") => (true, false),
+        Some("\"after\"") => (false, true),
+        _ => (false, false),
+    }
+}
+
+impl State<'_> {
+    fn threads(&self) -> i64 {
+        self.mvl.min(MAX_THREADS)
+    }
+
+    /// Maps a worker's (uniform) code: lanes loops become per-thread code with block
+    /// reductions; stores and atomics run on thread 0; barriers where
+    /// [`annotate_barriers`] placed them. At the `top` level of a kernel, the loads
+    /// marked `appy.sunk` stay as they are, and the worker's updates of cross-worker
+    /// reductions (`appy.worker_partial`) run on thread 0, after everything else.
+    fn worker(&mut self, ops: Vec<Op>, tid: Value, top: bool) -> Result<Vec<Op>, PassError> {
+        let mut out = vec![];
+        let mut ops = ops.into_iter().peekable();
+        while let Some(mut op) = ops.next() {
+            if top && op.remove_attr(SUNK).is_some() {
+                out.push(op);
+                continue;
+            }
+            if top && op.has_attr(WORKER_PARTIAL) {
+                let mut group = vec![op];
+                while let Some(next) = ops.next_if(|o| o.has_attr(WORKER_PARTIAL)) {
+                    group.push(next);
+                }
+                let b = &mut *self.b;
+                // The updates index their one-element buffers with a constant 0.
+                let c0 = group[0].operands[2];
+                let is0 = b.cmpi(IPred::Eq, tid, c0);
+                out.extend(take(b));
+                let mut then = vec![];
+                for mut a in group {
+                    a.remove_attr(WORKER_PARTIAL);
+                    a.loc = b.loc.clone();
+                    then.push(a);
+                }
+                then.push(Builder::yield_op(&[]));
+                out.push(
+                    Op::new("scf.if")
+                        .with_operands([is0])
+                        .with_region(Builder::region(vec![], then))
+                        .with_region(Region::default()),
+                );
+                continue;
+            }
+            let (before, after) = take_barriers(&mut op);
+            if is_lanes(&op) {
+                if before {
+                    out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
+                }
+                let loc = op.loc.clone();
+                self.lanes(op, tid, &mut out, false)?;
+                if after {
+                    out.push(Op::new("gpu.barrier").with_loc(loc));
+                }
+            } else if is_chunk_reduction(&op) {
+                if before {
+                    out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
+                }
+                let loc = op.loc.clone();
+                self.chunk_reduction(op, tid, &mut out)?;
+                if after {
+                    out.push(Op::new("gpu.barrier").with_loc(loc));
+                }
+            } else if op.name == "memref.store" && op.operands.get(1).is_some_and(|m| !self.private.contains(m)) {
+                // Uniform code runs on every thread: one thread writes global memory.
+                let b = &mut *self.b;
+                let c0 = b.index(0);
+                let is0 = b.cmpi(IPred::Eq, tid, c0);
+                out.extend(take(b));
+                let loc = op.loc.clone();
+                if before {
+                    out.push(Op::new("gpu.barrier").with_loc(loc.clone()));
+                }
+                out.push(
+                    Op::new("scf.if")
+                        .with_operands([is0])
+                        .with_region(Builder::region(vec![], vec![op, Builder::yield_op(&[])]))
+                        .with_region(Region::default())
+                        .with_loc(loc.clone()),
+                );
+                if after {
+                    out.push(Op::new("gpu.barrier").with_loc(loc));
+                }
+            } else if op.name == "memref.atomic_rmw" {
+                let b = &mut *self.b;
+                let c0 = b.index(0);
+                let is0 = b.cmpi(IPred::Eq, tid, c0);
+                out.extend(take(b));
+                let loc = op.loc.clone();
+                // The atomic's old value is not used by the frontend's code.
+                let res = op.results.clone();
+                let fresh: Vec<Value> = res.iter().map(|r| b.m.value(b.m.ty(*r).to_string())).collect();
+                op.results = fresh;
+                out.push(
+                    Op::new("scf.if")
+                        .with_operands([is0])
+                        .with_region(Builder::region(vec![], vec![op, Builder::yield_op(&[])]))
+                        .with_region(Region::default())
+                        .with_loc(loc),
+                );
+            } else if is_parallel(&op) || is_simd(&op) {
+                return Err(PassError::new(
+                    "nested parallel loop left at the gpu level (compiler bug)",
+                    op.loc.clone(),
+                ));
+            } else {
+                for r in &mut op.regions {
+                    for blk in &mut r.blocks {
+                        let inner = std::mem::take(&mut blk.ops);
+                        blk.ops = self.worker(inner, tid, false)?;
+                    }
+                }
+                out.push(op);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A reduction over the chunks of a simd loop: each thread accumulates its lanes'
+    /// partial values across all chunks, and one block reduction combines the threads
+    /// at the end (instead of one block reduction per chunk).
+    fn chunk_reduction(&mut self, mut op: Op, tid: Value, out: &mut Vec<Op>) -> Result<(), PassError> {
+        let loc = op.loc.clone();
+        let nres = op.results.len();
+        let body = std::mem::take(&mut op.regions[0].blocks[0].ops);
+        let Some(li) = body.iter().position(is_lanes) else {
+            return Err(PassError::new("chunk loop without lanes (compiler bug)", loc));
+        };
+        let lanes_inits: Vec<Value> = {
+            let l = &body[li];
+            let d = l.body(0).args.len();
+            l.operands[3 * d..].to_vec()
+        };
+        let combiners: Vec<Region> = body[li].body(0).ops.last().expect("terminator").regions.clone();
+        if lanes_inits.len() != nres || combiners.len() != nres {
+            return Err(PassError::new("unexpected chunk loop shape (compiler bug)", loc));
+        }
+        // Per-thread accumulators start at the identity (the lanes loop's inits).
+        let orig_inits: Vec<Value> = op.operands[3..].to_vec();
+        for (k, v) in lanes_inits.iter().enumerate() {
+            op.operands[3 + k] = *v;
+        }
+        let mut new_body = vec![];
+        for (k, o) in body.into_iter().enumerate() {
+            if k == li {
+                self.lanes(o, tid, &mut new_body, true)?;
+            } else {
+                let mut v = self.worker(vec![o], tid, false)?;
+                new_body.append(&mut v);
+            }
+        }
+        op.regions[0].blocks[0].ops = new_body;
+        let partials = op.results.clone();
+        let fresh: Vec<Value> = partials.iter().map(|r| self.b.m.value(self.b.m.ty(*r).to_string())).collect();
+        op.results = fresh.clone();
+        out.push(op);
+        let b = &mut *self.b;
+        b.loc = loc.clone();
+        for (((p, init), region), res) in fresh.iter().zip(&orig_inits).zip(&combiners).zip(&partials) {
+            block_reduce(b, *p, *init, region, *res, &loc, out)?;
+        }
+        Ok(())
+    }
+
+    /// A lanes loop becomes the code of one thread (lane = thread id). With
+    /// `per_thread`, its reduction results are the thread's own partial values;
+    /// otherwise they are reduced across the block and combined with the inits.
+    fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>, per_thread: bool) -> Result<(), PassError> {
+        let loc = op.loc.clone();
+        let results = op.results.clone();
+        let p = split_parallel(op);
+        let per = self.mvl / self.threads();
+        let mut map = HashMap::new();
+        // The thread's partial value of each reduction.
+        let mut partials: Vec<Value> = vec![];
+        if per == 1 {
+            map.insert(p.ivs[0], tid);
+            for mut o in p.body {
+                o.remap_uses(&map);
+                out.push(o);
+            }
+            partials = p.reduce.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+        } else {
+            // Lanes tid, tid + T, tid + 2T, ...: a loop the backend unrolls.
+            let b = &mut *self.b;
+            b.loc = loc.clone();
+            let c0 = b.index(0);
+            let c1 = b.index(1);
+            let cper = b.index(per);
+            let ct = b.index(self.mvl / per);
+            out.extend(take(b));
+            let k = b.m.value("index");
+            let accs: Vec<Value> = p.inits.iter().map(|v| b.m.value(b.m.ty(*v).to_string())).collect();
+            let koff = b.bin("arith.muli", k, ct);
+            let l = b.bin("arith.addi", tid, koff);
+            let mut body = take(b);
+            map.insert(p.ivs[0], l);
+            for mut o in p.body {
+                o.remap_uses(&map);
+                body.push(o);
+            }
+            let mut next = vec![];
+            for ((acc, part), region) in accs.iter().zip(&p.reduce.operands).zip(&p.reduce.regions) {
+                next.push(emit_combine(b, region, *acc, *part));
+            }
+            body.extend(take(b));
+            body.push(Builder::yield_op(&next));
+            let res: Vec<Value> = accs.iter().map(|a| b.m.value(b.m.ty(*a).to_string())).collect();
+            out.push(
+                Op::new("scf.for")
+                    .with_operands([c0, cper, c1].into_iter().chain(p.inits.iter().copied()))
+                    .with_results(res.clone())
+                    .with_region(Builder::region(std::iter::once(k).chain(accs).collect(), body))
+                    .with_loc(loc.clone()),
+            );
+            partials = res;
+        }
+        let b = &mut *self.b;
+        b.loc = loc.clone();
+        for (((part, init), region), res) in partials.iter().zip(&p.inits).zip(&p.reduce.regions).zip(&results) {
+            let part = *part;
+            if per_thread {
+                out.push(Op::new("appy.alias").with_operands([part]).with_results([*res]));
+                continue;
+            }
+            block_reduce(b, part, *init, region, *res, &loc, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reduces a thread's `part` across the block (`gpu.all_reduce`) and combines it with
+/// `init`; the result stands for `res` (through an `appy.alias`).
+fn block_reduce(
+    b: &mut Builder,
+    part: Value,
+    init: Value,
+    region: &Region,
+    res: Value,
+    loc: &Option<String>,
+    out: &mut Vec<Op>,
+) -> Result<(), PassError> {
+    let ty = b.m.ty(part).to_string();
+    let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
+        .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
+    let r = b.m.value(ty);
+    b.push(
+        Op::new("gpu.all_reduce")
+            .with_operands([part])
+            .with_results([r])
+            .with_attr("op", format!("#gpu<all_reduce_op {kind}>"))
+            .with_attr("uniform", "unit")
+            .with_region(Region::default()),
+    );
+    let c = emit_combine(b, region, init, r);
+    out.extend(take(b));
+    out.push(Op::new("appy.alias").with_operands([c]).with_results([res]));
+    Ok(())
+}
+
+fn all_reduce_kind(comb: &str) -> Option<&'static str> {
+    Some(match comb {
+        "arith.addf" | "arith.addi" => "add",
+        "arith.mulf" | "arith.muli" => "mul",
+        "arith.maximumf" => "maximumf",
+        "arith.minimumf" => "minimumf",
+        "arith.maxnumf" => "maxnumf",
+        "arith.minnumf" => "minnumf",
+        "arith.maxsi" => "maxsi",
+        "arith.minsi" => "minsi",
+        "arith.andi" => "and",
+        "arith.ori" => "or",
+        "arith.xori" => "xor",
+        _ => return None,
+    })
+}
