@@ -72,6 +72,8 @@ pub struct Compiler {
     pub ctx: Ctx,
     /// Rust passes by name.
     pub registry: Registry,
+    /// Warnings of the programs lowered since the last [`Compiler::take_warnings`].
+    warnings: std::cell::RefCell<Vec<Diagnostic>>,
 }
 
 impl Default for Compiler {
@@ -101,6 +103,7 @@ impl Compiler {
         Compiler {
             ctx: Ctx::new(),
             registry: Registry::new(),
+            warnings: Default::default(),
         }
     }
 
@@ -115,7 +118,14 @@ impl Compiler {
         let _span = tracing::debug_span!("lower").entered();
         let l = appy_frontend::lower::lower(file, program, args, &LowerOptions::default())?;
         self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
+        self.warnings.borrow_mut().extend(l.warnings.iter().cloned());
         Ok(l)
+    }
+
+    /// The warnings of the programs compiled since the last call (each once, e.g. a
+    /// pragma that annotates no loop): callers print them (`FILE:LINE:COL: warning:`).
+    pub fn take_warnings(&self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.warnings.borrow_mut())
     }
 
     /// Runs pipeline text over a module.

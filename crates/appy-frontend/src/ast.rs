@@ -46,8 +46,27 @@ pub struct Program {
     pub imports: Vec<Import>,
     /// The function that was asked for.
     pub function: Function,
+    /// The file's other module-level functions (calls to them are inlined).
+    pub helpers: Vec<Helper>,
     /// The file it was parsed from (to turn spans into lines and columns).
     pub source: Source,
+}
+
+/// Another module-level function of the file, which the jitted function may call.
+#[derive(Clone, Debug)]
+pub struct Helper {
+    /// Its name.
+    pub name: String,
+    /// Where its name is written.
+    pub span: Span,
+    /// The parsed function, or why it does not parse (an error only if it is called).
+    pub function: Result<Function, Box<appy_ir::diag::Diagnostic>>,
+}
+
+impl PartialEq for Helper {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.span == other.span && self.function.as_ref().ok() == other.function.as_ref().ok()
+    }
 }
 
 /// The [`SourceFile`] a [`Program`] comes from; two are equal if their names and texts are.
@@ -134,6 +153,8 @@ pub enum StmtKind {
     Return(Option<Expr>),
     /// `pass`.
     Pass,
+    /// `continue` (removed by the frontend's desugaring before lowering).
+    Continue,
     /// An expression statement (a call, or a docstring).
     Expr(Expr),
 }

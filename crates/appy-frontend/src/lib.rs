@@ -30,7 +30,7 @@ pub mod sema;
 
 use appy_ir::diag::{DResult, Diagnostic, Severity, SourceFile, Span};
 
-use crate::ast::{Expr, ExprKind, Function, Import, Program, Source};
+use crate::ast::{Expr, ExprKind, Function, Helper, Import, Program, Source};
 use crate::lines::{FuncDef, LineKind, RawLine};
 pub use crate::print::dump;
 /// The Markdown table of supported functions in `docs/SUBSET.md` (generated from the
@@ -133,12 +133,65 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
     let Some((f, decorator)) = found else {
         return Err(missing_function(&m, name));
     };
+    let (def, body, span) = parse_body(&m, f)?;
+    let options = match decorator.kind {
+        ExprKind::Call { args, kwargs, .. } => {
+            if let Some(a) = args.first() {
+                return Err(Diagnostic::error(file, a.span, "`@appy.jit` options must be keyword arguments")
+                    .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
+            }
+            kwargs
+        }
+        _ => Vec::new(),
+    };
+    tracing::debug!(function = name, statements = body.len(), "parsed APPy function");
+    let function = Function {
+        name: def.name,
+        params: def.params,
+        options,
+        body,
+        span,
+    };
+    // The file's other module-level functions, which the function may call (they are
+    // inlined); one that does not parse is an error only if it is called.
+    let helpers = m
+        .functions
+        .iter()
+        .filter(|g| !std::ptr::eq(*g, f))
+        .map(|g| {
+            let parsed = parse_body(&m, g)
+                .map(|(def, body, span)| Function {
+                    name: def.name,
+                    params: def.params,
+                    options: vec![],
+                    body,
+                    span,
+                })
+                .map_err(Box::new);
+            Helper {
+                name: g.name.clone(),
+                span: g.name_span,
+                function: parsed,
+            }
+        })
+        .collect();
+    Ok(Program {
+        imports: m.imports,
+        function,
+        helpers,
+        source: Source(file.clone()),
+    })
+}
+
+/// Parses the `def` line and the body of a module-level function.
+fn parse_body(m: &Module<'_>, f: &FuncDef) -> DResult<(parser::DefLine, Vec<ast::Stmt>, Span)> {
+    let file = m.file;
     let text = file.text();
     let range = lines::function_lines(text, &m.lines, f);
     let def_line = &m.lines[f.def];
-    let def = parser::parse_def(file, def_line.span())?;
+    let mut def = parser::parse_def(file, def_line.span())?;
     let nodes = lines::build_blocks(file, &m.lines[f.def + 1..range.end], def_line.indent)?;
-    let body = match (def.inline, nodes.first()) {
+    let body = match (def.inline.take(), nodes.first()) {
         (Some(_), Some(n)) => {
             return Err(Diagnostic::error(file, n.first_line, "unexpected indent"));
         }
@@ -152,31 +205,9 @@ pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
         }
         (None, Some(_)) => parser::parse_block(file, &nodes)?,
     };
-    let options = match decorator.kind {
-        ExprKind::Call { args, kwargs, .. } => {
-            if let Some(a) = args.first() {
-                return Err(Diagnostic::error(file, a.span, "`@appy.jit` options must be keyword arguments")
-                    .with_note("help: write e.g. `@appy.jit(auto_simd=True)`"));
-            }
-            kwargs
-        }
-        _ => Vec::new(),
-    };
     let last = &m.lines[range.end - 1];
     let span = Span::new(def_line.start, last.end.max(def_line.end));
-    tracing::debug!(function = name, statements = body.len(), "parsed APPy function");
-    let function = Function {
-        name: def.name,
-        params: def.params,
-        options,
-        body,
-        span,
-    };
-    Ok(Program {
-        imports: m.imports,
-        function,
-        source: Source(file.clone()),
-    })
+    Ok((def, body, span))
 }
 
 /// The error for a `name` that is not a jitted function of the file.

@@ -192,11 +192,8 @@ pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
         match p.as_rule() {
             Rule::name => name = Some(cx.ident(&p)),
             Rule::param => params.push(cx.param(p)?),
-            Rule::ret_annot => {
-                return Err(cx
-                    .err(&p, "return type annotations are not supported")
-                    .with_note("help: remove the `-> ...` annotation"));
-            }
+            // Annotations are ignored: the types come from the arguments.
+            Rule::ret_annot => {}
             Rule::simple_stmts => inline = Some(cx.simple_stmts(p)?),
             _ => {}
         }
@@ -434,11 +431,7 @@ impl Ctx<'_> {
                         .err(&q, format!("`{}` parameters are not supported in APPy functions", q.as_str()))
                         .with_note("help: APPy functions take a fixed list of positional parameters"));
                 }
-                Rule::param_annot => {
-                    return Err(self
-                        .err(&q, "parameter annotations are not supported")
-                        .with_note("help: remove the annotation"));
-                }
+                Rule::param_annot => {}
                 Rule::param_default => {
                     return Err(self
                         .err(&q, "default parameter values are not supported in APPy functions")
@@ -489,6 +482,7 @@ impl Ctx<'_> {
         let span = self.span(&p);
         let kind = match p.as_rule() {
             Rule::pass_stmt => StmtKind::Pass,
+            Rule::continue_stmt => StmtKind::Continue,
             Rule::return_stmt => StmtKind::Return(p.into_inner().nth(1).map(|v| self.testlist(v)).transpose()?),
             _ => {
                 let mut it = p.into_inner();
@@ -505,10 +499,19 @@ impl Ctx<'_> {
                             self.check_target(&lhs, true)?;
                             StmtKind::AugAssign { target: lhs, op, value }
                         }
+                        // `x: float = 0.0` is `x = 0.0`; `x: float` alone declares nothing.
                         Rule::annotation => {
-                            return Err(self
-                                .err(&tail, "annotated assignments are not supported in APPy functions")
-                                .with_note("help: write `x = value` without the type annotation"));
+                            let value = tail.into_inner().filter(|q| q.as_rule() == Rule::testlist_star).last();
+                            match value {
+                                Some(v) => {
+                                    self.check_target(&lhs, false)?;
+                                    StmtKind::Assign {
+                                        targets: vec![lhs],
+                                        value: self.testlist(v)?,
+                                    }
+                                }
+                                None => StmtKind::Pass,
+                            }
                         }
                         _ => {
                             let mut exprs = vec![lhs];
@@ -1161,10 +1164,6 @@ fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>
         "break" => (
             "`break` is not supported in APPy functions",
             Some("help: APPy loops always run their full range; guard the body with `if` instead"),
-        ),
-        "continue" => (
-            "`continue` is not supported in APPy functions",
-            Some("help: guard the rest of the loop body with `if` instead"),
         ),
         "yield" => ("generators (`yield`) are not supported in APPy functions", None),
         "async" | "await" => ("`async`/`await` is not supported in APPy functions", None),

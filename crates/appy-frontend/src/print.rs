@@ -73,6 +73,7 @@ impl Printer<'_> {
             StmtKind::If { .. } => "If".to_string(),
             StmtKind::Return(_) => "Return".to_string(),
             StmtKind::Pass => "Pass".to_string(),
+            StmtKind::Continue => "Continue".to_string(),
             StmtKind::Expr(_) => "ExprStmt".to_string(),
         };
         self.line(d, &head, s.span);
@@ -102,7 +103,7 @@ impl Printer<'_> {
                 }
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(d + 1, "", e),
-            StmtKind::Return(None) | StmtKind::Pass => {}
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
         }
     }
 

@@ -106,6 +106,9 @@ impl SourceFile {
 pub enum Severity {
     /// The program is rejected.
     Error,
+    /// The program is accepted, but something in it is probably not what was meant
+    /// (printed as `FILE:LINE:COL: warning: ...`).
+    Warning,
     /// Informational, attached to an error.
     Note,
 }
@@ -136,6 +139,13 @@ impl Diagnostic {
             notes: vec![],
         }
     }
+    /// A warning at `span` in `file`.
+    pub fn warning(file: &SourceFile, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, span, message)
+        }
+    }
     /// An error with no location.
     pub fn bare(message: impl Into<String>) -> Self {
         Diagnostic {
@@ -161,6 +171,7 @@ impl Diagnostic {
     pub fn render(&self) -> String {
         let sev = match self.severity {
             Severity::Error => "error",
+            Severity::Warning => "warning",
             Severity::Note => "note",
         };
         let mut out = String::new();

@@ -63,6 +63,12 @@ enum Compiled {
 }
 
 impl Jit {
+    /// The warnings of the specialisations compiled since the last call (each once:
+    /// a cached specialisation is not lowered again).
+    pub fn take_warnings(&self) -> Vec<appy_ir::diag::Diagnostic> {
+        self.compiler.take_warnings()
+    }
+
     /// Wraps source text (named `name` in diagnostics). With [`Device::Auto`] the GPU
     /// is used when a driver and a device are present.
     pub fn from_source(name: &str, text: &str, device: Device) -> Jit {

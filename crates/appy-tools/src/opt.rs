@@ -229,7 +229,11 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
             Some(s) => appy_ir::types::parse_signature(s).map_err(Diagnostic::bare)?,
             None => infer_signature(&program),
         };
-        compiler.lower(&file, &program, &sig, &opts)?.module
+        let l = compiler.lower(&file, &program, &sig, &opts)?;
+        for w in compiler.take_warnings() {
+            eprint!("{}", w.render());
+        }
+        l.module
     };
     let pipeline = match &a.pass_pipeline {
         Some(p) => p.clone(),

@@ -56,11 +56,15 @@ pub struct Lowered {
     pub params: Vec<String>,
     /// The types of the returned values (a tuple return gives several).
     pub results: Vec<ArgType>,
+    /// Warnings about the accepted program (e.g. a misplaced pragma).
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
 pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &LowerOptions) -> DResult<Lowered> {
-    let f = &program.function;
+    let desugared = crate::sema::desugar::desugar(file, program)?;
+    let mut warnings = desugared.warnings;
+    let f = &desugared.function;
     if f.params.len() != args.len() {
         return Err(Diagnostic::error(
             file,
@@ -94,6 +98,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
                 .iter()
                 .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
             seq_worker: 0,
+            warnings: vec![],
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -106,11 +111,13 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
         }
     };
     let results = l.results.clone().unwrap_or_default();
+    warnings.extend(l.warnings);
     Ok(Lowered {
         module: l.b.m,
         name: f.name.name.clone(),
         params: f.params.iter().map(|p| p.name.clone()).collect(),
         results,
+        warnings,
     })
 }
 
@@ -175,6 +182,8 @@ struct Lower<'a> {
     auto_simd: bool,
     /// Depth of `sequential for` loops (their bodies run on one worker).
     seq_worker: usize,
+    /// Warnings found while lowering.
+    warnings: Vec<Diagnostic>,
 }
 
 impl<'a> Lower<'a> {

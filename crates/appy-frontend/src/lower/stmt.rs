@@ -2,6 +2,20 @@
 
 use super::*;
 
+/// The `@appy.jit(...)` options appy accepts: `auto_simd` changes the code; the others
+/// select or debug APPy's own code generators and are accepted without effect.
+const KNOWN_OPTIONS: &[&str] = &[
+    "auto_simd",
+    "dump_code",
+    "backend",
+    "dry_run",
+    "lib",
+    "tune",
+    "entry_to_device",
+    "simd",
+    "boundscheck",
+];
+
 impl Lower<'_> {
     // ----- function --------------------------------------------------------------
 
@@ -33,10 +47,17 @@ impl Lower<'_> {
             }
         }
         for opt in &f.options {
-            if opt.0.name != "auto_simd" && opt.0.name != "dump_code" && opt.0.name != "backend" && opt.0.name != "dry_run" {
-                return Err(self
-                    .err(opt.0.span, format!("unknown option `{}` for appy.jit", opt.0.name))
-                    .with_note("help: known options: auto_simd"));
+            // APPy's own options that choose its code generator, or debug it, mean
+            // nothing here; anything else is probably a typo.
+            if !KNOWN_OPTIONS.contains(&opt.0.name.as_str()) {
+                self.warnings.push(
+                    Diagnostic::warning(
+                        self.file,
+                        opt.0.span,
+                        format!("unknown `@appy.jit` option `{}` (ignored)", opt.0.name),
+                    )
+                    .with_note(format!("help: appy knows: {}", KNOWN_OPTIONS.join(", "))),
+                );
             }
         }
         let n = f.body.len();
@@ -151,6 +172,7 @@ impl Lower<'_> {
         }
         match &s.kind {
             StmtKind::Pass => Ok(()),
+            StmtKind::Continue => Err(self.err(s.span, "`continue` outside a loop")),
             StmtKind::Expr(e) => {
                 if let ExprKind::Str(_) = e.kind {
                     return Ok(());

@@ -3,6 +3,7 @@
 //! unannotated loop may be vectorized.
 
 pub mod catalog;
+pub(crate) mod desugar;
 pub(crate) mod names;
 pub(crate) mod reductions;
 pub(crate) mod resolve;

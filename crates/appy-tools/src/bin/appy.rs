@@ -262,6 +262,9 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             let t0 = std::time::Instant::now();
             let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
             let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_compiler::Options { mvl, ..Default::default() }, mvls)?;
+            for w in compiler.take_warnings() {
+                eprint!("{}", w.render());
+            }
             eprintln!(
                 "appy: compiled {func} ({} kernel(s)) in {:.1} ms",
                 bundle.kernels.len(),
@@ -418,7 +421,11 @@ fn run_source(
     for _ in 0..repeat.max(1) {
         let mut args = orig.clone();
         let t0 = std::time::Instant::now();
-        let res = jit.call(func, &mut args)?;
+        let res = jit.call(func, &mut args);
+        for w in jit.take_warnings() {
+            eprint!("{}", w.render());
+        }
+        let res = res?;
         times.push(t0.elapsed().as_secs_f64());
         last = (args, res);
     }

@@ -1,0 +1,648 @@
+//! Rewrites of the parsed function before lowering, each keeping its Python meaning:
+//!
+//! * calls to the file's other functions (jitted or not) are inlined: a function that
+//!   only returns an expression is substituted into the call; any other body is copied
+//!   in front of the statement that calls it, its names renamed apart
+//!   (`_appy_<callee><k>_<name>`), its parameters bound to the arguments (arrays by
+//!   reference, as in Python);
+//! * `continue` becomes guards: the statements after an `if` that may continue run
+//!   under `if not <flag>` (`if c: continue` alone becomes `if not c:` around the rest);
+//! * a loop pragma that is not directly above a `for` loop is dropped with a warning:
+//!   pragmas are comments, and the loop runs sequentially, which is its meaning.
+
+use super::names::expr_names;
+use crate::ast::*;
+use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
+use std::collections::{HashMap, HashSet};
+
+/// Inlining deeper than this is reported as recursion.
+const MAX_DEPTH: usize = 16;
+
+/// The rewritten function and the warnings found on the way.
+pub(crate) struct Desugared {
+    /// The function, with no calls to other functions and no `continue`.
+    pub function: Function,
+    /// Warnings (misplaced pragmas).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Applies the rewrites to `program`'s function.
+pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared> {
+    let mut cx = Cx {
+        file,
+        helpers: program.helpers.iter().map(|h| (h.name.clone(), h)).collect(),
+        shadowed: HashSet::new(),
+        imports: program
+            .imports
+            .iter()
+            .flat_map(|i| match i {
+                Import::Module { alias, .. } => vec![alias.clone()],
+                Import::From { names, .. } => names.iter().map(|(_, a)| a.clone()).collect(),
+            })
+            .collect(),
+        counter: 0,
+        warnings: vec![],
+    };
+    let f = &program.function;
+    // A parameter or local variable with a helper's name hides the helper.
+    cx.shadowed.extend(f.params.iter().map(|p| p.name.clone()));
+    let mut assigned = vec![];
+    super::names::ast_names_assigned(&f.body, &mut assigned);
+    cx.shadowed.extend(assigned.into_iter().map(|(n, _)| n));
+    let body = cx.block(&f.body, 0)?;
+    let body = cx.pragmas(body);
+    let body = cx.continues(body, false)?;
+    Ok(Desugared {
+        function: Function { body, ..f.clone() },
+        warnings: cx.warnings,
+    })
+}
+
+struct Cx<'a> {
+    file: &'a SourceFile,
+    helpers: HashMap<String, &'a Helper>,
+    shadowed: HashSet<String>,
+    imports: HashSet<String>,
+    counter: usize,
+    warnings: Vec<Diagnostic>,
+}
+
+impl Cx<'_> {
+    fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(self.file, span, msg)
+    }
+
+    // ----- inlining ---------------------------------------------------------------
+
+    /// The helper a call refers to, if any.
+    fn helper_of(&self, e: &Expr) -> Option<&Helper> {
+        let ExprKind::Call { func, .. } = &e.kind else { return None };
+        let ExprKind::Name(n) = &func.kind else { return None };
+        if self.shadowed.contains(n) || self.imports.contains(n) {
+            return None;
+        }
+        self.helpers.get(n).copied()
+    }
+
+    fn block(&mut self, stmts: &[Stmt], depth: usize) -> DResult<Vec<Stmt>> {
+        let mut out = vec![];
+        for s in stmts {
+            self.stmt(s, depth, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Inlines the calls of one statement; pushes the statements that compute their
+    /// values, then the statement.
+    fn stmt(&mut self, s: &Stmt, depth: usize, out: &mut Vec<Stmt>) -> DResult<()> {
+        let mut s = s.clone();
+        // A call on a line of its own, or the whole value of an assignment, runs the
+        // callee's body in place.
+        match &mut s.kind {
+            StmtKind::Expr(e) if self.helper_of(e).is_some() => {
+                self.call_stmt(e, None, depth, out)?;
+                return Ok(());
+            }
+            StmtKind::Assign { targets, value } if self.helper_of(value).is_some() && !is_simple(self.helper_of(value)) => {
+                let r = self.call_stmt(value, Some(s.span), depth, out)?;
+                *value = r.ok_or_else(|| self.err(value.span, "this function returns no value"))?;
+                out.push(Stmt {
+                    kind: StmtKind::Assign {
+                        targets: targets.clone(),
+                        value: value.clone(),
+                    },
+                    ..s
+                });
+                return Ok(());
+            }
+            _ => {}
+        }
+        match &mut s.kind {
+            StmtKind::Assign { targets, value } => {
+                for t in targets.iter_mut() {
+                    self.expr(t, depth, out, false)?;
+                }
+                self.expr(value, depth, out, false)?;
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                self.expr(target, depth, out, false)?;
+                self.expr(value, depth, out, false)?;
+            }
+            StmtKind::For { iter, body, .. } => {
+                self.expr(iter, depth, out, false)?;
+                *body = self.block(body, depth)?;
+            }
+            StmtKind::If { cond, then, orelse } => {
+                self.expr(cond, depth, out, false)?;
+                *then = self.block(then, depth)?;
+                *orelse = self.block(orelse, depth)?;
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, depth, out, false)?,
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
+        }
+        out.push(s);
+        Ok(())
+    }
+
+    /// Inlines the calls inside `e` (innermost first). `cond` says whether `e` is only
+    /// evaluated conditionally (a branch of `a if c else b`, an operand of `and`/`or`).
+    fn expr(&mut self, e: &mut Expr, depth: usize, out: &mut Vec<Stmt>, cond: bool) -> DResult<()> {
+        match &mut e.kind {
+            ExprKind::IfExp { cond: c, then, orelse } => {
+                self.expr(c, depth, out, cond)?;
+                self.expr(then, depth, out, true)?;
+                self.expr(orelse, depth, out, true)?;
+            }
+            ExprKind::BoolOp { values, .. } => {
+                if let Some((first, rest)) = values.split_first_mut() {
+                    self.expr(first, depth, out, cond)?;
+                    for v in rest {
+                        self.expr(v, depth, out, true)?;
+                    }
+                }
+            }
+            _ => {
+                let mut r = Ok(());
+                e.for_each_child_mut(&mut |c| {
+                    if r.is_ok() {
+                        r = self.expr(c, depth, out, cond);
+                    }
+                });
+                r?;
+            }
+        }
+        let Some(h) = self.helper_of(e) else { return Ok(()) };
+        if depth >= MAX_DEPTH {
+            return Err(self
+                .err(e.span, format!("`{}` calls itself (directly or through other functions)", h.name))
+                .with_note("help: recursion cannot be compiled; write the computation as a loop"));
+        }
+        if is_simple(Some(h)) {
+            *e = self.substitute(e, depth)?;
+            return Ok(());
+        }
+        if cond {
+            return Err(self
+                .err(
+                    e.span,
+                    format!(
+                        "`{}` is called inside a conditional expression, where its statements cannot be inlined",
+                        h.name
+                    ),
+                )
+                .with_note("help: call it on a line of its own and use the result: `t = f(...)`"));
+        }
+        let span = e.span;
+        let r = self.call_stmt(e, Some(span), depth, out)?;
+        *e = r.ok_or_else(|| self.err(span, "this function returns no value"))?;
+        Ok(())
+    }
+
+    /// The callee of a call, parsed (its parse error if it does not parse).
+    fn callee(&self, e: &Expr) -> DResult<(Function, Vec<Expr>)> {
+        let h = self.helper_of(e).expect("a call of a helper");
+        let ExprKind::Call { args, kwargs, .. } = &e.kind else {
+            unreachable!("a call")
+        };
+        let f = h.function.as_ref().map_err(|d| (**d).clone())?.clone();
+        if let Some((k, _)) = kwargs.first() {
+            return Err(self
+                .err(k.span, format!("keyword arguments are not supported when calling `{}`", h.name))
+                .with_note("help: pass the arguments by position"));
+        }
+        if args.len() != f.params.len() {
+            return Err(self.err(
+                e.span,
+                format!("`{}` takes {} argument(s), {} given", h.name, f.params.len(), args.len()),
+            ));
+        }
+        Ok((f, args.clone()))
+    }
+
+    /// `f(args)` for a function whose body is `return expr`: the expression with the
+    /// parameters replaced by the arguments.
+    fn substitute(&mut self, e: &Expr, depth: usize) -> DResult<Expr> {
+        let (f, args) = self.callee(e)?;
+        let Some(StmtKind::Return(Some(r))) = body_without_docstring(&f.body).first().map(|s| &s.kind) else {
+            unreachable!("a simple function")
+        };
+        let map: HashMap<String, Expr> = f.params.iter().map(|p| p.name.clone()).zip(args).collect();
+        let mut names = vec![];
+        expr_names(r, &mut names);
+        for (n, sp) in &names {
+            if !map.contains_key(n) && !self.imports.contains(n) && !self.helpers.contains_key(n) && !is_builtin(n) {
+                return Err(self
+                    .err(*sp, format!("`{n}` is neither a parameter of `{}` nor an import", f.name.name))
+                    .with_note("help: pass the value as an argument"));
+            }
+        }
+        let mut r = r.clone();
+        replace_names(&mut r, &map);
+        // The callee's own calls.
+        let mut scratch = vec![];
+        self.expr(&mut r, depth + 1, &mut scratch, false)?;
+        if !scratch.is_empty() {
+            return Err(self
+                .err(e.span, "a function used inside an expression calls a function that has statements")
+                .with_note("help: call it on a line of its own: `t = f(...)`"));
+        }
+        Ok(r)
+    }
+
+    /// Copies the body of the called function in front of the statement (pushed to
+    /// `out`), renamed apart; returns the expression of its return value.
+    fn call_stmt(&mut self, e: &Expr, _at: Option<Span>, depth: usize, out: &mut Vec<Stmt>) -> DResult<Option<Expr>> {
+        let (f, mut args) = self.callee(e)?;
+        for a in &mut args {
+            self.expr(a, depth, out, false)?;
+        }
+        self.counter += 1;
+        let prefix = format!("_appy_{}{}_", f.name.name, self.counter);
+        let mut locals: Vec<(String, Span)> = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
+        super::names::ast_names_assigned(&f.body, &mut locals);
+        let rename: HashMap<String, String> = locals.iter().map(|(n, _)| (n.clone(), format!("{prefix}{n}"))).collect();
+        // Parameters are local variables bound to the arguments.
+        for (p, a) in f.params.iter().zip(args) {
+            out.push(Stmt {
+                kind: StmtKind::Assign {
+                    targets: vec![Expr {
+                        kind: ExprKind::Name(rename[&p.name].clone()),
+                        span: p.span,
+                    }],
+                    value: a,
+                },
+                span: e.span,
+                pragma: None,
+            });
+        }
+        let body = body_without_docstring(&f.body);
+        let mut ret = None;
+        let n = body.len();
+        for (k, s) in body.iter().enumerate() {
+            if let StmtKind::Return(v) = &s.kind {
+                if k + 1 != n {
+                    return Err(self
+                        .err(s.span, "`return` is only supported as the last statement of a function")
+                        .with_note("help: compute the result in a variable and return it at the end"));
+                }
+                ret = v.clone().map(|mut v| {
+                    rename_expr(&mut v, &rename);
+                    v
+                });
+                break;
+            }
+            if contains_return(s) {
+                return Err(self.err(s.span, "`return` is only supported as the last statement of a function"));
+            }
+            let mut s = s.clone();
+            rename_stmt(&mut s, &rename);
+            self.stmt(&s, depth + 1, out)?;
+        }
+        match ret {
+            Some(mut v) => {
+                // The value is computed after the body, like the callee's return.
+                let mut pre = vec![];
+                self.expr(&mut v, depth + 1, &mut pre, false)?;
+                out.extend(pre);
+                Ok(Some(v))
+            }
+            None => Ok(None),
+        }
+    }
+
+    // ----- pragmas ----------------------------------------------------------------
+
+    /// Drops loop pragmas that do not annotate a loop, with a warning.
+    fn pragmas(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        stmts
+            .into_iter()
+            .map(|mut s| {
+                if let Some(p) = &s.pragma
+                    && matches!(
+                        p.kind,
+                        PragmaKind::ParallelFor { .. } | PragmaKind::Simd | PragmaKind::SequentialFor
+                    )
+                    && !matches!(s.kind, StmtKind::For { .. })
+                {
+                    self.warnings.push(
+                        Diagnostic::warning(
+                            self.file,
+                            p.span,
+                            format!("`#pragma {}` is not directly above a `for` loop; it is ignored", p.text),
+                        )
+                        .with_note("help: put the pragma on the line right above the loop it annotates"),
+                    );
+                    s.pragma = None;
+                }
+                match &mut s.kind {
+                    StmtKind::For { body, .. } => *body = self.pragmas(std::mem::take(body)),
+                    StmtKind::If { then, orelse, .. } => {
+                        *then = self.pragmas(std::mem::take(then));
+                        *orelse = self.pragmas(std::mem::take(orelse));
+                    }
+                    _ => {}
+                }
+                s
+            })
+            .collect()
+    }
+
+    // ----- continue ---------------------------------------------------------------
+
+    /// Removes `continue` from the bodies of the loops in `stmts` (`in_loop`: `stmts`
+    /// is itself a loop body, where `continue` belongs).
+    fn continues(&mut self, stmts: Vec<Stmt>, in_loop: bool) -> DResult<Vec<Stmt>> {
+        let mut out = vec![];
+        for mut s in stmts {
+            match &mut s.kind {
+                StmtKind::For { body, .. } => {
+                    let b = self.continues(std::mem::take(body), true)?;
+                    *body = self.loop_body(b);
+                }
+                StmtKind::If { then, orelse, .. } => {
+                    *then = self.continues(std::mem::take(then), in_loop)?;
+                    *orelse = self.continues(std::mem::take(orelse), in_loop)?;
+                }
+                StmtKind::Continue if !in_loop => {
+                    return Err(self.err(s.span, "`continue` outside a loop"));
+                }
+                _ => {}
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// A loop body without `continue` (nested loops are already done).
+    fn loop_body(&mut self, body: Vec<Stmt>) -> Vec<Stmt> {
+        if !body.iter().any(may_continue) {
+            return body;
+        }
+        self.counter += 1;
+        let flag = format!("_appy_skip{}", self.counter);
+        let span = body.first().map(|s| s.span).unwrap_or_default();
+        let mut used = false;
+        let rest = self.guard(body, &flag, &mut used);
+        if !used {
+            return rest;
+        }
+        let mut out = vec![assign_bool(&flag, false, span)];
+        out.extend(rest);
+        out
+    }
+
+    /// Statements up to the first that may continue; the rest under a guard.
+    fn guard(&mut self, stmts: Vec<Stmt>, flag: &str, used: &mut bool) -> Vec<Stmt> {
+        let mut out = vec![];
+        let mut it = stmts.into_iter();
+        while let Some(s) = it.next() {
+            if !may_continue(&s) {
+                out.push(s);
+                continue;
+            }
+            let rest: Vec<Stmt> = it.collect();
+            match s.kind {
+                StmtKind::Continue => {}
+                // `if c: continue` (alone in its branch, no else): the rest runs when
+                // `not c`.
+                StmtKind::If { cond, then, orelse }
+                    if orelse.is_empty() && then.len() == 1 && matches!(then[0].kind, StmtKind::Continue) =>
+                {
+                    let rest = self.guard(rest, flag, used);
+                    if !rest.is_empty() {
+                        out.push(Stmt {
+                            kind: StmtKind::If {
+                                cond: not(cond),
+                                then: rest,
+                                orelse: vec![],
+                            },
+                            span: s.span,
+                            pragma: None,
+                        });
+                    }
+                }
+                StmtKind::If { cond, then, orelse } => {
+                    *used = true;
+                    let then = self.set_flag(then, flag, used);
+                    let orelse = self.set_flag(orelse, flag, used);
+                    out.push(Stmt {
+                        kind: StmtKind::If { cond, then, orelse },
+                        ..s
+                    });
+                    let rest = self.guard(rest, flag, used);
+                    if !rest.is_empty() {
+                        let sp = rest[0].span;
+                        out.push(Stmt {
+                            kind: StmtKind::If {
+                                cond: not(Expr {
+                                    kind: ExprKind::Name(flag.to_string()),
+                                    span: sp,
+                                }),
+                                then: rest,
+                                orelse: vec![],
+                            },
+                            span: sp,
+                            pragma: None,
+                        });
+                    }
+                }
+                _ => unreachable!("only `continue` and `if` may continue"),
+            }
+            return out;
+        }
+        out
+    }
+
+    /// A branch in which `continue` sets the flag (and what follows it is dropped).
+    fn set_flag(&mut self, stmts: Vec<Stmt>, flag: &str, used: &mut bool) -> Vec<Stmt> {
+        let mut out = vec![];
+        let mut it = stmts.into_iter();
+        while let Some(s) = it.next() {
+            if !may_continue(&s) {
+                out.push(s);
+                continue;
+            }
+            let rest: Vec<Stmt> = it.collect();
+            match s.kind {
+                StmtKind::Continue => out.push(assign_bool(flag, true, s.span)),
+                StmtKind::If { cond, then, orelse } => {
+                    let then = self.set_flag(then, flag, used);
+                    let orelse = self.set_flag(orelse, flag, used);
+                    out.push(Stmt {
+                        kind: StmtKind::If { cond, then, orelse },
+                        ..s
+                    });
+                    let rest = self.set_flag(rest, flag, used);
+                    if !rest.is_empty() {
+                        let sp = rest[0].span;
+                        out.push(Stmt {
+                            kind: StmtKind::If {
+                                cond: not(Expr {
+                                    kind: ExprKind::Name(flag.to_string()),
+                                    span: sp,
+                                }),
+                                then: rest,
+                                orelse: vec![],
+                            },
+                            span: sp,
+                            pragma: None,
+                        });
+                    }
+                }
+                _ => unreachable!("only `continue` and `if` may continue"),
+            }
+            return out;
+        }
+        out
+    }
+}
+
+/// Whether a statement may execute `continue` of the enclosing loop.
+fn may_continue(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::If { then, orelse, .. } => then.iter().any(may_continue) || orelse.iter().any(may_continue),
+        _ => false,
+    }
+}
+
+fn assign_bool(name: &str, v: bool, span: Span) -> Stmt {
+    Stmt {
+        kind: StmtKind::Assign {
+            targets: vec![Expr {
+                kind: ExprKind::Name(name.to_string()),
+                span,
+            }],
+            value: Expr {
+                kind: ExprKind::Bool(v),
+                span,
+            },
+        },
+        span,
+        pragma: None,
+    }
+}
+
+fn not(e: Expr) -> Expr {
+    let span = e.span;
+    Expr {
+        kind: ExprKind::Unary {
+            op: UnaryOp::Not,
+            operand: Box::new(e),
+        },
+        span,
+    }
+}
+
+/// A function whose body (after a docstring) is only `return expr`.
+fn is_simple(h: Option<&Helper>) -> bool {
+    let Some(Ok(f)) = h.map(|h| &h.function) else { return false };
+    let b = body_without_docstring(&f.body);
+    b.len() == 1 && matches!(b[0].kind, StmtKind::Return(Some(_)))
+}
+
+fn body_without_docstring(body: &[Stmt]) -> &[Stmt] {
+    match body.first().map(|s| &s.kind) {
+        Some(StmtKind::Expr(Expr {
+            kind: ExprKind::Str(_), ..
+        })) => &body[1..],
+        _ => body,
+    }
+}
+
+fn contains_return(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::For { body, .. } => body.iter().any(contains_return),
+        StmtKind::If { then, orelse, .. } => then.iter().chain(orelse).any(contains_return),
+        _ => false,
+    }
+}
+
+fn is_builtin(n: &str) -> bool {
+    matches!(
+        n,
+        "abs" | "min" | "max" | "sum" | "len" | "float" | "int" | "bool" | "range" | "round" | "print" | "True" | "False" | "None"
+    )
+}
+
+/// Replaces names by expressions (a simple function's parameters by the arguments).
+fn replace_names(e: &mut Expr, map: &HashMap<String, Expr>) {
+    if let ExprKind::Name(n) = &e.kind
+        && let Some(r) = map.get(n)
+    {
+        *e = r.clone();
+        return;
+    }
+    if let ExprKind::Attribute { value, .. } = &mut e.kind {
+        // `x.shape`: `x` may be a parameter; an attribute name is not a variable.
+        replace_names(value, map);
+        return;
+    }
+    e.for_each_child_mut(&mut |c| replace_names(c, map));
+}
+
+fn rename_expr(e: &mut Expr, map: &HashMap<String, String>) {
+    if let ExprKind::Name(n) = &mut e.kind {
+        if let Some(r) = map.get(n.as_str()) {
+            *n = r.clone();
+        }
+        return;
+    }
+    if let ExprKind::Attribute { value, .. } = &mut e.kind {
+        rename_expr(value, map);
+        return;
+    }
+    e.for_each_child_mut(&mut |c| rename_expr(c, map));
+}
+
+/// Renames the variables of a statement (including loop variables and the names in
+/// its pragma).
+fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
+    if let Some(p) = &mut s.pragma {
+        match &mut p.kind {
+            PragmaKind::ParallelFor { shared, .. } => {
+                for id in shared {
+                    if let Some(r) = map.get(&id.name) {
+                        id.name = r.clone();
+                    }
+                }
+            }
+            PragmaKind::Tensor(dims) => {
+                for d in dims {
+                    for prop in &mut d.props {
+                        if let TensorProp::Reduce { var, .. } = prop
+                            && let Some(r) = map.get(&var.name)
+                        {
+                            var.name = r.clone();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    match &mut s.kind {
+        StmtKind::Assign { targets, value } => {
+            targets.iter_mut().for_each(|t| rename_expr(t, map));
+            rename_expr(value, map);
+        }
+        StmtKind::AugAssign { target, value, .. } => {
+            rename_expr(target, map);
+            rename_expr(value, map);
+        }
+        StmtKind::For { var, iter, body } => {
+            if let Some(r) = map.get(&var.name) {
+                var.name = r.clone();
+            }
+            rename_expr(iter, map);
+            body.iter_mut().for_each(|b| rename_stmt(b, map));
+        }
+        StmtKind::If { cond, then, orelse } => {
+            rename_expr(cond, map);
+            then.iter_mut().chain(orelse.iter_mut()).for_each(|b| rename_stmt(b, map));
+        }
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rename_expr(e, map),
+        StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
+    }
+}
