@@ -37,7 +37,7 @@ pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,co
 pub fn appy_to_llvm(mvl: i64) -> String {
     let loops = appy_to_loops(mvl);
     format!(
-        "{loops},appy-hoist-allocas,appy-cpu-libm,{}",
+        "{loops},appy-hoist-allocas,appy-cpu-libm,appy-cpu-print,{}",
         CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
     )
 }

@@ -247,6 +247,24 @@ pub enum ExprKind {
     },
     /// `(a, b)` or `a, b` where a tuple is allowed (return values, tuple assignment, shapes).
     Tuple(Vec<Expr>),
+    /// An f-string, `f"x = {x:.3f}"` (only meaningful in `print(...)`).
+    FString(Vec<FPart>),
+}
+
+/// A part of an f-string.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FPart {
+    /// Literal text.
+    Lit(String),
+    /// `{expr!conv:spec}`.
+    Field {
+        /// The expression.
+        expr: Box<Expr>,
+        /// `!r`, `!s` or `!a`, if written.
+        conv: Option<char>,
+        /// The format spec after `:` (empty if none).
+        spec: String,
+    },
 }
 
 impl Expr {
@@ -264,6 +282,11 @@ impl Expr {
                 rest.iter().for_each(|(_, x)| f(x));
             }
             ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter().for_each(f),
+            ExprKind::FString(parts) => parts.iter().for_each(|p| {
+                if let FPart::Field { expr, .. } = p {
+                    f(expr)
+                }
+            }),
             ExprKind::IfExp { cond, then, orelse } => {
                 f(cond);
                 f(then);
@@ -303,6 +326,11 @@ impl Expr {
                 rest.iter_mut().for_each(|(_, x)| f(x));
             }
             ExprKind::BoolOp { values, .. } | ExprKind::Tuple(values) => values.iter_mut().for_each(f),
+            ExprKind::FString(parts) => parts.iter_mut().for_each(|p| {
+                if let FPart::Field { expr, .. } = p {
+                    f(expr)
+                }
+            }),
             ExprKind::IfExp { cond, then, orelse } => {
                 f(cond);
                 f(then);

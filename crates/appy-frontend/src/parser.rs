@@ -821,14 +821,164 @@ impl Ctx<'_> {
 
     /// Adjacent string literals, concatenated.
     fn strings(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
-        let mut s = String::new();
+        let mut parts: Vec<FPart> = vec![];
+        let mut any_f = false;
         for q in p.into_inner() {
-            s.push_str(&self.string(q)?);
+            match self.string(q)? {
+                StrLit::Plain(s) => parts.push(FPart::Lit(s)),
+                StrLit::F(ps) => {
+                    any_f = true;
+                    parts.extend(ps);
+                }
+            }
+        }
+        if !any_f {
+            let s = parts
+                .into_iter()
+                .map(|p| match p {
+                    FPart::Lit(s) => s,
+                    FPart::Field { .. } => unreachable!("no f-string"),
+                })
+                .collect();
+            return Ok(Expr {
+                kind: ExprKind::Str(s),
+                span,
+            });
+        }
+        // Adjacent literal parts merge.
+        let mut merged: Vec<FPart> = vec![];
+        for p in parts {
+            match (merged.last_mut(), p) {
+                (Some(FPart::Lit(a)), FPart::Lit(b)) => a.push_str(&b),
+                (_, p) => merged.push(p),
+            }
         }
         Ok(Expr {
-            kind: ExprKind::Str(s),
+            kind: ExprKind::FString(merged),
             span,
         })
+    }
+
+    /// The literal text and fields of an f-string's body (`body` starts at byte `at`
+    /// of the file).
+    fn fstring(&self, body: &str, at: usize, raw: bool, whole: Span) -> DResult<Vec<FPart>> {
+        let b = body.as_bytes();
+        let mut parts = vec![];
+        let mut lit = String::new();
+        let mut i = 0;
+        let flush = |lit: &mut String, parts: &mut Vec<FPart>| {
+            if !lit.is_empty() {
+                let t = if raw { lit.clone() } else { unescape(lit) };
+                parts.push(FPart::Lit(t));
+                lit.clear();
+            }
+        };
+        let here = |k: usize| Span::new(at + k, at + k + 1);
+        while i < b.len() {
+            match b[i] {
+                b'{' if b.get(i + 1) == Some(&b'{') => {
+                    lit.push('{');
+                    i += 2;
+                }
+                b'}' if b.get(i + 1) == Some(&b'}') => {
+                    lit.push('}');
+                    i += 2;
+                }
+                b'}' => return Err(Diagnostic::error(self.file, here(i), "f-string: single '}' is not allowed")),
+                b'{' => {
+                    flush(&mut lit, &mut parts);
+                    // The field runs to the matching `}`; `!` and `:` at depth 0 end
+                    // the expression.
+                    let start = i + 1;
+                    let (mut depth, mut j) = (0i32, start);
+                    let (mut expr_end, mut conv, mut spec_start) = (None, None, None);
+                    let mut quote: Option<u8> = None;
+                    while j < b.len() {
+                        let c = b[j];
+                        if let Some(q) = quote {
+                            if c == q {
+                                quote = None;
+                            }
+                        } else if spec_start.is_some() {
+                            if c == b'{' {
+                                return Err(Diagnostic::error(
+                                    self.file,
+                                    here(j),
+                                    "nested fields in f-string format specs are not supported",
+                                ));
+                            }
+                            if c == b'}' {
+                                break;
+                            }
+                        } else {
+                            match c {
+                                b'\'' | b'"' => quote = Some(c),
+                                b'(' | b'[' | b'{' => depth += 1,
+                                b')' | b']' => depth -= 1,
+                                b'}' if depth > 0 => depth -= 1,
+                                b'}' => {
+                                    expr_end.get_or_insert(j);
+                                    break;
+                                }
+                                b'!' if depth == 0 && b.get(j + 1) != Some(&b'=') => {
+                                    expr_end.get_or_insert(j);
+                                    conv = b.get(j + 1).map(|c| *c as char);
+                                    j += 1;
+                                }
+                                b':' if depth == 0 => {
+                                    expr_end.get_or_insert(j);
+                                    spec_start = Some(j + 1);
+                                }
+                                _ => {}
+                            }
+                        }
+                        j += 1;
+                    }
+                    if j >= b.len() {
+                        return Err(Diagnostic::error(self.file, whole, "f-string: expecting '}'"));
+                    }
+                    let end = expr_end.unwrap_or(j);
+                    let text = &body[start..end];
+                    if text.trim().is_empty() {
+                        return Err(Diagnostic::error(
+                            self.file,
+                            Span::new(at + i, at + j + 1),
+                            "f-string: empty expression not allowed",
+                        ));
+                    }
+                    if text.trim_end().ends_with('=') && !text.trim_end().ends_with("==") {
+                        return Err(
+                            Diagnostic::error(self.file, Span::new(at + start, at + end), "`{x=}` in f-strings is not supported")
+                                .with_note("help: write the name out: `x={x}`"),
+                        );
+                    }
+                    if let Some(c) = conv
+                        && !matches!(c, 'r' | 's' | 'a')
+                    {
+                        return Err(Diagnostic::error(
+                            self.file,
+                            Span::new(at + i, at + j + 1),
+                            "f-string: invalid conversion character",
+                        ));
+                    }
+                    let expr = parse_expr(self.file, Span::new(at + start, at + end))?;
+                    let spec = spec_start.map(|s| body[s..j].to_string()).unwrap_or_default();
+                    parts.push(FPart::Field {
+                        expr: Box::new(expr),
+                        conv,
+                        spec,
+                    });
+                    i = j + 1;
+                }
+                _ => {
+                    let ch = body[i..].chars().next().expect("a char");
+                    lit.push(ch);
+                    i += ch.len_utf8();
+                }
+            }
+        }
+        flush(&mut lit, &mut parts);
+        Ok(parts)
     }
 
     fn err_at(&self, span: Span) -> Diagnostic {
@@ -970,20 +1120,21 @@ impl Ctx<'_> {
         Ok(Expr { kind, span })
     }
 
-    fn string(&self, p: Pair<'_, Rule>) -> DResult<String> {
+    fn string(&self, p: Pair<'_, Rule>) -> DResult<StrLit> {
         let span = self.span(&p);
         let mut prefix = "";
         let mut body = "";
+        let mut body_at = span.start;
         for q in p.into_inner() {
             match q.as_rule() {
                 Rule::str_prefix => prefix = q.as_str(),
-                _ => body = q.as_str(),
+                _ => {
+                    body = q.as_str();
+                    body_at = self.span(&q).start;
+                }
             }
         }
         let lower = prefix.to_ascii_lowercase();
-        if lower.contains('f') {
-            return Err(self.err_at(span).with_message("f-strings are not supported in APPy functions"));
-        }
         if lower.contains('b') {
             return Err(self.err_at(span).with_message("bytes literals are not supported in APPy functions"));
         }
@@ -993,8 +1144,17 @@ impl Ctx<'_> {
             1
         };
         let inner = body.get(q..body.len().saturating_sub(q)).unwrap_or_default();
-        Ok(if lower.contains('r') { inner.to_string() } else { unescape(inner) })
+        if lower.contains('f') {
+            return Ok(StrLit::F(self.fstring(inner, body_at + q, lower.contains('r'), span)?));
+        }
+        Ok(StrLit::Plain(if lower.contains('r') { inner.to_string() } else { unescape(inner) }))
     }
+}
+
+/// A string literal: plain text or the parts of an f-string.
+enum StrLit {
+    Plain(String),
+    F(Vec<FPart>),
 }
 
 /// The length of `text` (a fragment of a logical line starting at a token) without its

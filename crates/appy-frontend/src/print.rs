@@ -161,6 +161,7 @@ impl Printer<'_> {
             ExprKind::Bool(v) => format!("Bool {}", if *v { "True" } else { "False" }),
             ExprKind::None => "None".to_string(),
             ExprKind::Str(s) => format!("Str {s:?}"),
+            ExprKind::FString(parts) => format!("FString ({} parts)", parts.len()),
             ExprKind::Name(n) => format!("Name {n}"),
             ExprKind::Unary { op, .. } => format!(
                 "Unary {}",

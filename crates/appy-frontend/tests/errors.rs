@@ -21,13 +21,11 @@ fn unsupported_statements() {
         ("import os", "imports inside APPy functions", 1, 1),
         ("from os import path", "imports inside APPy functions", 1, 1),
         ("for i in range(N):\n    break", "`break` is not supported", 2, 5),
-        ("for i in range(N):\n    if a[i]: continue", "`continue` is not supported", 2, 14),
         ("yield x", "generators (`yield`)", 1, 1),
         ("x = yield", "generators (`yield`)", 1, 5),
         ("async def g():\n    pass", "`async`/`await`", 1, 1),
         ("await g()", "`async`/`await`", 1, 1),
         ("assert x > 0", "`assert` is not supported", 1, 1),
-        ("x: int = 3", "annotated assignments are not supported", 1, 2),
         (
             "for i in range(N):\n    pass\nelse:\n    pass",
             "`for ... else` is not supported",
@@ -64,7 +62,7 @@ fn unsupported_expressions() {
         ("x = f(**kw)", "argument unpacking", 1, 7),
         ("x = *a, b", "starred expressions", 1, 5),
         ("if (n := 3) > 0:\n    pass", "assignment expressions (`:=`)", 1, 5),
-        ("x = f'{a}'", "f-strings are not supported", 1, 5),
+        ("x = f'{a'", "f-string: expecting '}'", 1, 5),
         ("x = b'abc'", "bytes literals are not supported", 1, 5),
         ("x = a[...]", "Ellipsis", 1, 7),
         ("x = 1j", "complex literals are not supported", 1, 5),
@@ -129,8 +127,6 @@ fn function_header_errors() {
         ("def f(a, b=1):", "default parameter values are not supported", 11),
         ("def f(a, *args):", "`*args` parameters are not supported", 10),
         ("def f(a, **kw):", "`**kw` parameters are not supported", 10),
-        ("def f(a: int):", "parameter annotations are not supported", 8),
-        ("def f(a) -> int:", "return type annotations are not supported", 10),
         ("def f(a)", "invalid syntax", 9),
     ];
     for (header, msg, col) in cases {

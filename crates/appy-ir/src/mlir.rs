@@ -57,6 +57,13 @@ irdl.dialect @appy {
     irdl.operands(source: %mem, index: variadic %i64)
     irdl.results(result: %t)
   }
+  // `appy.print(%values...) {pieces}`: prints a line from the host code; `pieces` is the
+  // text and the value fields, encoded by `appy_ir::pyfmt::Piece`; each value is the 64
+  // bits of its representation (a float32 in the low 32).
+  irdl.operation @print {
+    %i64 = irdl.is i64
+    irdl.operands(values: variadic %i64)
+  }
   // `appy.iota {dims = [d]}`: the index of statement dimension d (i64), for `np.arange`.
   irdl.operation @iota {
     %t = irdl.base "!builtin.tensor"

@@ -19,6 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod cpu_libm;
+pub mod cpu_print;
 pub mod gpu_map_threads;
 pub mod gpu_outline;
 pub mod gpu_sink_loads;
@@ -105,6 +106,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu_map_threads::INFO,
     hoist_allocas::INFO,
     cpu_libm::INFO,
+    cpu_print::INFO,
     test_barriers::INFO,
 ];
 

@@ -36,7 +36,55 @@ pub struct CpuFunction {
     args: Vec<ArgType>,
     /// The packed entry point (`void(void **)`), looked up once.
     packed: unsafe extern "C" fn(*mut *mut ()),
+    /// The function prints: it takes [`print_callback`] as a last parameter
+    /// (`appy-cpu-print`).
+    print_cb: bool,
 }
+
+/// The print callback compiled code calls for `print(...)` (see the pass
+/// `appy-cpu-print`): the `pieces` attribute's text and the values, as two 1-D memref
+/// descriptors (allocated pointer, aligned pointer, offset, size, stride).
+///
+/// # Safety
+///
+/// The descriptors must describe readable memory: `fsize` bytes at `fp + foff` and
+/// `vsize` values at `vp + voff`, as compiled code passes them.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn print_callback(
+    _fa: *mut u8,
+    fp: *mut u8,
+    foff: i64,
+    fsize: i64,
+    _fstride: i64,
+    _va: *mut i64,
+    vp: *mut i64,
+    voff: i64,
+    vsize: i64,
+    _vstride: i64,
+) {
+    use std::io::Write;
+    // SAFETY: compiled code passes a constant byte string and a buffer of `vsize` values.
+    let (text, bits) = unsafe {
+        (
+            std::slice::from_raw_parts(fp.add(foff as usize), fsize as usize),
+            std::slice::from_raw_parts(vp.add(voff as usize), vsize as usize),
+        )
+    };
+    let Some(pieces) = std::str::from_utf8(text).ok().and_then(appy_ir::pyfmt::parse_pieces) else {
+        return;
+    };
+    let kinds = pieces.iter().filter_map(|p| match p {
+        appy_ir::pyfmt::Piece::Value(k, _) => Some(*k),
+        _ => None,
+    });
+    let vals: Vec<_> = kinds.zip(bits).map(|(k, b)| appy_ir::pyfmt::from_bits(k, *b)).collect();
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(appy_ir::pyfmt::print_line(&pieces, &vals).as_bytes());
+    let _ = out.flush();
+}
+
+/// The packed-argument slot of the print callback.
+static PRINT_CALLBACK: unsafe extern "C" fn(*mut u8, *mut u8, i64, i64, i64, *mut i64, *mut i64, i64, i64, i64) = print_callback;
 
 // SAFETY: after construction the execution engine is only read: symbol lookups (thread
 // safe in LLVM's ORC JIT) and calls of the compiled code, which keeps no state between
@@ -173,6 +221,7 @@ impl CpuFunction {
             results,
             args: sig.to_vec(),
             packed,
+            print_cb: text.contains("appy.print_callback"),
         })
     }
 
@@ -231,6 +280,9 @@ impl CpuFunction {
                 }
             }
         }
+        if self.print_cb {
+            packed.push(&PRINT_CALLBACK as *const _ as *mut ());
+        }
         if !struct_ret && self.results.len() == 1 {
             packed.push(ret_buf.as_mut_ptr() as *mut ());
         }
@@ -287,11 +339,17 @@ impl CpuFunction {
         if sig != self.args {
             return Err(Diagnostic::bare(format!("`{}` was compiled for other argument types", self.name)));
         }
-        call_engine(&self.engine, &self.name, &self.results, args)
+        call_engine(&self.engine, &self.name, &self.results, self.print_cb, args)
     }
 }
 
-fn call_engine(engine: &ExecutionEngine, name: &str, results: &[ArgType], args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
+fn call_engine(
+    engine: &ExecutionEngine,
+    name: &str,
+    results: &[ArgType],
+    print_cb: bool,
+    args: &mut [HostValue],
+) -> DResult<Vec<HostValue>> {
     // Argument storage (kept alive until the call returns).
     let mut buffers: Vec<Aligned> = vec![];
     let mut descs: Vec<Box<[i64]>> = vec![];
@@ -365,6 +423,9 @@ fn call_engine(engine: &ExecutionEngine, name: &str, results: &[ArgType], args: 
             }
             Slot::Scalar(i) => packed.push(scalars[*i].as_mut_ptr() as *mut ()),
         }
+    }
+    if print_cb {
+        packed.push(&PRINT_CALLBACK as *const _ as *mut ());
     }
     if !struct_ret && results.len() == 1 {
         packed.push(ret_buf.as_mut_ptr() as *mut ());

@@ -780,6 +780,17 @@ impl<'a> Interp<'a> {
                 };
                 self.set(op, HV::I(r as i64));
             }
+            "arith.bitcast" => {
+                let (from, to) = (self.ty(o[0]).to_string(), self.ty(op.results[0]).to_string());
+                let v = match (from.as_str(), to.as_str()) {
+                    ("f64", "i64") => HV::I(self.float(o[0])?.to_bits() as i64),
+                    ("f32", "i32") => HV::I((self.float(o[0])? as f32).to_bits() as i32 as i64),
+                    ("i64", "f64") => HV::F(f64::from_bits(self.int(o[0])? as u64)),
+                    ("i32", "f32") => HV::F(f32::from_bits(self.int(o[0])? as u32) as f64),
+                    _ => return Err(format!("arith.bitcast from {from} to {to} is not supported in host code")),
+                };
+                self.set(op, v);
+            }
             "arith.select" => {
                 let c = self.int(o[0])?;
                 let v = if c & 1 != 0 { self.get(o[1])? } else { self.get(o[2])? };
@@ -955,6 +966,27 @@ impl<'a> Interp<'a> {
             "gpu.launch_func" => self.launch(op)?,
             "appy.gemm" => self.gemm(op)?,
             "appy.trsv" => self.trsv(op)?,
+            "appy.print" => {
+                let pieces = op
+                    .attr("pieces")
+                    .and_then(appy_ir::pyfmt::parse_pieces)
+                    .ok_or("malformed appy.print")?;
+                let kinds: Vec<appy_ir::pyfmt::Kind> = pieces
+                    .iter()
+                    .filter_map(|p| match p {
+                        appy_ir::pyfmt::Piece::Value(k, _) => Some(*k),
+                        _ => None,
+                    })
+                    .collect();
+                let mut vals = vec![];
+                for (k, v) in kinds.iter().zip(&op.operands) {
+                    vals.push(appy_ir::pyfmt::from_bits(*k, self.int(*v)?));
+                }
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(appy_ir::pyfmt::print_line(&pieces, &vals).as_bytes());
+                let _ = out.flush();
+            }
             "appy.potrf" => self.potrf(op)?,
             other => return Err(format!("the GPU runner cannot execute `{other}` in host code")),
         }

@@ -210,3 +210,30 @@ fn tuned_bundles_and_bench() {
         String::from_utf8_lossy(&st.stderr)
     );
 }
+
+#[test]
+fn print_matches_python() {
+    // `print(...)` prints in program order with CPython's and NumPy's formatting.
+    let root = examples().join("..");
+    let file = root.join("tests/cases/printing.py");
+    let dir = tmp("print");
+    let a = HostArray::from_f64(DType::F64, vec![5], &[0.5, 1.25, -3.0, 1e-7, 123456789.0]);
+    let arg = write(&dir, "a.npy", &a);
+    let out = appy()
+        .env("APPY_CACHE_DIR", "")
+        .args(["run", file.to_str().unwrap(), "--func", "report", "--device", "cpu", "--arg"])
+        .arg(format!("a={arg}"))
+        .args(["--arg", "n=5", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = format!(
+        "import importlib.util, numpy as np, sys\nsys.path.insert(0, {oracle:?})\nspec = importlib.util.spec_from_file_location('m', {file:?})\nm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\nm.report(np.array([0.5, 1.25, -3.0, 1e-7, 123456789.0]), 5)\n",
+        oracle = root.join("tests/oracle").to_str().unwrap(),
+        file = file.to_str().unwrap()
+    );
+    let py = Command::new("python3").arg("-c").arg(script).output().unwrap();
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&py.stdout));
+}

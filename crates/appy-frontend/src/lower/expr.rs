@@ -35,6 +35,9 @@ impl Lower<'_> {
             ExprKind::Bool(b) => Ok(V::S(self.b.int(*b as i64, "i1"), STy::BOOL)),
             ExprKind::None => Err(self.err(e.span, "`None` is only allowed as an index (a new axis)")),
             ExprKind::Str(_) => Err(self.err(e.span, "strings are not supported here")),
+            ExprKind::FString(_) => Err(self
+                .err(e.span, "f-strings are only supported in `print(...)`")
+                .with_note("help: print the values: `print(f\"x = {x}\")`")),
             ExprKind::Name(n) => match self.lookup(n).cloned() {
                 Some(Binding::Slot(slot, t)) => Ok(V::S(self.b.load(slot, &[]), t)),
                 Some(Binding::Val(v)) => Ok(v),

@@ -268,9 +268,94 @@ impl Lower<'_> {
         }
     }
 
-    /// `print(...)`: not supported yet.
-    pub(super) fn print_stmt(&mut self, _args: &[Expr], _kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<()> {
-        Err(self.err(e.span, "`print` is not supported yet"))
+    /// `print(a, f"x = {x:.3f}", sep=..., end=...)`: an `appy.print` op in the host
+    /// code, whose `pieces` attribute lists the text and the value fields
+    /// ([`appy_ir::pyfmt::Piece`]); the runtime formats and prints it in program order.
+    pub(super) fn print_stmt(&mut self, args: &[Expr], kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<()> {
+        use appy_ir::pyfmt::{Kind, Piece};
+        if self.seq_worker > 0 || self.scopes.iter().any(|s| s.kind != ScopeKind::Function) {
+            return Err(self
+                .err(
+                    e.span,
+                    "`print` inside a parallel or simd loop is not supported (it would run on the GPU's threads)",
+                )
+                .with_note("help: print after the loop, or store the values into an array and print that from the host code"));
+        }
+        let mut sep = " ".to_string();
+        let mut end = "\n".to_string();
+        for (k, v) in kwargs {
+            match (k.name.as_str(), &v.kind) {
+                ("sep", ExprKind::Str(s)) => sep = s.clone(),
+                ("end", ExprKind::Str(s)) => end = s.clone(),
+                ("sep" | "end", ExprKind::None) => {}
+                ("flush", _) => {}
+                _ => {
+                    return Err(self
+                        .err(k.span, format!("`print(..., {}=...)` is not supported", k.name))
+                        .with_note("help: supported: sep= and end= with string literals"));
+                }
+            }
+        }
+        let mut pieces: Vec<Piece> = vec![];
+        let mut vals = vec![];
+        // `fstr`: a field of an f-string, formatted by `format()`, which shows a NumPy
+        // float32 as the Python float of the same value (`str()` shows NumPy's repr).
+        let mut field = |this: &mut Self, x: &Expr, spec: &str, pieces: &mut Vec<Piece>, fstr: bool| -> DResult<()> {
+            let v = this.expr(x)?;
+            let V::S(v, t) = v else {
+                return Err(this
+                    .err(x.span, "only scalars and strings can be printed")
+                    .with_note("help: print elements (`a[i]`), or return the array and print it in Python"));
+            };
+            let (v, t) = if fstr && t.dt == DType::F32 {
+                (this.b.cast(v, t, STy::strong(DType::F64)), STy::strong(DType::F64))
+            } else {
+                (v, t)
+            };
+            let kind = match t.dt {
+                DType::F32 => Kind::F32,
+                DType::F64 => Kind::F64,
+                DType::I32 | DType::I64 => Kind::Int,
+                DType::Bool => Kind::Bool,
+            };
+            appy_ir::pyfmt::check_spec(kind, spec).map_err(|m| this.err(x.span, format!("invalid format: {m}")))?;
+            pieces.push(Piece::Value(kind, spec.to_string()));
+            // Every value travels as the 64 bits of its representation.
+            let bits = match t.dt {
+                DType::F64 => this.b.op1("arith.bitcast", &[v], "i64", &[]),
+                DType::F32 => {
+                    let w = this.b.op1("arith.bitcast", &[v], "i32", &[]);
+                    this.b.op1("arith.extui", &[w], "i64", &[])
+                }
+                DType::I32 => this.b.op1("arith.extsi", &[v], "i64", &[]),
+                DType::I64 => v,
+                DType::Bool => this.b.op1("arith.extui", &[v], "i64", &[]),
+            };
+            vals.push(bits);
+            Ok(())
+        };
+        for (k, a) in args.iter().enumerate() {
+            if k > 0 {
+                pieces.push(Piece::Text(sep.clone()));
+            }
+            match &a.kind {
+                ExprKind::Str(s) => pieces.push(Piece::Text(s.clone())),
+                ExprKind::FString(parts) => {
+                    for p in parts {
+                        match p {
+                            FPart::Lit(s) => pieces.push(Piece::Text(s.clone())),
+                            FPart::Field { expr, spec, .. } => field(self, expr, spec, &mut pieces, true)?,
+                        }
+                    }
+                }
+                _ => field(self, a, "", &mut pieces, false)?,
+            }
+        }
+        pieces.push(Piece::Text(end));
+        let list: Vec<String> = pieces.iter().map(|p| format!("\"{}\"", p.encode())).collect();
+        self.set_loc(e.span);
+        self.b.op0("appy.print", &vals, &[("pieces", format!("[{}]", list.join(", ")))]);
+        Ok(())
     }
 
     pub(super) fn assign(&mut self, targets: &[Expr], value: &Expr, s: &Stmt) -> DResult<()> {

@@ -423,8 +423,8 @@ impl Cx<'_> {
                 }
                 StmtKind::If { cond, then, orelse } => {
                     *used = true;
-                    let then = self.set_flag(then, flag, used);
-                    let orelse = self.set_flag(orelse, flag, used);
+                    let then = self.set_flag(then, flag);
+                    let orelse = self.set_flag(orelse, flag);
                     out.push(Stmt {
                         kind: StmtKind::If { cond, then, orelse },
                         ..s
@@ -454,7 +454,7 @@ impl Cx<'_> {
     }
 
     /// A branch in which `continue` sets the flag (and what follows it is dropped).
-    fn set_flag(&mut self, stmts: Vec<Stmt>, flag: &str, used: &mut bool) -> Vec<Stmt> {
+    fn set_flag(&mut self, stmts: Vec<Stmt>, flag: &str) -> Vec<Stmt> {
         let mut out = vec![];
         let mut it = stmts.into_iter();
         while let Some(s) = it.next() {
@@ -466,13 +466,13 @@ impl Cx<'_> {
             match s.kind {
                 StmtKind::Continue => out.push(assign_bool(flag, true, s.span)),
                 StmtKind::If { cond, then, orelse } => {
-                    let then = self.set_flag(then, flag, used);
-                    let orelse = self.set_flag(orelse, flag, used);
+                    let then = self.set_flag(then, flag);
+                    let orelse = self.set_flag(orelse, flag);
                     out.push(Stmt {
                         kind: StmtKind::If { cond, then, orelse },
                         ..s
                     });
-                    let rest = self.set_flag(rest, flag, used);
+                    let rest = self.set_flag(rest, flag);
                     if !rest.is_empty() {
                         let sp = rest[0].span;
                         out.push(Stmt {

@@ -78,6 +78,7 @@ pub fn sx(e: &Expr) -> String {
         ExprKind::Bool(v) => if *v { "True" } else { "False" }.to_string(),
         ExprKind::None => "None".to_string(),
         ExprKind::Str(s) => format!("{s:?}"),
+        ExprKind::FString(parts) => format!("(fstring {})", parts.len()),
         ExprKind::Name(n) => n.clone(),
         ExprKind::Unary { op, operand } => {
             let op = match op {
@@ -189,6 +190,7 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
                     v.as_ref().map(|e| format!(" {}", sx(e))).unwrap_or_default()
                 )),
                 StmtKind::Pass => out.push_str(&format!("{pad}pass{pragma}\n")),
+                StmtKind::Continue => out.push_str(&format!("{pad}continue{pragma}\n")),
                 StmtKind::Expr(e) => out.push_str(&format!("{pad}{}{pragma}\n", sx(e))),
             }
         }
