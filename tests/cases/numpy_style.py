@@ -186,3 +186,17 @@ def attributes(a):
     f = np.zeros(n, a.dtype)
     b[:] = d + c + e + f
     return b
+
+
+# The syrk of APPy's README: a tensor statement in an unannotated loop inside a
+# parallel loop (the loop stays sequential in the worker).
+# test: alpha:float beta:float C:f64[n,n] A:f64[n,m] | n=1,5,33 m=1,7,20
+@appy.jit
+def syrk(alpha, beta, C, A):
+    M, N = A.shape
+    #pragma parallel for
+    for i in range(M):
+        C[i, :i + 1] *= beta
+        for k in range(N):
+            C[i, :i + 1] += alpha * A[i, k] * A[:i + 1, k]
+    return C

@@ -118,6 +118,7 @@ impl Lower<'_> {
             }
             None if in_parallel
                 && !in_simd
+                && !self.needs_scalar_loop(body)
                 && vectorizable(
                     body,
                     var,
@@ -172,6 +173,7 @@ impl Lower<'_> {
         let mut assigned = vec![];
         ast_names_assigned(body, &mut assigned);
         let mut reductions: Vec<(String, RedOp)> = vec![];
+        let mut cells: Vec<String> = vec![];
         let mut seen = HashSet::new();
         for (n, sp) in &assigned {
             if !seen.insert(n.clone()) || *n == var.name {
@@ -184,11 +186,11 @@ impl Lower<'_> {
             if listed {
                 match (&red, defined_outside) {
                     (Some(op), true) => reductions.push((n.clone(), *op)),
-                    (None, _) => {
-                        return Err(self.err(*sp, format!("`{n}` is listed in shared(...) but is not updated by a single reduction operator (+, *, max, min) in this loop")));
-                    }
+                    // APPy's rule: a plain assignment to a shared scalar is visible after
+                    // the loop (if several iterations assign, one of the values wins).
+                    (None, true) => cells.push(n.clone()),
                     (_, false) => {
-                        return Err(self.err(*sp, format!("shared reduction variable `{n}` must be initialised before the loop")));
+                        return Err(self.err(*sp, format!("shared variable `{n}` must be initialised before the loop")));
                     }
                 }
                 continue;
@@ -215,13 +217,25 @@ impl Lower<'_> {
                 return Err(d);
             }
         }
-        for sh in &shared {
-            if !assigned.iter().any(|(n, _)| *n == sh.name) {
-                return Err(self.err(
-                    sh.span,
-                    format!("`{}` is listed in shared(...) but is not assigned in the loop", sh.name),
-                ));
-            }
+        // A shared scalar the loop only reads is passed by value, like any scalar.
+        // One the loop assigns lives in a one-element array while the loop runs.
+        let mut cell_slots: Vec<(String, Value, STy)> = vec![];
+        for n in &cells {
+            let (v, t) = match self.lookup(n).cloned() {
+                Some(Binding::Slot(slot, t)) => (self.b.load(slot, &[]), t),
+                Some(Binding::Val(V::S(v, t))) => (v, t),
+                _ => unreachable!("checked above"),
+            };
+            let cell = self.b.m.value(memref_type(t.dt, 0));
+            let alloc = Op::new("memref.alloc")
+                .with_results([cell])
+                .with_attr("operandSegmentSizes", "array<i32: 0, 0>")
+                .with_loc(self.b.loc.clone());
+            self.scopes[0].allocas.push(alloc);
+            self.cells.push(cell);
+            let v = self.stored_form(v, t.dt);
+            self.b.store(v, cell, &[]);
+            cell_slots.push((n.clone(), cell, t));
         }
         // Snapshot scalars that the body only reads.
         let mut reads = vec![];
@@ -256,6 +270,9 @@ impl Lower<'_> {
         self.push_scope(if parallel { ScopeKind::Parallel } else { ScopeKind::Simd });
         for (n, v) in snap {
             self.bind(&n, Binding::Val(v));
+        }
+        for (n, cell, t) in &cell_slots {
+            self.bind(n, Binding::Slot(*cell, *t));
         }
         let mut accs = vec![];
         for ((n, op), t) in reductions.iter().zip(&red_tys) {
@@ -302,6 +319,11 @@ impl Lower<'_> {
             op.set_attr("appy.prange", "unit");
         }
         self.b.push(op);
+        for (n, cell, t) in &cell_slots {
+            let x = self.b.load(*cell, &[]);
+            let x = self.loaded_form(x, t.dt);
+            self.assign_scalar(n, x, *t, s.span)?;
+        }
         for ((n, _), r) in reductions.iter().zip(results) {
             let t = red_tys[reductions.iter().position(|(m, _)| m == n).expect("present")];
             self.assign_scalar(n, r, t, s.span)?;
@@ -325,7 +347,7 @@ impl Lower<'_> {
         }
         // Privates are not visible after the loop.
         for n in assigned_set {
-            if !reductions.iter().any(|(m, _)| *m == n) && self.lookup(&n).is_none() {
+            if !reductions.iter().any(|(m, _)| *m == n) && !cells.contains(&n) && self.lookup(&n).is_none() {
                 self.bind(&n, Binding::Private(s.span));
             }
         }
@@ -333,6 +355,18 @@ impl Lower<'_> {
             self.bind(&var.name, Binding::Private(s.span));
         }
         Ok(())
+    }
+
+    /// Whether a loop body holds statements that only run outside simd loops (array
+    /// statements, vector statements, calls on a line of their own): automatic
+    /// vectorisation leaves such a loop sequential rather than reject the program.
+    fn needs_scalar_loop(&self, body: &[Stmt]) -> bool {
+        body.iter().any(|s| match &s.kind {
+            StmtKind::For { body, .. } => self.needs_scalar_loop(body),
+            StmtKind::If { then, orelse, .. } => self.needs_scalar_loop(then) || self.needs_scalar_loop(orelse),
+            StmtKind::Expr(_) => true,
+            _ => self.is_array_stmt(s) || self.uses_vidx_stmt(s),
+        })
     }
 
     /// Finds `X[idx] op= e` updates in a simd loop body whose indices do not depend on

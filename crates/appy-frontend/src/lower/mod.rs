@@ -99,6 +99,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
                 .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
             seq_worker: 0,
             warnings: vec![],
+            cells: vec![],
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -184,6 +185,8 @@ struct Lower<'a> {
     seq_worker: usize,
     /// Warnings found while lowering.
     warnings: Vec<Diagnostic>,
+    /// One-element arrays of shared scalars (freed when the function returns).
+    cells: Vec<Value>,
 }
 
 impl<'a> Lower<'a> {

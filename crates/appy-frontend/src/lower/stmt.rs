@@ -74,6 +74,9 @@ impl Lower<'_> {
             }
         }
         self.set_loc(f.name.span);
+        for c in std::mem::take(&mut self.cells) {
+            self.b.op0("memref.dealloc", &[c], &[]);
+        }
         self.b.op0("func.return", &ret, &[]);
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
