@@ -84,3 +84,38 @@ fn rejected_programs() {
         failures.join("\n")
     );
 }
+
+/// `docs/SUBSET.md` is kept in step with the compiler: its function table is the
+/// catalogue's (generated), and its table of rejected programs lists exactly the files
+/// of `tests/errors`.
+#[test]
+fn docs_subset_is_current() {
+    let path = root().join("docs/SUBSET.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- functions:begin -->\n", "<!-- functions:end -->");
+    let b = text.find(begin).expect("docs/SUBSET.md has the functions:begin marker") + begin.len();
+    let e = text.find(end).expect("docs/SUBSET.md has the functions:end marker");
+    let table = appy_frontend::functions_markdown();
+    if std::env::var_os("APPY_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &text[..b], &text[e..])).unwrap();
+    } else {
+        assert_eq!(
+            &text[b..e],
+            table,
+            "docs/SUBSET.md's function table is out of date: run `APPY_BLESS=1 cargo test -p appy-tests docs`"
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(root().join("tests/errors"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".py"))
+        .collect();
+    files.sort();
+    for f in &files {
+        assert!(text.contains(&format!("`{f}`")), "docs/SUBSET.md does not list tests/errors/{f}");
+    }
+    for line in text.lines().filter(|l| l.starts_with('|') && l.contains(".py` |")) {
+        let name = line.rsplit('`').nth(1).unwrap_or("");
+        assert!(files.iter().any(|f| f == name), "docs/SUBSET.md lists `{name}`, which is not in tests/errors");
+    }
+}
