@@ -9,6 +9,7 @@
 //!
 //! Each parameter is `name:type`: an array `f64[n,m]` (dims are size variables or
 //! integers; values uniform in `@lo..hi`, default -1..1, ints 0..10, bools random), a
+//! CSR row-pointer array `indptr[n]@lo..hi` (0, then increments in `[lo, hi)`), a
 //! scalar `float`/`f32`/`f64` (random in the range) or `int=EXPR` / `bool=EXPR`, where
 //! `EXPR` is an integer expression over size variables (`n`, `n-1`, `2*n+1`, `3`).
 //! After `|`, each size variable lists its values; case k uses the k-th value of each
@@ -25,6 +26,9 @@ use appy_runtime::{HostArray, HostValue};
 pub enum Param {
     /// An array: dtype, dims (size expressions), value range.
     Array(DType, Vec<String>, f64, f64),
+    /// A CSR row-pointer array (`indptr[n]@lo..hi`): int64, starting at 0, each entry the
+    /// previous plus a random integer in `[lo, hi)`.
+    Indptr(String, i64, i64),
     /// A random float scalar of a dtype (Python float when `weak`).
     Float(DType, bool, f64, f64),
     /// An int scalar given by an expression over the sizes.
@@ -122,6 +126,19 @@ impl Spec {
                         rng.array(*dt, &shape, *lo, *hi)
                     }
                 }
+                Param::Indptr(n, lo, hi) => {
+                    let n = eval(n, &env)?.max(0) as usize;
+                    let mut acc = 0i64;
+                    let vals: Vec<f64> = (0..n)
+                        .map(|k| {
+                            if k > 0 {
+                                acc += rng.int(*lo, *hi);
+                            }
+                            acc as f64
+                        })
+                        .collect();
+                    HostValue::Array(HostArray::from_f64(DType::I64, vec![n], &vals))
+                }
                 Param::Float(dt, weak, lo, hi) => {
                     let v = rng.uniform(*lo, *hi);
                     let v = if *dt == DType::F32 { v as f32 as f64 } else { v };
@@ -144,6 +161,10 @@ fn parse_param(ty: &str) -> Result<Param, String> {
         }
         None => (ty, None),
     };
+    if let Some(dims) = ty.strip_prefix("indptr[") {
+        let (lo, hi) = range.unwrap_or((0.0, 5.0));
+        return Ok(Param::Indptr(dims.trim_end_matches(']').to_string(), lo as i64, hi as i64));
+    }
     if let Some((base, dims)) = ty.split_once('[') {
         let dt = dtype(base)?;
         let dims: Vec<String> = dims.trim_end_matches(']').split(',').map(|d| d.trim().to_string()).collect();

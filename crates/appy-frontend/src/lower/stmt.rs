@@ -371,11 +371,7 @@ impl Lower<'_> {
             if let ExprKind::Call { func, args, .. } = &value.kind
                 && let (Some(q), [x, y]) = (qualify(&self.imports, func), args.as_slice())
             {
-                let op = match q.as_str() {
-                    "builtins.max" | "numpy.maximum" => Some(RedOp::Max),
-                    "builtins.min" | "numpy.minimum" => Some(RedOp::Min),
-                    _ => None,
-                };
+                let op = crate::sema::catalog::max_min(&q);
                 if let Some(op) = op {
                     let other = if x == t {
                         y

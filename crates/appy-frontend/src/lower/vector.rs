@@ -166,12 +166,7 @@ fn rewrite_reductions(e: &mut Expr, this: &Lower<'_>, counter: &mut usize, out: 
         && kwargs.is_empty()
         && this.vidx_of(&args[0]).is_some()
     {
-        let op = match qualify(&this.imports, func).as_deref() {
-            Some("builtins.sum" | "numpy.sum") => Some(RedOp::Add),
-            Some("builtins.max" | "numpy.max" | "numpy.amax") => Some(RedOp::Max),
-            Some("builtins.min" | "numpy.min" | "numpy.amin") => Some(RedOp::Min),
-            _ => None,
-        };
+        let op = qualify(&this.imports, func).as_deref().and_then(crate::sema::catalog::reduction);
         if let Some(op) = op {
             let name = format!("_appy_red{}", *counter);
             *counter += 1;

@@ -569,3 +569,24 @@ pub fn markdown() -> String {
     }
     out
 }
+
+/// The reduction a two-argument max/min call performs (`max(s, x)`, `np.maximum(s, x)`,
+/// `from appy import maximum`), by the callee's qualified name.
+pub(crate) fn max_min(qualified: &str) -> Option<RedOp> {
+    match lookup(qualified)?.rule {
+        Rule::MaxMin { max: true, .. } => Some(RedOp::Max),
+        Rule::MaxMin { max: false, .. } => Some(RedOp::Min),
+        _ => None,
+    }
+}
+
+/// The reduction of a one-argument reduction call (`sum(v)`, `np.max(v)`, `appy.sum`).
+pub(crate) fn reduction(qualified: &str) -> Option<RedOp> {
+    match lookup(qualified)?.rule {
+        Rule::Reduce(op) => Some(op),
+        Rule::BuiltinSum => Some(RedOp::Add),
+        Rule::MaxMin { max: true, numpy: false } => Some(RedOp::Max),
+        Rule::MaxMin { max: false, numpy: false } => Some(RedOp::Min),
+        _ => None,
+    }
+}

@@ -42,10 +42,9 @@ pub(crate) fn reduction_op(name: &str, body: &[Stmt], imports: &Imports) -> Opti
                             }
                         }
                         ExprKind::Call { func, args, .. } if args.len() == 2 && (is_name(&args[0], name) || is_name(&args[1], name)) => {
-                            match qualify(imports, func).as_deref() {
-                                Some("builtins.max" | "numpy.maximum" | "numpy.fmax") => ops.push(RedOp::Max),
-                                Some("builtins.min" | "numpy.minimum" | "numpy.fmin") => ops.push(RedOp::Min),
-                                _ => *ok = false,
+                            match qualify(imports, func).as_deref().and_then(super::catalog::max_min) {
+                                Some(op) => ops.push(op),
+                                None => *ok = false,
                             }
                             *rf += 1;
                         }
