@@ -11,7 +11,7 @@ python3 -m pip install -q --no-build-isolation ./crates/appy-python >"$pip_log" 
 pip_rc=$?
 grep -v "Running pip as the 'root' user" "$pip_log" || true
 if [ "$pip_rc" != 0 ]; then echo "pip install ./crates/appy-python failed" | tee -a "$log"; fi
-python3 -m pytest -q crates/appy-python/tests 2>&1 | tee -a "$log"
+python3 -m pytest -q crates/appy-python/tests tests/appy_repo/test_appy_repo.py 2>&1 | tee -a "$log"
 py_rc=${PIPESTATUS[0]}
 # One closing line: cargo prints one `test result:` line per test binary, pytest one
 # `N passed, M failed, K skipped in Ts` line.

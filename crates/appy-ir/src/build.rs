@@ -205,7 +205,14 @@ impl Builder {
     /// `memref.load`.
     pub fn load(&mut self, m: Value, idx: &[Value]) -> Value {
         let ty = self.m.ty(m).to_string();
-        let elem = crate::types::parse_memref(&ty).map(|(d, _)| d.mlir()).unwrap_or("f64");
+        // The element type as stored (booleans are bytes).
+        let elem = ty
+            .strip_prefix("memref<")
+            .and_then(|t| t.strip_suffix('>'))
+            .and_then(|t| t.rsplit('x').next())
+            .unwrap_or("f64")
+            .to_string();
+        let elem = elem.as_str();
         let mut ops = vec![m];
         ops.extend_from_slice(idx);
         self.op1("memref.load", &ops, elem, &[])

@@ -116,6 +116,9 @@ fn docs_subset_is_current() {
     }
     for line in text.lines().filter(|l| l.starts_with('|') && l.contains(".py` |")) {
         let name = line.rsplit('`').nth(1).unwrap_or("");
-        assert!(files.iter().any(|f| f == name), "docs/SUBSET.md lists `{name}`, which is not in tests/errors");
+        assert!(
+            files.iter().any(|f| f == name),
+            "docs/SUBSET.md lists `{name}`, which is not in tests/errors"
+        );
     }
 }

@@ -226,14 +226,14 @@ impl Lower<'_> {
                 Some(Binding::Val(V::S(v, t))) => (v, t),
                 _ => unreachable!("checked above"),
             };
-            let cell = self.b.m.value(memref_type(t.dt, 0));
+            // (A bool is an i1 here: the cell is internal, never an argument.)
+            let cell = self.b.m.value(format!("memref<{}>", t.mlir()));
             let alloc = Op::new("memref.alloc")
                 .with_results([cell])
                 .with_attr("operandSegmentSizes", "array<i32: 0, 0>")
                 .with_loc(self.b.loc.clone());
             self.scopes[0].allocas.push(alloc);
             self.cells.push(cell);
-            let v = self.stored_form(v, t.dt);
             self.b.store(v, cell, &[]);
             cell_slots.push((n.clone(), cell, t));
         }
@@ -321,7 +321,6 @@ impl Lower<'_> {
         self.b.push(op);
         for (n, cell, t) in &cell_slots {
             let x = self.b.load(*cell, &[]);
-            let x = self.loaded_form(x, t.dt);
             self.assign_scalar(n, x, *t, s.span)?;
         }
         for ((n, _), r) in reductions.iter().zip(results) {

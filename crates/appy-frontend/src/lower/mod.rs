@@ -238,8 +238,12 @@ impl<'a> Lower<'a> {
     fn assign_scalar(&mut self, name: &str, v: Value, t: STy, span: Span) -> DResult<()> {
         match self.lookup(name).cloned() {
             Some(Binding::Slot(slot, st)) => {
-                if !st.is_float() && t.is_float() {
-                    self.widen = Some((name.to_string(), promote(st, t)));
+                // A Python variable takes the type of each value assigned to it; appy
+                // gives it the join of those types, NumPy's promotion of them (`s = 0.0`
+                // then `s += a[i]` with float32 `a` is a float32, as in NumPy 2).
+                let joined = promote(st, t);
+                if joined != st {
+                    self.widen = Some((name.to_string(), joined));
                     return Err(self
                         .err(
                             span,

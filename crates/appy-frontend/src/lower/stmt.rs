@@ -37,11 +37,13 @@ impl Lower<'_> {
         ast_names_assigned(&f.body, &mut assigned);
         for (p, a) in f.params.iter().zip(args) {
             if let (ArgType::Scalar { dtype, weak }, true) = (a, assigned.iter().any(|(n, _)| *n == p.name)) {
-                let t = STy { dt: *dtype, weak: *weak };
+                let arg = STy { dt: *dtype, weak: *weak };
+                let t = self.var_type(&p.name).map(|h| promote(arg, h)).unwrap_or(arg);
                 let Some(Binding::Val(V::S(v, _))) = self.lookup(&p.name).cloned() else {
                     continue;
                 };
                 let slot = self.new_slot(t);
+                let v = self.b.cast(v, arg, t);
                 self.b.store(v, slot, &[]);
                 self.bind(&p.name, Binding::Slot(slot, t));
             }
