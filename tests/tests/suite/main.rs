@@ -9,4 +9,5 @@ mod fuzz;
 mod jit;
 mod lit;
 mod movement;
+mod same_kernel;
 mod tensor_props;
