@@ -1,6 +1,7 @@
 //! appy's IR layer: source locations and diagnostics ([`diag`]), the owned mirror of
 //! MLIR operations that Rust passes rewrite ([`ir`]), and (feature `mlir`) the bridge
-//! to MLIR itself ([`mlir`]): context, parsing, verification, pass pipelines.
+//! to MLIR itself ([`mlir`]): context, parsing, verification, pass pipelines; every
+//! `APPY_*` environment variable ([`config`]).
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
@@ -8,6 +9,7 @@
 
 pub mod build;
 pub mod bundle;
+pub mod config;
 pub mod diag;
 pub mod ir;
 #[cfg(feature = "mlir")]

@@ -172,7 +172,7 @@ impl Kernel {
     /// The back end for a call.
     fn target(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Target> {
         static TUNE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let tune = *TUNE.get_or_init(|| std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true));
+        let tune = *TUNE.get_or_init(|| appy_ir::config::autotune());
         let device = self.device.unwrap_or_else(crate::default_device);
         if a.any_device {
             if device == Device::Cpu {

@@ -12,13 +12,7 @@ use std::path::{Path, PathBuf};
 /// The cache directory, or `None` when caching is disabled (`APPY_CACHE_DIR=` empty or
 /// no home directory).
 pub fn dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("APPY_CACHE_DIR") {
-        return if d.is_empty() { None } else { Some(PathBuf::from(d)) };
-    }
-    if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(x).join("appy"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/appy"))
+    appy_ir::config::cache_dir()
 }
 
 /// The key text of a specialisation.
@@ -48,7 +42,7 @@ fn path_for(dir: &Path, key: &str) -> PathBuf {
 /// Looks `key` up: the cached payload if a valid entry exists. Invalid entries are
 /// removed (and reported through `tracing`).
 pub fn load(dir: &Path, key: &str) -> Option<serde_json::Value> {
-    let always = std::env::var("APPY_ALWAYS_COMPILE").is_ok_and(|v| !v.is_empty() && v != "0");
+    let always = appy_ir::config::always_compile();
     load_entry(dir, key, always && !key.contains("| tune |"))
 }
 

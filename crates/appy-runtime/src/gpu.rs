@@ -158,7 +158,7 @@ impl Gpu {
             .iter()
             .map(|a| if let HostValue::Array(x) = a { x.data.len() } else { 0 })
             .sum();
-        let budget = match std::env::var("APPY_DEVICE_BUDGET").ok().and_then(|v| v.parse::<usize>().ok()) {
+        let budget = match appy_ir::config::device_budget() {
             Some(b) => b,
             None if arg_bytes == 0 => usize::MAX,
             None => result::mem_get_info().map(|(free, _)| free / 10 * 9).unwrap_or(usize::MAX),
@@ -1596,7 +1596,7 @@ impl<'a> Interp<'a> {
             )
         }
         .map_err(|e| format!("kernel {kname} failed to launch: {e:?}"))?;
-        if std::env::var_os("APPY_SYNC_LAUNCHES").is_some() {
+        if appy_ir::config::sync_launches() {
             self.gpu.stream.synchronize().map_err(|e| format!("kernel {kname} failed: {e:?}"))?;
             self.timing.kernel_s += t0.elapsed().as_secs_f64();
         }

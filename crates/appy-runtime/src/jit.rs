@@ -80,7 +80,7 @@ impl Jit {
             gpu,
             cache: HashMap::new(),
             compilations: 0,
-            tune: std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true),
+            tune: appy_ir::config::autotune(),
             disk_hits: 0,
             cache_dir: crate::cache::dir(),
         }

@@ -34,7 +34,7 @@ pub fn bucket(args: &[HostValue]) -> String {
 }
 
 fn printing() -> bool {
-    std::env::var("APPY_PRINT_AUTOTUNING").is_ok_and(|v| !v.is_empty() && v != "0")
+    appy_ir::config::print_autotuning()
 }
 
 /// The cache key of a tuning decision.

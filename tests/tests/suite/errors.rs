@@ -40,7 +40,7 @@ fn diagnose(name: &str, text: &str) -> Option<String> {
 #[test]
 fn rejected_programs() {
     let dir = root().join("tests/errors");
-    let bless = std::env::var_os("APPY_BLESS").is_some();
+    let bless = appy_ir::config::test_var("APPY_BLESS").is_some();
     let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     let mut n = 0;

@@ -14,8 +14,7 @@ use std::path::PathBuf;
 /// `$APPY_LIBDEVICE`, `.dev/libdevice.10.bc` under the current directory or its
 /// parents (written by `scripts/fetch-libdevice.sh`), then the CUDA toolkit.
 pub fn find_libdevice() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("APPY_LIBDEVICE") {
-        let p = PathBuf::from(p);
+    if let Some(p) = appy_ir::config::libdevice() {
         if p.is_file() {
             return Some(p);
         }
