@@ -17,6 +17,8 @@ pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;
 pub mod regions;
+#[cfg(test)]
+mod srchash;
 #[cfg(feature = "cuda")]
 pub mod tune;
 

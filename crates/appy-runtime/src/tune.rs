@@ -3,7 +3,8 @@
 //! (every array dimension and integer argument rounded up to a power of two), each
 //! candidate is timed on copies of the arguments (the caller's data is never modified)
 //! and the fastest is recorded in the persistent cache (`cache::dir()`), keyed on the
-//! compiler version, the function, its PTX, the device name and the bucket. Later calls
+//! compiler's identity ([`crate::cache::COMPILER_ID`]), the function, its PTX (which
+//! holds the libdevice code it links), the device name and the bucket. Later calls
 //! in the same bucket, in this process or another, use the recorded choice. A corrupt or
 //! unreadable entry is ignored and the candidates are timed again.
 //! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
@@ -47,7 +48,7 @@ pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
     }
     format!(
         "appy {} | tune | {} | {:016x} | {} | {}",
-        env!("CARGO_PKG_VERSION"),
+        crate::cache::COMPILER_ID,
         b.func,
         crate::cache::fnv(code.as_bytes()),
         gpu.name(),
