@@ -357,8 +357,8 @@ impl Kernel {
         for x in &a.args {
             vals.push(match x {
                 Arg::Host { ptr, dtype, shape } => {
-                    let n = shape.iter().product::<usize>() * dtype.size();
-                    let mut arr = HostArray::zeros(*dtype, shape.clone());
+                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e))?;
+                    let n = arr.data.len();
                     if n > 0 {
                         // SAFETY: the caller's contiguous array of this shape.
                         arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
@@ -490,7 +490,7 @@ fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyR
             a.into_any().unbind()
         }
     }
-    let n = shape.iter().product::<usize>() * dtype.size();
+    let n = appy_runtime::array::bytes_of(dtype, shape).map_err(|e| runtime_error(py, format!("a result is {e}")))?;
     if bytes.len() != n {
         return Err(runtime_error(py, "internal error: result size mismatch"));
     }

@@ -85,7 +85,8 @@ unsafe impl Send for ResultArray {}
 impl ResultArray {
     /// The elements' bytes.
     pub fn bytes(&self) -> &[u8] {
-        let n = self.shape.iter().product::<usize>() * self.dtype.size();
+        // Empty too when the shape's size overflows (the caller checks the length).
+        let n = crate::array::checked_bytes(self.dtype, &self.shape).unwrap_or(0);
         if n == 0 {
             return &[];
         }
@@ -394,10 +395,10 @@ fn call_engine(engine: &ExecutionEngine, name: &str, results: &[ArgType], args: 
                 let aligned = *f.add(1) as *const u8;
                 let offset = *f.add(2) as usize;
                 let shape: Vec<usize> = (0..*rank).map(|i| *f.add(3 + i) as usize).collect();
-                let n: usize = shape.iter().product();
-                let mut arr = HostArray::zeros(*dtype, shape);
-                if n > 0 {
-                    std::ptr::copy_nonoverlapping(aligned.add(offset * dtype.size()), arr.data.as_mut_ptr(), n * dtype.size());
+                // The shape comes from the function (e.g. `np.empty(N)`): checked.
+                let mut arr = HostArray::try_zeros(*dtype, shape).map_err(|e| Diagnostic::bare(format!("`{name}` returned {e}")))?;
+                if !arr.data.is_empty() {
+                    std::ptr::copy_nonoverlapping(aligned.add(offset * dtype.size()), arr.data.as_mut_ptr(), arr.data.len());
                 }
                 HostValue::Array(arr)
             },

@@ -141,6 +141,10 @@ impl Gpu {
         args: &mut [HostValue],
         opts: &RunOptions<'_>,
     ) -> Result<(Vec<HostValue>, Timing), String> {
+        // Shapes from callers (device arrays, C callers): their sizes must not overflow.
+        for a in args.iter() {
+            a.check_size()?;
+        }
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         if sig != b.args {
             return Err(format!(
@@ -213,7 +217,7 @@ impl Gpu {
                 }
                 (HV::Mem(id), ArgType::Array { dtype, .. }) => {
                     let shape = it.mems[*id].shape.clone();
-                    let mut arr = HostArray::zeros(*dtype, shape);
+                    let mut arr = HostArray::try_zeros(*dtype, shape)?;
                     it.download(*id, &mut arr.data)?;
                     HostValue::Array(arr)
                 }
@@ -871,7 +875,9 @@ impl<'a> Interp<'a> {
                         shape.push(p.parse::<usize>().map_err(|_| format!("bad memref type {ty}"))?);
                     }
                 }
-                let elems: usize = shape.iter().product();
+                // Sizes computed by the program from its arguments: checked.
+                let bytes = crate::array::bytes_of(dtype, &shape)?;
+                let elems = bytes / dtype.size();
                 if n == "memref.alloca" {
                     self.mems.push(Mem {
                         ptr: 0,
@@ -885,7 +891,7 @@ impl<'a> Interp<'a> {
                         dirty: vec![],
                     });
                 } else {
-                    let bytes = (elems * dtype.size()).max(1);
+                    let bytes = bytes.max(1);
                     let ptr = self.gpu.alloc(bytes)?;
                     self.mems.push(Mem {
                         ptr,

@@ -97,7 +97,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
     let mut targs = args.to_vec();
     for a in &mut targs {
         if let HostValue::Device { ptr, dtype, shape } = a {
-            let bytes = shape.iter().product::<usize>() * dtype.size();
+            let bytes = crate::array::bytes_of(*dtype, shape)?;
             let c = gpu.device_copy(*ptr, bytes)?;
             copies.push(c);
             *ptr = c;

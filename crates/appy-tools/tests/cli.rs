@@ -112,6 +112,19 @@ fn command_line_errors_are_clean() {
             vec!["run".into(), "/nonexistent.py".into(), "--func".into(), "f".into()],
             "cannot read",
         ),
+        // An integer too large for int64 used to become a float, reported as
+        // "range() arguments must be integers, not float".
+        (
+            vec![
+                "run".into(),
+                f.into(),
+                "--func".into(),
+                "vector_add".into(),
+                "--arg".into(),
+                "N=99999999999999999999".into(),
+            ],
+            "--arg N: `99999999999999999999` does not fit in a 64-bit integer",
+        ),
     ];
     for (args, want) in cases {
         let o = appy().args(&args).output().unwrap();
@@ -141,6 +154,28 @@ fn command_line_errors_are_clean() {
         String::from_utf8_lossy(&o.stderr).contains("bad.npy"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+    // A header whose element count overflows (2^62 x 4) used to be accepted as an
+    // empty array, and the kernel read garbage.
+    let huge = d.join("huge.npy");
+    let mut h = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n".to_string();
+    while !(h.len() + 10).is_multiple_of(64) {
+        h.insert(h.len() - 1, ' ');
+    }
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    std::fs::write(&huge, &bytes).unwrap();
+    let o = appy()
+        .args(["run", f, "--func", "vector_add", "--device", "cpu"])
+        .args(["--arg", &format!("A=@{}", huge.display())])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("huge.npy: an array of shape (4611686018427387904, 4) of float64 is too large"),
+        "{err}"
     );
     // A compile error is located.
     let src = d.join("k.py");
