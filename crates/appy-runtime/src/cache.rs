@@ -26,8 +26,10 @@
 //! `APPY_ALWAYS_COMPILE=1` ignores compiled entries (autotuning decisions are still
 //! used).
 
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+#[cfg(test)]
+use crate::files::temporary_for;
+use crate::files::{create_dir, create_new, read_regular, write_atomic};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The compiler's identity: a hash of the sources of the crates that make or run
@@ -134,77 +136,6 @@ pub fn evict(dir: &Path, key: &str) {
     let _ = std::fs::remove_file(marker_for(dir, key));
 }
 
-/// Reads a regular file of at most `cap` bytes without following a link at `p` and
-/// without blocking. `Ok(None)`: no such file; `Err`: something else is there.
-fn read_regular(p: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(p);
-    let f = match f {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("a symbolic link".into()),
-        Err(e) => return Err(format!("cannot open it: {e}")),
-    };
-    let meta = f.metadata().map_err(|e| format!("cannot stat it: {e}"))?;
-    if !meta.file_type().is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > cap {
-        return Err(format!("{} bytes, more than the limit of {cap}", meta.len()));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    f.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > cap {
-        return Err(format!("more than the limit of {cap} bytes"));
-    }
-    Ok(Some(bytes))
-}
-
-/// Creates `dir` (mode 0700) if needed.
-fn create_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
-}
-
-/// Creates a new file at `p` (never through an existing file or link) with mode 0600.
-fn create_new(p: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(p)
-}
-
-/// A temporary name next to `p` that no one can predict.
-fn temporary_for(p: &Path) -> PathBuf {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let stack = &n as *const u64 as usize;
-    let salt = fnv(format!("{t}.{n}.{stack}.{}", std::process::id()).as_bytes());
-    let name = p.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    p.with_file_name(format!(".{name}.{}.{salt:016x}.tmp", std::process::id()))
-}
-
-/// Writes `bytes` to a new temporary file next to `p` and renames it to `p`.
-pub(crate) fn write_atomic(p: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = temporary_for(p);
-    let r = create_new(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|_| std::fs::rename(&tmp, p));
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
-}
-
 /// Stores `payload` under `key` (errors are reported and otherwise ignored: the cache
 /// is an optimisation).
 pub fn store(dir: &Path, key: &str, payload: serde_json::Value) {
@@ -218,7 +149,7 @@ pub fn store(dir: &Path, key: &str, payload: serde_json::Value) {
         );
         return;
     }
-    if let Err(e) = create_dir(dir).and_then(|_| write_atomic(&p, text.as_bytes())) {
+    if let Err(e) = create_dir(dir).and_then(|_| write_atomic(&p, text.as_bytes(), false)) {
         tracing::warn!("appy cache: cannot write {}: {e}", p.display());
     }
 }

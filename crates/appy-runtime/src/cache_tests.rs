@@ -121,7 +121,7 @@ fn links_are_never_followed() {
     let planted = dir.join("planted");
     std::os::unix::fs::symlink(&victim, &planted).unwrap();
     assert!(create_new(&planted).is_err());
-    assert!(write_atomic(&dir.join("fresh"), b"new").is_ok());
+    assert!(write_atomic(&dir.join("fresh"), b"new", false).is_ok());
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     // Temporary names are not predictable.
     assert_ne!(temporary_for(&p), temporary_for(&p));

@@ -10,6 +10,7 @@ pub mod array;
 pub mod cache;
 #[cfg(feature = "jit")]
 pub mod cpu;
+pub mod files;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 #[cfg(feature = "cuda")]

@@ -11,3 +11,4 @@
 
 #[cfg(feature = "jit")]
 pub mod opt;
+pub mod output;

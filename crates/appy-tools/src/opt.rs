@@ -92,7 +92,21 @@ pub fn run(argv: &[String], stdin: &str) -> Result<String, String> {
     let out = run_args(&args, stdin).map_err(|d| d.render())?;
     match &args.output {
         Some(p) => {
-            std::fs::write(p, &out).map_err(|e| format!("cannot write {p}: {e}"))?;
+            let output = crate::output::Output {
+                path: p.into(),
+                what: "the output".into(),
+                bytes: out.into_bytes(),
+            };
+            let inputs: Vec<crate::output::Input> = args
+                .input
+                .iter()
+                .filter(|i| *i != "-")
+                .map(|i| crate::output::Input {
+                    path: i.into(),
+                    what: "the input".into(),
+                })
+                .collect();
+            crate::output::write_all(&[output], &inputs).map_err(|e| format!("error: {e}\n"))?;
             Ok(String::new())
         }
         None => Ok(out),

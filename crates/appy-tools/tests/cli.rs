@@ -245,3 +245,94 @@ fn tuned_bundles_and_bench() {
         String::from_utf8_lossy(&st.stderr)
     );
 }
+
+/// Outputs are written all or nothing, never over an input, never two to one file.
+#[test]
+fn outputs_are_atomic_and_never_overwrite_inputs() {
+    let d = tmp("outputs");
+    let f = examples().join("vector_add.py");
+    let n = 7;
+    let a = HostArray::from_f64(DType::F64, vec![n], &[1.5, 2.0, 3.0, -4.0, 5.0, 6.25, 7.0]);
+    let (wa, wb) = (write(&d, "a.npy", &a), write(&d, "b.npy", &a));
+    let c_in = write(&d, "C.npy", &HostArray::from_f64(DType::F64, vec![n], &[0.5; 7]));
+    let run = |out: &Path, c: &str| {
+        appy()
+            .args(["run", f.to_str().unwrap(), "--func", "vector_add", "--device", "cpu"])
+            .args(["--arg", &format!("A={wa}"), "--arg", &format!("B={wb}"), "--arg", &format!("C={c}")])
+            .args(["--arg", &format!("N={n}"), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let listing = |p: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    // An output that cannot be written (C.npy is a directory): the other outputs keep
+    // their previous contents (they used to be replaced, next to a stale C).
+    let out = d.join("out");
+    std::fs::create_dir_all(out.join("C.npy")).unwrap();
+    std::fs::write(out.join("A.npy"), "previous A").unwrap();
+    let o = run(&out, &c_in);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("error: cannot write") && err.contains("C.npy"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(out.join("A.npy")).unwrap(), "previous A");
+    assert_eq!(listing(&out), ["A.npy", "C.npy"], "no temporary files left");
+    std::fs::remove_dir(out.join("C.npy")).unwrap();
+    let o = run(&out, &c_in);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(listing(&out), ["A.npy", "B.npy", "C.npy"]);
+    let c = HostArray::read_npy(&out.join("C.npy")).unwrap();
+    assert_eq!(c.get_f64(3), -8.0);
+    // --out over an input: refused, the input unchanged.
+    let before = std::fs::read(d.join("C.npy")).unwrap();
+    let o = run(&d, &c_in);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("is the array of parameter `C`") && err.contains("would be overwritten"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(d.join("C.npy")).unwrap(), before);
+    // `compile -o` over the source.
+    let src = d.join("k.py");
+    std::fs::copy(&f, &src).unwrap();
+    let o = appy()
+        .args(["compile", src.to_str().unwrap(), "--func", "vector_add"])
+        .args(["--signature", "f64[:],f64[:],f64[:],int", "-o", src.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("is the source and would be overwritten by the bundle"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&f).unwrap());
+    // A parameter named like a returned value.
+    let clash = d.join("clash.py");
+    std::fs::write(
+        &clash,
+        "import appy\n\n@appy.jit\ndef f(return_0, N):\n    s = 0.0\n    for i in range(N):\n        s += return_0[i]\n    return s, 2.0 * s\n",
+    )
+    .unwrap();
+    let out2 = d.join("out2");
+    let o = appy()
+        .args(["run", clash.to_str().unwrap(), "--func", "f", "--device", "cpu"])
+        .args(["--arg", &format!("return_0={wa}"), "--arg", &format!("N={n}")])
+        .args(["--out", out2.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("would hold both the final value of parameter `return_0` and return value 0"),
+        "{err}"
+    );
+    assert!(listing(&out2).is_empty(), "nothing written");
+}
