@@ -150,6 +150,12 @@ impl Jit {
         }
     }
 
+    /// Compiles (or loads from the persistent cache) the specialisation of `func` for
+    /// the types of `args`, without calling it.
+    pub fn prepare(&mut self, func: &str, args: &[HostValue]) -> DResult<()> {
+        self.specialise(func, args).map(|_| ())
+    }
+
     /// How many specialisations have been compiled so far.
     pub fn compilations(&self) -> usize {
         self.compilations

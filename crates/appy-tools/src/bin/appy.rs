@@ -145,6 +145,7 @@ impl From<DeviceArg> for Device {
 }
 
 fn main() -> ExitCode {
+    appy_tools::fault::install();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(appy_ir::config::log().unwrap_or_default()))
         // `APPY_LOG=debug` also reports how long each pass and pipeline took.
@@ -277,8 +278,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             tune,
             output,
         } => {
-            let src =
-                appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+            let src = appy_ir::diag::SourceFile::load(&file)?;
             let compiler = appy_compiler::Compiler::new();
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
@@ -348,6 +348,7 @@ fn exec_bundle(
     let k = appy_runtime::tune::choose(&gpu, &b, &all, &orig).map_err(Diagnostic::bare)?;
     let loaded = &all[k];
     let b = b.candidate(k).clone();
+    let _running = appy_tools::fault::Running::new(&b.func);
     let mut timing = appy_runtime::gpu::Timing::default();
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
@@ -442,8 +443,8 @@ fn run_source(
     mvl: i64,
     repeat: usize,
 ) -> Result<(), Diagnostic> {
-    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let src = appy_ir::diag::SourceFile::load(file)?;
+    let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let mut inputs = vec![Input {
@@ -456,6 +457,9 @@ fn run_source(
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
+    // Compile first, so that a fault from here on is the compiled code's.
+    jit.prepare(func, &orig)?;
+    let _running = appy_tools::fault::Running::new(func);
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
     for _ in 0..repeat.max(1) {
@@ -473,8 +477,8 @@ fn run_source(
 /// `appy bench`.
 #[cfg(feature = "jit")]
 fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat: usize) -> Result<(), Diagnostic> {
-    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let src = appy_ir::diag::SourceFile::load(file)?;
+    let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let args = bind_args(&params, raw)?;
