@@ -17,6 +17,8 @@ pub mod gpu;
 pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;
+#[cfg(feature = "jit")]
+mod jitdump;
 pub mod regions;
 #[cfg(test)]
 mod srchash;

@@ -554,3 +554,41 @@ fn opt_lowers_mlir_input_from_its_level() {
         );
     }
 }
+
+/// The CPU back end's execution engine leaves no perf jitdump directory behind (every
+/// run used to leave `$TMPDIR/.debug/jit/llvm-IR-jit-*`), unless `JITDUMPDIR` asks
+/// for one.
+#[test]
+fn no_jitdump_directories_are_left() {
+    let d = tmp("jitdump");
+    let tmpdir = d.join("tmp");
+    let _ = std::fs::remove_dir_all(&tmpdir);
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
+    let wa = write(&d, "a.npy", &a);
+    let run = |jitdumpdir: Option<&Path>| {
+        let mut cmd = appy();
+        cmd.args(["run", examples().join("vector_add.py").to_str().unwrap(), "--func", "vector_add"])
+            .args(["--device", "cpu", "--arg", &format!("A={wa}"), "--arg", &format!("B={wa}")])
+            .args(["--arg", &format!("C={wa}"), "--arg", "N=3"])
+            .env("TMPDIR", &tmpdir)
+            .env("APPY_CACHE_DIR", "")
+            .env_remove("JITDUMPDIR");
+        if let Some(j) = jitdumpdir {
+            cmd.env("JITDUMPDIR", j);
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(o.status.success(), "{err}");
+        err
+    };
+    let err = run(None);
+    assert!(!err.contains("could not"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // Asked for: the dump is where JITDUMPDIR says.
+    let keep = d.join("keep");
+    std::fs::create_dir_all(&keep).unwrap();
+    run(Some(&keep));
+    assert!(keep.join(".debug/jit").is_dir());
+}
