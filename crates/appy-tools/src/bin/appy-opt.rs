@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    appy_tools::fault::install();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(appy_ir::config::log().unwrap_or_default()))
         // `APPY_LOG=debug` also reports how long each pass and pipeline took.

@@ -486,6 +486,8 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
+    jit.prepare(func, &args)?;
+    let _running = appy_tools::fault::Running::new(func);
     let mut t = jit.bench(func, &args, repeat.max(1))?;
     t.sort_by(|a, b| a.total_cmp(b));
     let med = t[t.len() / 2];
