@@ -163,6 +163,7 @@ fn main() -> ExitCode {
 }
 
 /// Parses `--arg NAME=VALUE` list into values in parameter order.
+#[cfg(feature = "jit")]
 fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
     bind_args_from(params, raw, &mut vec![])
 }
