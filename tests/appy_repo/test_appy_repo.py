@@ -2,8 +2,8 @@
 folder) compile with appy and, called through `appy run` on NumPy versions of the
 example's inputs, match the example's own reference (kernel_lib / the README's formula).
 
-The `appy` command is `target/debug/appy` (or `$APPY_BIN`); `$APPY_DEVICE` picks the
-device (`cpu` by default; `gpu` on a GPU machine)."""
+The `appy` command is `target/debug/appy` (or `$APPY_BIN`); `$APPY_TEST_DEVICE` picks
+the device (`cpu` by default; `gpu` on a GPU machine)."""
 import os
 import subprocess
 import tempfile
@@ -14,7 +14,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 APPY = os.environ.get("APPY_BIN", os.path.join(ROOT, "target", "debug", "appy"))
-DEVICE = os.environ.get("APPY_DEVICE", "cpu")
+DEVICE = os.environ.get("APPY_TEST_DEVICE", "cpu")
 
 
 def csr(rng, M, N, density, dtype):

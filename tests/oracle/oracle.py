@@ -1,6 +1,6 @@
 """Runs an APPy function under CPython + NumPy (the correctness oracle).
 
-usage: oracle.py FILE FUNC IN_DIR OUT_DIR
+usage: oracle.py FILE FUNC IN_DIR OUT_DIR [--longdouble]
 IN_DIR holds args.json (parameter names with either {"npy": "name.npy"} or
 {"int": v} / {"float": v}); final array arguments go to OUT_DIR/NAME.npy, the return
 value to OUT_DIR/return.npy (return_K.npy for tuples).
@@ -28,10 +28,10 @@ for name, a in meta:
         args.append(int(a["int"]))
     else:
         args.append(float(a["float"]))
-# APPY_ORACLE_LONGDOUBLE=1: float arrays are computed in long double (x87 extended
+# --longdouble: float arrays are computed in long double (x87 extended
 # precision) and rounded back to their dtypes, a reference for the accuracy of the
 # math functions that is more precise than NumPy's own float32 and float64 ones.
-longdouble = os.environ.get("APPY_ORACLE_LONGDOUBLE") == "1"
+longdouble = "--longdouble" in sys.argv[5:]
 dtypes = [getattr(a, "dtype", None) for a in args]
 if longdouble:
     args = [a.astype(np.longdouble) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]

@@ -95,13 +95,13 @@ pub fn oracle_with(
     }
     std::fs::write(ind.join("args.json"), serde_json::Value::Array(meta).to_string()).map_err(|e| e.to_string())?;
     let script = root().join("tests/oracle/oracle.py");
-    let out = std::process::Command::new(std::env::var("APPY_PYTHON").unwrap_or_else(|_| "python3".into()))
+    let out = std::process::Command::new(appy_ir::config::test_var("APPY_PYTHON").unwrap_or_else(|| "python3".into()))
         .arg(&script)
         .arg(file)
         .arg(func)
         .arg(&ind)
         .arg(&outd)
-        .env("APPY_ORACLE_LONGDOUBLE", if longdouble { "1" } else { "0" })
+        .args(longdouble.then_some("--longdouble"))
         .output()
         .map_err(|e| format!("cannot run python3: {e}"))?;
     if !out.status.success() {

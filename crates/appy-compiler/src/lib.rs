@@ -46,6 +46,39 @@ pub enum Level {
     Ptx,
 }
 
+impl Level {
+    /// The name `appy-opt --emit` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Ast => "ast",
+            Level::Appy => "appy",
+            Level::Loops => "loops",
+            Level::Gpu => "gpu",
+            Level::Llvm => "llvm",
+            Level::Ptx => "ptx",
+        }
+    }
+
+    /// The level of a module: `llvm` when it holds LLVM dialect functions, `gpu` with a
+    /// `gpu.module` or a launch, `loops` with strip-mined lanes or chunks
+    /// (`appy.lanes`, `appy.chunks`), else `appy`. (A module without parallel or
+    /// vector loops reads as `appy`; its `loops` form is the same.)
+    pub fn of(m: &Module) -> Level {
+        if m.op.walk_any(&|o| o.name == "llvm.func") {
+            Level::Llvm
+        } else if m.op.walk_any(&|o| o.name == "gpu.module" || o.name == "gpu.launch_func") {
+            Level::Gpu
+        } else if m
+            .op
+            .walk_any(&|o| o.attr("appy.lanes").is_some() || o.attr("appy.chunks").is_some())
+        {
+            Level::Loops
+        } else {
+            Level::Appy
+        }
+    }
+}
+
 pub use appy_ir::DEFAULT_MVL;
 
 /// Options of a compilation (all of them are part of the specialisation key).
@@ -82,19 +115,60 @@ impl Default for Compiler {
     }
 }
 
-/// Turns an MLIR failure message into a diagnostic at the source location it names.
-pub fn mlir_error(file: &SourceFile, msg: &str) -> Diagnostic {
-    let text = format!("internal compiler error (please report): {msg}");
-    let quoted = format!("\"{}\":", file.name());
-    if let Some(pos) = msg.find(&quoted) {
-        let rest = &msg[pos + quoted.len()..];
-        let mut it = rest.split(|c: char| !c.is_ascii_digit());
-        if let (Some(l), Some(c)) = (it.next().and_then(|x| x.parse().ok()), it.next().and_then(|x| x.parse().ok())) {
-            let off = file.offset(l, c);
-            return Diagnostic::error(file, appy_ir::diag::Span::new(off, off + 1), text);
+/// The start of an internal compiler error's message.
+pub const ICE: &str = "internal compiler error (please report): ";
+
+/// The first `"NAME":LINE:COL` in `msg` for one of `names`, as a span of `file`.
+fn located(file: &SourceFile, msg: &str, names: &[&str]) -> Option<appy_ir::diag::Span> {
+    for name in names {
+        let quoted = format!("\"{name}\":");
+        if let Some(pos) = msg.find(&quoted) {
+            let rest = &msg[pos + quoted.len()..];
+            let mut it = rest.split(|c: char| !c.is_ascii_digit());
+            if let (Some(l), Some(c)) = (it.next().and_then(|x| x.parse().ok()), it.next().and_then(|x| x.parse().ok())) {
+                let off = file.offset(l, c);
+                return Some(appy_ir::diag::Span::new(off, off + 1));
+            }
         }
     }
-    Diagnostic::bare(text)
+    None
+}
+
+/// Turns an MLIR failure on IR appy produced into an internal compiler error at the
+/// source location it names.
+pub fn mlir_error(file: &SourceFile, msg: &str) -> Diagnostic {
+    let text = format!("{ICE}{msg}");
+    match located(file, msg, &[file.name()]) {
+        Some(span) => Diagnostic::error(file, span, text),
+        None => Diagnostic::bare(text),
+    }
+}
+
+/// Turns an MLIR failure on IR or a pipeline the user gave (`appy-opt x.mlir`,
+/// `--pass-pipeline`) into an error at the location it names in `file` (MLIR names a
+/// parsed buffer `-`): the user's mistake, not a compiler bug.
+pub fn mlir_user_error(file: &SourceFile, msg: &str) -> Diagnostic {
+    // `what:\nloc("-":2:19): detail` reads `what: detail` at 2:19.
+    let text = match msg.split_once(":\n") {
+        Some((what, rest)) => {
+            let detail = rest.lines().next().unwrap_or("");
+            let detail = match detail.find("): ") {
+                Some(p) if detail.starts_with("loc(") => &detail[p + 3..],
+                _ => detail,
+            };
+            let more: Vec<&str> = rest.lines().skip(1).collect();
+            if more.is_empty() {
+                format!("{what}: {detail}")
+            } else {
+                format!("{what}: {detail}\n{}", more.join("\n"))
+            }
+        }
+        None => msg.to_string(),
+    };
+    match located(file, msg, &[file.name(), "-"]) {
+        Some(span) => Diagnostic::error(file, span, text),
+        None => Diagnostic::bare(text),
+    }
 }
 
 impl Compiler {
@@ -132,6 +206,13 @@ impl Compiler {
     pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
         p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
+    }
+
+    /// [`Compiler::run`] for a pipeline or module the user gave: failures are the
+    /// user's errors ([`mlir_user_error`]), not internal compiler errors.
+    pub fn run_user(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
+        let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
+        p.run(&self.ctx, m, after).map_err(|e| mlir_user_error(file, &e))
     }
 
     /// The pipeline from the `appy` level to `level` ([`pipelines::to_level`]).

@@ -25,8 +25,14 @@ pub fn loops_to_gpu(mvl: i64) -> String {
 /// level, then the kernels and their launches.
 pub fn appy_to_gpu(mvl: i64) -> String {
     let loops = appy_to_loops(mvl);
-    let gpu = loops_to_gpu(mvl);
-    format!("cse,appy-solve-library,appy-tensor-library,{loops},{gpu},appy-hoist-allocas,canonicalize,cse")
+    let gpu = loops_level_to_gpu(mvl);
+    format!("cse,appy-solve-library,appy-tensor-library,{loops},{gpu}")
+}
+
+/// The passes that take a `loops`-level module to the `gpu` level: [`loops_to_gpu`],
+/// then the scalar slots to the entry block and a clean-up.
+pub fn loops_level_to_gpu(mvl: i64) -> String {
+    format!("{},appy-hoist-allocas,canonicalize,cse", loops_to_gpu(mvl))
 }
 
 /// The CPU lowering pipeline (after `appy-hoist-allocas`): the `loops` level to the
@@ -35,9 +41,13 @@ pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,co
 
 /// The passes that take the `appy` level to the LLVM dialect (the CPU target).
 pub fn appy_to_llvm(mvl: i64) -> String {
-    let loops = appy_to_loops(mvl);
+    format!("{},{}", appy_to_loops(mvl), loops_to_llvm())
+}
+
+/// The passes that take a `loops`-level module to the LLVM dialect.
+pub fn loops_to_llvm() -> String {
     format!(
-        "{loops},appy-hoist-allocas,appy-cpu-libm,appy-cpu-print,{}",
+        "appy-hoist-allocas,appy-cpu-libm,appy-cpu-print,{}",
         CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
     )
 }
@@ -50,6 +60,30 @@ pub fn to_level(level: Level, mvl: i64) -> String {
         Level::Loops => appy_to_loops(mvl),
         Level::Gpu | Level::Ptx => appy_to_gpu(mvl),
         Level::Llvm => appy_to_llvm(mvl),
+    }
+}
+
+/// The pipeline from a module at level `from` to level `to` (`appy-opt x.mlir
+/// --emit=...`); `ptx` is the `gpu` level followed by [`nvvm_pipeline`]. An error when
+/// `to` is not below `from` on its path (the `gpu` and `llvm` levels are different
+/// targets; no pipeline raises a level).
+pub fn between(from: Level, to: Level, mvl: i64) -> Result<String, String> {
+    let target = |l: Level| if l == Level::Ptx { Level::Gpu } else { l };
+    match (from, target(to)) {
+        (f, t) if f == t => Ok(String::new()),
+        (Level::Appy, t) => Ok(to_level(t, mvl)),
+        (Level::Loops, Level::Gpu) => Ok(loops_level_to_gpu(mvl)),
+        (Level::Loops, Level::Llvm) => Ok(loops_to_llvm()),
+        (f, _) => Err(format!(
+            "the input is at the `{}` level, which does not lower to `{}` ({})",
+            f.name(),
+            to.name(),
+            match f {
+                Level::Loops => "it lowers to `gpu`, `ptx` and `llvm`",
+                Level::Gpu => "it lowers to `ptx`",
+                _ => "it is the last level",
+            }
+        )),
     }
 }
 

@@ -61,6 +61,32 @@ impl SourceFile {
     pub fn read(path: &std::path::Path) -> std::io::Result<Self> {
         Ok(Self::new(path.display().to_string(), std::fs::read_to_string(path)?))
     }
+    /// Reads a source file from disk: a file that is not UTF-8 is an error at the line
+    /// and column of its first invalid byte; one that cannot be read, an error naming it.
+    pub fn load(path: &std::path::Path) -> Result<Self, Diagnostic> {
+        let bytes = std::fs::read(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_bytes(path.display().to_string(), bytes)
+    }
+    /// [`SourceFile::load`] for bytes in memory.
+    pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Result<Self, Diagnostic> {
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(Self::new(name, text)),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let bad = e.as_bytes()[at];
+                // The text up to the invalid byte is the same in the lossy copy, so the
+                // offset locates it there (shown as U+FFFD).
+                let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let f = Self::new(name, lossy);
+                Err(Diagnostic::error(
+                    &f,
+                    Span::new(at, at + '\u{FFFD}'.len_utf8()),
+                    format!("the file is not valid UTF-8 (byte 0x{bad:02x})"),
+                )
+                .with_note("help: Python source files are UTF-8; save the file in that encoding"))
+            }
+        }
+    }
     /// The display name.
     pub fn name(&self) -> &str {
         &self.name
@@ -213,6 +239,18 @@ pub type DResult<T> = Result<T, Diagnostic>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let mut bytes = b"import appy\n\n@appy.jit\ndef f(a):\n    x = 1 # caf".to_vec();
+        bytes.push(0xe9);
+        bytes.extend_from_slice(b"\n    return x\n");
+        let d = SourceFile::from_bytes("k.py", bytes).unwrap_err();
+        let r = d.render();
+        assert!(r.starts_with("k.py:5:16: error: the file is not valid UTF-8 (byte 0xe9)\n"), "{r}");
+        assert!(r.contains("UTF-8; save the file"), "{r}");
+        assert!(SourceFile::from_bytes("k.py", "é = 1\n".as_bytes().to_vec()).is_ok());
+    }
 
     #[test]
     fn line_col_and_render() {

@@ -1,6 +1,7 @@
 //! appy's IR layer: source locations and diagnostics ([`diag`]), the owned mirror of
 //! MLIR operations that Rust passes rewrite ([`ir`]), and (feature `mlir`) the bridge
-//! to MLIR itself ([`mlir`]): context, parsing, verification, pass pipelines.
+//! to MLIR itself ([`mlir`]): context, parsing, verification, pass pipelines; every
+//! `APPY_*` environment variable ([`config`]).
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
@@ -8,6 +9,7 @@
 
 pub mod build;
 pub mod bundle;
+pub mod config;
 pub mod diag;
 pub mod ir;
 #[cfg(feature = "mlir")]
@@ -23,3 +25,18 @@ pub const DEFAULT_MVL: i64 = 1024;
 /// thread runs several lanes, so 2048 and 4096 are more elements per thread; 32 and 64
 /// are one- and two-warp workers, for short rows).
 pub const TUNE_MVLS: [i64; 8] = [32, 64, 128, 256, 512, 1024, 2048, 4096];
+
+/// FNV-1a, 64 bits: the hash of cache keys, cached contents and the compiler's identity
+/// (fast and dependency-free; it detects accidents, not adversaries).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    fnv1a_from(0xcbf29ce484222325, bytes)
+}
+
+/// [`fnv1a`] continued from the state `h` (to hash several pieces as one).
+pub fn fnv1a_from(mut h: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}

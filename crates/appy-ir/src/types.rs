@@ -261,26 +261,45 @@ pub fn promote(a: STy, b: STy) -> STy {
 /// Parses a comma-separated signature such as `f32[:,:],f64[:],int` (commas inside
 /// brackets belong to the type).
 pub fn parse_signature(s: &str) -> Result<Vec<ArgType>, String> {
-    let mut out = vec![];
-    let mut depth = 0;
+    let mut parts = vec![];
+    let mut depth = 0i32;
     let mut cur = String::new();
     for c in s.chars() {
         match c {
             '[' => depth += 1,
+            ']' if depth == 0 => return Err(format!("`{s}`: `]` without a matching `[`")),
             ']' => depth -= 1,
             _ => {}
         }
         if c == ',' && depth == 0 {
-            out.push(ArgType::parse(&cur)?);
-            cur.clear();
+            parts.push(std::mem::take(&mut cur));
         } else {
             cur.push(c);
         }
     }
-    if !cur.trim().is_empty() {
-        out.push(ArgType::parse(&cur)?);
+    if depth != 0 {
+        return Err(format!("`{s}`: `[` without a matching `]`"));
     }
-    Ok(out)
+    parts.push(cur);
+    // `f32[:],int` and nothing else: a trailing comma is allowed, an empty signature
+    // means no arguments.
+    if parts.last().is_some_and(|p| p.trim().is_empty()) && parts.len() > 1 {
+        parts.pop();
+    }
+    if parts.len() == 1 && parts[0].trim().is_empty() {
+        return Ok(vec![]);
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            if p.trim().is_empty() {
+                Err(format!("`{s}`: argument {} has no type", k + 1))
+            } else {
+                ArgType::parse(p).map_err(|e| format!("argument {}: {e}", k + 1))
+            }
+        })
+        .collect()
 }
 
 impl ArgType {
@@ -289,8 +308,20 @@ impl ArgType {
         let s = s.trim();
         let (base, rank) = match s.find('[') {
             Some(i) => {
-                let inner = s[i..].trim_start_matches('[').trim_end_matches(']');
-                let rank = if inner.trim().is_empty() { 0 } else { inner.split(',').count() };
+                let Some(inner) = s[i + 1..].strip_suffix(']').filter(|x| !x.contains(['[', ']'])) else {
+                    return Err(format!("`{s}`: an array type is a dtype and one `:` per dimension, e.g. f32[:,:]"));
+                };
+                let rank = if inner.trim().is_empty() {
+                    0
+                } else {
+                    let dims: Vec<&str> = inner.split(',').map(str::trim).collect();
+                    if dims.iter().any(|d| *d != ":") {
+                        return Err(format!(
+                            "`{s}`: array dimensions are written `:`, one per dimension (e.g. f32[:,:])"
+                        ));
+                    }
+                    dims.len()
+                };
                 (&s[..i], Some(rank))
             }
             None => (s, None),
@@ -316,6 +347,42 @@ impl ArgType {
 #[cfg(test)]
 mod sty_tests {
     use super::*;
+
+    #[test]
+    fn signatures() {
+        let f32_1 = ArgType::Array {
+            dtype: DType::F32,
+            rank: 1,
+        };
+        let int = ArgType::Scalar {
+            dtype: DType::I64,
+            weak: true,
+        };
+        assert_eq!(parse_signature("f32[:], f32[:] ,int"), Ok(vec![f32_1, f32_1, int]));
+        assert_eq!(parse_signature("f32[:],int,"), Ok(vec![f32_1, int]));
+        assert_eq!(
+            parse_signature("f64[:,:]"),
+            Ok(vec![ArgType::Array {
+                dtype: DType::F64,
+                rank: 2
+            }])
+        );
+        assert_eq!(parse_signature(""), Ok(vec![]));
+        // Malformed signatures used to be accepted with another arity (and reported as
+        // "takes 4 arguments but 2 were given") or another rank.
+        for (bad, want) in [
+            ("f32[:],f32[:", "without a matching `]`"),
+            ("f32[:]],int", "without a matching `[`"),
+            ("f32[:],,int", "argument 2 has no type"),
+            ("f32[:]x,int", "argument 1: `f32[:]x`"),
+            ("f32[abc],int", "dimensions are written `:`"),
+            ("f32[:,2]", "dimensions are written `:`"),
+            ("floaty", "unknown type"),
+        ] {
+            let e = parse_signature(bad).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn nep50() {

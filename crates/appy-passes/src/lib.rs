@@ -308,7 +308,7 @@ impl Pipeline {
 /// is still caught, only attributed to the stage after the pass that made it.
 pub fn verify_each() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *V.get_or_init(|| cfg!(debug_assertions) || std::env::var("APPY_VERIFY_EACH").is_ok_and(|v| !v.is_empty() && v != "0"))
+    *V.get_or_init(|| cfg!(debug_assertions) || appy_ir::config::verify_each())
 }
 
 #[cfg(test)]

@@ -34,9 +34,10 @@ pub enum Artifact {
     Gpu(Box<appy_ir::bundle::Bundle>),
 }
 
-/// The outcome of a job: the artifact, whether it came from the persistent cache, and
-/// the seconds the worker took.
-pub type Outcome = Result<(Artifact, bool, f64), Diagnostic>;
+/// The outcome of a job: the artifact, the trial of its first call when it came from
+/// the persistent cache (see `appy_runtime::cache::Trial`), and the seconds the worker
+/// took.
+pub type Outcome = Result<(Artifact, Option<appy_runtime::cache::Trial>, f64), Diagnostic>;
 
 /// A compile job.
 pub struct Job {
@@ -64,7 +65,7 @@ fn worker() -> &'static Mutex<Sender<Job>> {
                     let t0 = Instant::now();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&compiler, &job)));
                     let r = match r {
-                        Ok(r) => r.map(|(a, disk)| (a, disk, t0.elapsed().as_secs_f64())),
+                        Ok(r) => r.map(|(a, trial)| (a, trial, t0.elapsed().as_secs_f64())),
                         Err(p) => {
                             // A compiler bug: start from a fresh context.
                             compiler = Compiler::new();
@@ -87,17 +88,18 @@ fn worker() -> &'static Mutex<Sender<Job>> {
     })
 }
 
-fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, bool), Diagnostic> {
+fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, Option<appy_runtime::cache::Trial>), Diagnostic> {
     let opts = Options::default();
     let dir = appy_runtime::cache::dir();
     match job.target {
         Target::Cpu => {
-            let (f, disk, code) = appy_runtime::jit::compile_cpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, dir.as_deref())?;
-            Ok((Artifact::Cpu(f, code), disk))
+            let c = appy_runtime::jit::compile_cpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, dir.as_deref())?;
+            let (f, code) = c.value;
+            Ok((Artifact::Cpu(f, code), c.trial))
         }
         Target::Gpu { tune } => {
-            let (b, disk) = appy_runtime::jit::compile_gpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, tune, dir.as_deref())?;
-            Ok((Artifact::Gpu(Box::new(b)), disk))
+            let c = appy_runtime::jit::compile_gpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, tune, dir.as_deref())?;
+            Ok((Artifact::Gpu(Box::new(c.value)), c.trial))
         }
     }
 }

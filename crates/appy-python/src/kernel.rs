@@ -75,6 +75,10 @@ pub struct Kernel {
     device: Option<Device>,
     dump_code: bool,
     specs: RwLock<HashMap<SpecKey, Arc<Spec>>>,
+    /// Specialisations loaded from the persistent cache whose first call is pending
+    /// (see `appy_runtime::cache::Trial`), and whether there are any (checked per call).
+    trials: Mutex<HashMap<SpecKey, appy_runtime::cache::Trial>>,
+    any_trials: std::sync::atomic::AtomicBool,
 }
 
 #[pymethods]
@@ -115,6 +119,8 @@ impl Kernel {
             device,
             dump_code,
             specs: RwLock::new(HashMap::new()),
+            trials: Mutex::new(HashMap::new()),
+            any_trials: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -172,7 +178,7 @@ impl Kernel {
     /// The back end for a call.
     fn target(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Target> {
         static TUNE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let tune = *TUNE.get_or_init(|| std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true));
+        let tune = *TUNE.get_or_init(appy_ir::config::autotune);
         let device = self.device.unwrap_or_else(crate::default_device);
         if a.any_device {
             if device == Device::Cpu {
@@ -209,11 +215,34 @@ impl Kernel {
         let found = self.specs.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
         let spec = match found {
             Some(s) => s,
-            None => self.specialise(py, key)?,
+            None => self.specialise(py, key.clone())?,
         };
-        match &*spec {
+        let r = match &*spec {
             Spec::Cpu(f) => self.run_cpu(py, f, a),
             Spec::Gpu { bundle, loaded } => self.run_gpu(py, bundle, loaded, a),
+        };
+        if self.any_trials.load(std::sync::atomic::Ordering::Acquire) {
+            self.settle_trial(py, &key, &r);
+        }
+        r
+    }
+
+    /// The first call of a specialisation loaded from the persistent cache returned:
+    /// the entry is good, or (it failed, not by an interrupt) evicted and the
+    /// specialisation compiled again at the next call.
+    fn settle_trial(&self, py: Python<'_>, key: &SpecKey, r: &PyResult<Py<PyAny>>) {
+        let mut trials = self.trials.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(t) = trials.remove(key) else { return };
+        if trials.is_empty() {
+            self.any_trials.store(false, std::sync::atomic::Ordering::Release);
+        }
+        drop(trials);
+        match r {
+            Err(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => {
+                t.failed();
+                self.specs.write().unwrap_or_else(|e| e.into_inner()).remove(key);
+            }
+            _ => t.passed(),
         }
     }
 
@@ -233,7 +262,8 @@ impl Kernel {
         if crate::log::pending() {
             crate::log::flush_logs(py)?;
         }
-        let (artifact, from_disk, secs) = outcome.map_err(|d| compile_error(py, &src.relocate(d), (&self.filename, src.lines.0)))?;
+        let (artifact, trial, secs) = outcome.map_err(|d| compile_error(py, &src.relocate(d), (&self.filename, src.lines.0)))?;
+        let from_disk = trial.is_some();
         let sig = key.1.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
         let what = if from_disk { "loaded from the cache" } else { "compiled" };
         let spec = match artifact {
@@ -247,13 +277,24 @@ impl Kernel {
                 if self.dump_code {
                     print_code(py, &bundle.ptx)?;
                 }
-                let loaded = py
-                    .detach(|| {
-                        let gpu = crate::gpu()?;
-                        let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
-                        g.load_candidates(&bundle)
-                    })
-                    .map_err(|e| runtime_error(py, format!("`{}`: the GPU rejected the compiled code: {e}", self.func)))?;
+                let loaded = py.detach(|| {
+                    let gpu = crate::gpu()?;
+                    let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
+                    g.load_candidates(&bundle)
+                });
+                let loaded = match loaded {
+                    Ok(l) => l,
+                    Err(e) => {
+                        // Code from the cache the driver rejects is evicted.
+                        if let Some(t) = trial {
+                            t.failed();
+                        }
+                        return Err(runtime_error(
+                            py,
+                            format!("`{}`: the GPU rejected the compiled code: {e}", self.func),
+                        ));
+                    }
+                };
                 Spec::Gpu { bundle, loaded }
             }
         };
@@ -269,6 +310,10 @@ impl Kernel {
             ),
         );
         let spec = Arc::new(spec);
+        if let Some(t) = trial {
+            self.trials.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), t);
+            self.any_trials.store(true, std::sync::atomic::Ordering::Release);
+        }
         self.specs.write().unwrap_or_else(|e| e.into_inner()).insert(key, spec.clone());
         Ok(spec)
     }
@@ -312,8 +357,8 @@ impl Kernel {
         for x in &a.args {
             vals.push(match x {
                 Arg::Host { ptr, dtype, shape } => {
-                    let n = shape.iter().product::<usize>() * dtype.size();
-                    let mut arr = HostArray::zeros(*dtype, shape.clone());
+                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e))?;
+                    let n = arr.data.len();
                     if n > 0 {
                         // SAFETY: the caller's contiguous array of this shape.
                         arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
@@ -445,7 +490,7 @@ fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyR
             a.into_any().unbind()
         }
     }
-    let n = shape.iter().product::<usize>() * dtype.size();
+    let n = appy_runtime::array::bytes_of(dtype, shape).map_err(|e| runtime_error(py, format!("a result is {e}")))?;
     if bytes.len() != n {
         return Err(runtime_error(py, "internal error: result size mismatch"));
     }

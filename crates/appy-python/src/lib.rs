@@ -39,10 +39,7 @@ pub(crate) fn default_device() -> Device {
         1 => Device::Cpu,
         2 => Device::Gpu,
         _ => {
-            let d = std::env::var("APPY_DEVICE")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(Device::Auto);
+            let d = appy_ir::config::device().and_then(|v| v.parse().ok()).unwrap_or(Device::Auto);
             DEFAULT_DEVICE.store(device_code(d), Ordering::Relaxed);
             d
         }

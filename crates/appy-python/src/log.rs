@@ -61,7 +61,9 @@ impl<S: Subscriber> Layer<S> for Queue {
 /// Installs the queueing subscriber (once per process; a subscriber installed by
 /// someone else first is left alone).
 pub fn init() {
-    let filter = EnvFilter::try_from_env("APPY_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = appy_ir::config::log()
+        .and_then(|d| EnvFilter::try_new(d).ok())
+        .unwrap_or_else(|| EnvFilter::new("warn"));
     let _ = tracing_subscriber::registry().with(Queue.with_filter(filter)).try_init();
 }
 

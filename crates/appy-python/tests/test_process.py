@@ -1,5 +1,6 @@
 """Behaviour in a Python process (item 6): threads, the GIL, Ctrl-C, logging, and the
 persistent cache."""
+import json
 import os
 import signal
 import subprocess
@@ -159,3 +160,56 @@ def test_cached_call_overhead_is_small():
         best = min(best, (time.perf_counter() - t0) / n)
     # Generous bound (a shared 2-core machine): the measured figure is in BENCHMARKS.md.
     assert best < 50e-6, best
+
+
+def test_a_cache_entry_whose_code_crashes_is_evicted(tmp_path):
+    """The first call of code loaded from the persistent cache is a trial: if it
+    kills the process, the next process evicts the entry and compiles again."""
+    body = textwrap.dedent("""
+        import appy
+
+        @appy.jit
+        def add(A, B, C, N):
+            #pragma parallel for simd
+            for i in range(N):
+                C[{index}] = A[i] + B[i]
+    """)
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "good" / "k.py").write_text(body.format(index="i"))
+    # Far out of bounds: an unmapped address.
+    (tmp_path / "bad" / "k.py").write_text(body.format(index="i + 1099511627776"))
+    child = textwrap.dedent("""
+        import logging, numpy as np, appy
+        from k import add
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
+        appy.device("cpu")
+        a, c = np.arange(5.0), np.zeros(5)
+        add(a, a, c, 5)
+        assert c.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0], c
+        print("ok", flush=True)
+    """)
+
+    def run(which):
+        env = dict(os.environ, PYTHONPATH=str(tmp_path / which), APPY_CACHE_DIR=str(tmp_path / ("cache-" + which)))
+        return subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
+
+    def entry(which):
+        (p,) = (tmp_path / ("cache-" + which)).glob("*.json")
+        return p
+
+    assert run("good").returncode == 0
+    assert run("bad").returncode != 0
+    # The crashing code under the good entry's key. The checksum covers the payload
+    # only, so the bad entry's checksum stays valid.
+    good, bad = entry("good").read_text(), entry("bad").read_text()
+    key = json.loads(good)["key"]
+    checksum = json.loads(bad)["checksum"]
+    payload = bad[bad.index('"payload":') + len('"payload":'):-1]
+    entry("good").write_text('{"checksum":%s,"key":%s,"payload":%s}' % (json.dumps(checksum), json.dumps(key), payload))
+    crashed = run("good")
+    assert crashed.returncode != 0 and "ok" not in crashed.stdout, (crashed.stdout, crashed.stderr)
+    again = run("good")
+    assert again.returncode == 0 and "ok" in again.stdout, again.stderr
+    assert "died during the first call of its code" in again.stderr, again.stderr
+    assert json.loads(entry("good").read_text())["payload"] == json.loads(good)["payload"]

@@ -64,7 +64,53 @@ pub enum HostValue {
     },
 }
 
+/// The number of elements of an array of `shape`, if it is at most `isize::MAX`
+/// (checked: a shape from a file or a caller may overflow).
+pub fn checked_len(shape: &[usize]) -> Option<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .filter(|n| *n <= isize::MAX as usize)
+}
+
+/// The bytes of an array of `dtype` and `shape`, if at most `isize::MAX` (the most a
+/// buffer can hold).
+pub fn checked_bytes(dtype: DType, shape: &[usize]) -> Option<usize> {
+    checked_len(shape)?.checked_mul(dtype.size()).filter(|n| *n <= isize::MAX as usize)
+}
+
+/// [`checked_bytes`], or an error naming the shape.
+pub fn bytes_of(dtype: DType, shape: &[usize]) -> Result<usize, String> {
+    checked_bytes(dtype, shape).ok_or_else(|| {
+        format!(
+            "an array of shape ({}) of {dtype} is too large (more than {} bytes)",
+            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+            isize::MAX
+        )
+    })
+}
+
 impl HostValue {
+    /// Checks that an array argument's size is representable (its shape may come
+    /// from a caller: a device array's interface, a C caller).
+    pub fn check_size(&self) -> Result<(), String> {
+        match self {
+            HostValue::Array(a) => bytes_of(a.dtype, &a.shape).and_then(|n| {
+                if n == a.data.len() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "an array of shape {:?} holds {} bytes instead of {n}",
+                        a.shape,
+                        a.data.len()
+                    ))
+                }
+            }),
+            HostValue::Device { dtype, shape, .. } => bytes_of(*dtype, shape).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
     /// The argument type this value specialises a function for.
     pub fn arg_type(&self) -> ArgType {
         match self {
@@ -91,8 +137,17 @@ impl HostValue {
             "False" | "false" => return Ok(HostValue::Bool(false)),
             _ => {}
         }
-        if let Ok(i) = t.replace('_', "").parse::<i64>() {
+        let digits = t.replace('_', "");
+        if let Ok(i) = digits.parse::<i64>() {
             return Ok(HostValue::Int(i, DType::I64, true));
+        }
+        let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(&digits);
+        if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "`{s}` does not fit in a 64-bit integer (appy's `int` is int64: {} to {})",
+                i64::MIN,
+                i64::MAX
+            ));
         }
         match t.to_ascii_lowercase().as_str() {
             "inf" | "+inf" => return Ok(HostValue::Float(f64::INFINITY, DType::F64, true)),
@@ -106,14 +161,19 @@ impl HostValue {
 }
 
 impl HostArray {
-    /// A zero-filled array.
+    /// A zero-filled array (panics if its size overflows; see [`HostArray::try_zeros`]
+    /// for shapes from outside).
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Self {
-        let n: usize = shape.iter().product();
-        HostArray {
+        Self::try_zeros(dtype, shape).expect("array size")
+    }
+    /// A zero-filled array, or an error if its size overflows.
+    pub fn try_zeros(dtype: DType, shape: Vec<usize>) -> Result<Self, String> {
+        let n = bytes_of(dtype, &shape)?;
+        Ok(HostArray {
             dtype,
-            data: vec![0; n * dtype.size()],
+            data: vec![0; n],
             shape,
-        }
+        })
     }
     /// Number of elements.
     pub fn len(&self) -> usize {
@@ -197,7 +257,7 @@ impl HostArray {
             return Err("not a .npy file (bad magic)".into());
         }
         let major = bytes[6];
-        let (hlen, start) = match major {
+        let (hlen, start): (usize, usize) = match major {
             1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
             2 | 3 => {
                 if bytes.len() < 12 {
@@ -207,7 +267,10 @@ impl HostArray {
             }
             v => return Err(format!("unsupported .npy version {v}")),
         };
-        let header = bytes.get(start..start + hlen).ok_or("truncated .npy header")?;
+        let header = start
+            .checked_add(hlen)
+            .and_then(|end| bytes.get(start..end))
+            .ok_or("truncated .npy header")?;
         let header = std::str::from_utf8(header).map_err(|_| "bad .npy header")?;
         let field = |key: &str| -> Option<String> {
             let k = format!("'{key}':");
@@ -242,9 +305,8 @@ impl HostArray {
                 dims.push(p.parse::<usize>().map_err(|_| format!("bad shape entry `{p}`"))?);
             }
         }
-        let n: usize = dims.iter().product();
+        let need = bytes_of(dtype, &dims)?;
         let data = &bytes[start + hlen..];
-        let need = n * dtype.size();
         if data.len() < need {
             return Err(format!("truncated .npy data: expected {need} bytes, found {}", data.len()));
         }
@@ -303,6 +365,67 @@ impl HostValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A header whose element count overflows (2^62 × 4 elements) used to wrap to 0
+    /// bytes and be accepted; so did a byte count that overflows.
+    #[test]
+    fn npy_sizes_are_checked() {
+        let npy = |descr: &str, shape: &str, data: &[u8]| {
+            let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+            h.push('\n');
+            let mut out = b"\x93NUMPY\x01\x00".to_vec();
+            out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            out.extend_from_slice(h.as_bytes());
+            out.extend_from_slice(data);
+            out
+        };
+        for (descr, shape) in [
+            ("<f8", "(4611686018427387904, 4)"),
+            ("<f8", "(2305843009213693952,)"),
+            ("<i4", "(18446744073709551615, 2)"),
+            ("<f4", "(4294967296, 4294967296)"),
+            ("|b1", "(9223372036854775808,)"),
+        ] {
+            let e = HostArray::from_npy(&npy(descr, shape, &[0; 64])).unwrap_err();
+            assert!(e.contains("too large"), "{shape}: {e}");
+        }
+        // A shape entry that is not a size.
+        assert!(HostArray::from_npy(&npy("<f8", "(-1,)", &[0; 8])).is_err());
+        assert!(HostArray::from_npy(&npy("<f8", "(99999999999999999999999,)", &[0; 8])).is_err());
+        // Zero-size arrays are fine.
+        assert_eq!(HostArray::from_npy(&npy("<f8", "(0, 4611686018427387904)", &[])).unwrap().len(), 0);
+        // A version-2 header length that overflows the offset is truncated, not a panic.
+        let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+        v2.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(HostArray::from_npy(&v2).unwrap_err().contains("truncated"));
+        assert!(HostArray::try_zeros(DType::F64, vec![1 << 62, 4]).is_err());
+        assert!(
+            HostValue::Device {
+                ptr: 0,
+                dtype: DType::F32,
+                shape: vec![1 << 40, 1 << 40]
+            }
+            .check_size()
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn oversized_integers_are_not_floats() {
+        let e = HostValue::parse_scalar("99999999999999999999").unwrap_err();
+        assert!(e.contains("does not fit in a 64-bit integer"), "{e}");
+        assert!(
+            HostValue::parse_scalar("-9_223_372_036_854_775_809")
+                .unwrap_err()
+                .contains("64-bit")
+        );
+        assert_eq!(
+            HostValue::parse_scalar("-9223372036854775808"),
+            Ok(HostValue::Int(i64::MIN, DType::I64, true))
+        );
+        assert_eq!(HostValue::parse_scalar("1e30"), Ok(HostValue::Float(1e30, DType::F64, true)));
+        assert_eq!(HostValue::parse_scalar("2.5"), Ok(HostValue::Float(2.5, DType::F64, true)));
+    }
 
     #[test]
     fn npy_roundtrip() {

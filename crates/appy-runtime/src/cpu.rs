@@ -133,7 +133,8 @@ unsafe impl Send for ResultArray {}
 impl ResultArray {
     /// The elements' bytes.
     pub fn bytes(&self) -> &[u8] {
-        let n = self.shape.iter().product::<usize>() * self.dtype.size();
+        // Empty too when the shape's size overflows (the caller checks the length).
+        let n = crate::array::checked_bytes(self.dtype, &self.shape).unwrap_or(0);
         if n == 0 {
             return &[];
         }
@@ -206,7 +207,8 @@ impl CpuFunction {
 
     fn from_llvm(compiler: &Compiler, text: &str, name: &str, results: Vec<ArgType>, sig: &[ArgType]) -> Result<CpuFunction, String> {
         let module = compiler.ctx.parse(text)?;
-        let engine = ExecutionEngine::new(&module, 2, &[], false, false);
+        // No perf jitdump directory left behind (see `jitdump`).
+        let engine = crate::jitdump::quietly(|| ExecutionEngine::new(&module, 2, &[], false, false));
         // The C API's `invoke_packed(name)` calls `_mlir_ciface_{name}` through its
         // packed wrapper `_mlir__mlir_ciface_{name}`.
         let packed = engine.lookup(&format!("_mlir__mlir_ciface_{name}"));
@@ -455,10 +457,10 @@ fn call_engine(
                 let aligned = *f.add(1) as *const u8;
                 let offset = *f.add(2) as usize;
                 let shape: Vec<usize> = (0..*rank).map(|i| *f.add(3 + i) as usize).collect();
-                let n: usize = shape.iter().product();
-                let mut arr = HostArray::zeros(*dtype, shape);
-                if n > 0 {
-                    std::ptr::copy_nonoverlapping(aligned.add(offset * dtype.size()), arr.data.as_mut_ptr(), n * dtype.size());
+                // The shape comes from the function (e.g. `np.empty(N)`): checked.
+                let mut arr = HostArray::try_zeros(*dtype, shape).map_err(|e| Diagnostic::bare(format!("`{name}` returned {e}")))?;
+                if !arr.data.is_empty() {
+                    std::ptr::copy_nonoverlapping(aligned.add(offset * dtype.size()), arr.data.as_mut_ptr(), arr.data.len());
                 }
                 HostValue::Array(arr)
             },

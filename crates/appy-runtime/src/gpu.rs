@@ -141,6 +141,10 @@ impl Gpu {
         args: &mut [HostValue],
         opts: &RunOptions<'_>,
     ) -> Result<(Vec<HostValue>, Timing), String> {
+        // Shapes from callers (device arrays, C callers): their sizes must not overflow.
+        for a in args.iter() {
+            a.check_size()?;
+        }
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         if sig != b.args {
             return Err(format!(
@@ -158,7 +162,7 @@ impl Gpu {
             .iter()
             .map(|a| if let HostValue::Array(x) = a { x.data.len() } else { 0 })
             .sum();
-        let budget = match std::env::var("APPY_DEVICE_BUDGET").ok().and_then(|v| v.parse::<usize>().ok()) {
+        let budget = match appy_ir::config::device_budget() {
             Some(b) => b,
             None if arg_bytes == 0 => usize::MAX,
             None => result::mem_get_info().map(|(free, _)| free / 10 * 9).unwrap_or(usize::MAX),
@@ -213,7 +217,7 @@ impl Gpu {
                 }
                 (HV::Mem(id), ArgType::Array { dtype, .. }) => {
                     let shape = it.mems[*id].shape.clone();
-                    let mut arr = HostArray::zeros(*dtype, shape);
+                    let mut arr = HostArray::try_zeros(*dtype, shape)?;
                     it.download(*id, &mut arr.data)?;
                     HostValue::Array(arr)
                 }
@@ -882,7 +886,9 @@ impl<'a> Interp<'a> {
                         shape.push(p.parse::<usize>().map_err(|_| format!("bad memref type {ty}"))?);
                     }
                 }
-                let elems: usize = shape.iter().product();
+                // Sizes computed by the program from its arguments: checked.
+                let bytes = crate::array::bytes_of(dtype, &shape)?;
+                let elems = bytes / dtype.size();
                 if n == "memref.alloca" {
                     self.mems.push(Mem {
                         ptr: 0,
@@ -896,7 +902,7 @@ impl<'a> Interp<'a> {
                         dirty: vec![],
                     });
                 } else {
-                    let bytes = (elems * dtype.size()).max(1);
+                    let bytes = bytes.max(1);
                     let ptr = self.gpu.alloc(bytes)?;
                     self.mems.push(Mem {
                         ptr,
@@ -1628,7 +1634,7 @@ impl<'a> Interp<'a> {
             )
         }
         .map_err(|e| format!("kernel {kname} failed to launch: {e:?}"))?;
-        if std::env::var_os("APPY_SYNC_LAUNCHES").is_some() {
+        if appy_ir::config::sync_launches() {
             self.gpu.stream.synchronize().map_err(|e| format!("kernel {kname} failed: {e:?}"))?;
             self.timing.kernel_s += t0.elapsed().as_secs_f64();
         }

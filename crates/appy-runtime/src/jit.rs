@@ -48,6 +48,8 @@ pub struct Jit {
     #[cfg(feature = "cuda")]
     gpu: Option<crate::gpu::Gpu>,
     cache: HashMap<(String, Vec<ArgType>), Compiled>,
+    /// Specialisations loaded from the persistent cache whose first call is pending.
+    trials: HashMap<(String, Vec<ArgType>), crate::cache::Trial>,
     compilations: usize,
     disk_hits: usize,
     cache_dir: Option<std::path::PathBuf>,
@@ -85,8 +87,9 @@ impl Jit {
             #[cfg(feature = "cuda")]
             gpu,
             cache: HashMap::new(),
+            trials: HashMap::new(),
             compilations: 0,
-            tune: std::env::var("APPY_AUTOTUNE").map(|v| v != "0").unwrap_or(true),
+            tune: appy_ir::config::autotune(),
             disk_hits: 0,
             cache_dir: crate::cache::dir(),
         }
@@ -153,6 +156,12 @@ impl Jit {
         }
     }
 
+    /// Compiles (or loads from the persistent cache) the specialisation of `func` for
+    /// the types of `args`, without calling it.
+    pub fn prepare(&mut self, func: &str, args: &[HostValue]) -> DResult<()> {
+        self.specialise(func, args).map(|_| ())
+    }
+
     /// How many specialisations have been compiled so far.
     pub fn compilations(&self) -> usize {
         self.compilations
@@ -190,7 +199,11 @@ impl Jit {
     /// Calls `func` with `args`; arrays are updated in place; returns the return values.
     pub fn call(&mut self, func: &str, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
         let key = self.specialise(func, args)?;
-        match self.cache.get(&key).expect("just inserted") {
+        // The first call of code loaded from the persistent cache is a trial: if it
+        // fails, the entry is evicted and the function compiled again.
+        let trial = self.trials.remove(&key);
+        let saved = trial.as_ref().map(|_| args.to_vec());
+        let r = match self.cache.get(&key).expect("just inserted") {
             Compiled::Cpu(f) => f.call(args),
             #[cfg(feature = "cuda")]
             Compiled::Gpu(b, loaded) => {
@@ -199,7 +212,7 @@ impl Jit {
                 let run = crate::tune::choose(gpu, b, loaded, args).and_then(|k| gpu.run(b.candidate(k), &loaded[k], args));
                 match run {
                     Ok((r, _)) => Ok(r),
-                    Err(e) if self.device == Device::Auto => {
+                    Err(e) if trial.is_none() && self.device == Device::Auto => {
                         // A GPU failure (out of memory, a launch or JIT error) with
                         // `Device::Auto`: run on the CPU instead, from the original inputs.
                         tracing::warn!("the GPU failed ({e}); running `{func}` on the CPU");
@@ -211,6 +224,20 @@ impl Jit {
                     Err(e) => Err(Diagnostic::bare(e)),
                 }
             }
+        };
+        match (trial, r) {
+            (Some(t), Ok(v)) => {
+                t.passed();
+                Ok(v)
+            }
+            (Some(t), Err(e)) => {
+                tracing::warn!("`{func}`: the code loaded from the cache failed its first call ({e}); compiling it again");
+                t.failed();
+                self.cache.remove(&key);
+                args.clone_from_slice(&saved.expect("saved with the trial"));
+                self.call(func, args)
+            }
+            (None, r) => r,
         }
     }
 
@@ -220,16 +247,19 @@ impl Jit {
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         let key = (func.to_string(), sig);
         if !self.cache.contains_key(&key) {
-            let compiled = self.compile(func, &key.1)?;
+            let (compiled, trial) = self.compile(func, &key.1)?;
             self.cache.insert(key.clone(), compiled);
+            if let Some(t) = trial {
+                self.trials.insert(key.clone(), t);
+            }
         }
         Ok(key)
     }
 
-    fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<Compiled> {
+    fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<(Compiled, Option<crate::cache::Trial>)> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
-            let (b, from_disk) = compile_gpu_cached(
+            let mut c = compile_gpu_cached(
                 &self.compiler,
                 &self.file,
                 func,
@@ -238,14 +268,30 @@ impl Jit {
                 self.tune,
                 self.cache_dir.as_deref(),
             )?;
-            if from_disk {
+            let gpu = self.gpu.as_ref().expect("checked");
+            let mut loaded = gpu.load_candidates(&c.value);
+            if let (Err(e), Some(t)) = (&loaded, c.trial.take()) {
+                // Code from the cache that the driver rejects: evict it, compile again.
+                tracing::warn!("the GPU rejected `{func}` loaded from the cache ({e}); compiling it again");
+                t.failed();
+                c = compile_gpu_cached(
+                    &self.compiler,
+                    &self.file,
+                    func,
+                    sig,
+                    &self.opts,
+                    self.tune,
+                    self.cache_dir.as_deref(),
+                )?;
+                loaded = gpu.load_candidates(&c.value);
+            }
+            if c.from_disk {
                 self.disk_hits += 1;
             } else {
                 self.compilations += 1;
             }
-            let gpu = self.gpu.as_ref().expect("checked");
-            match gpu.load_candidates(&b) {
-                Ok(loaded) => return Ok(Compiled::Gpu(Box::new(b), loaded)),
+            match loaded {
+                Ok(loaded) => return Ok((Compiled::Gpu(Box::new(c.value), loaded), c.trial)),
                 Err(e) if self.device == Device::Auto => {
                     tracing::warn!("the GPU rejected `{func}` ({e}); running on the CPU");
                     self.gpu = None;
@@ -258,25 +304,54 @@ impl Jit {
                 "no usable GPU (device gpu was requested): no CUDA driver or device found",
             ));
         }
-        let (f, from_disk, _) = compile_cpu_cached(&self.compiler, &self.file, func, sig, &self.opts, self.cache_dir.as_deref())?;
-        if from_disk {
+        let c = compile_cpu_cached(&self.compiler, &self.file, func, sig, &self.opts, self.cache_dir.as_deref())?;
+        if c.from_disk {
             self.disk_hits += 1;
         } else {
             self.compilations += 1;
         }
-        Ok(Compiled::Cpu(f))
+        Ok((Compiled::Cpu(c.value.0), c.trial))
     }
 }
 
-/// The persistent-cache key of a specialisation.
+/// The persistent-cache key of a specialisation: for GPU code it names libdevice's
+/// content too.
 fn cache_key(kind: &str, file: &SourceFile, func: &str, sig: &[ArgType], opts: &Options) -> String {
-    crate::cache::key(kind, file.text(), func, &format!("{sig:?}"), &format!("{opts:?}"))
+    let mut options = format!("{opts:?}");
+    if kind.starts_with("gpu") {
+        options.push(' ');
+        options.push_str(&appy_compiler::target::nvptx::libdevice_id(opts));
+    }
+    crate::cache::key(kind, file.text(), func, &format!("{sig:?}"), &options)
+}
+
+/// A specialisation from [`compile_cpu_cached`] or [`compile_gpu_cached`].
+pub struct Cached<T> {
+    /// The compiled specialisation.
+    pub value: T,
+    /// Whether it was loaded from the persistent cache.
+    pub from_disk: bool,
+    /// For code loaded from the cache: the trial that its first call settles
+    /// ([`crate::cache::Trial::passed`] or [`crate::cache::Trial::failed`]).
+    pub trial: Option<crate::cache::Trial>,
+}
+
+/// The name, parameters and results of `func` for `sig` as the frontend derives them
+/// (parsing and lowering without MLIR, a small part of a compile): what a cached
+/// entry's metadata must agree with. `None` when the function does not lower (the
+/// compile then reports why).
+fn expected_signature(file: &SourceFile, func: &str, sig: &[ArgType]) -> Option<(String, Vec<String>, Vec<ArgType>)> {
+    let program = appy_frontend::parse_function(file, func).ok()?;
+    let l = appy_frontend::lower::lower(file, &program, sig, &appy_frontend::lower::LowerOptions::default()).ok()?;
+    Some((l.name, l.params, l.results))
 }
 
 /// Compiles `func` of `file` for the GPU and argument types `sig`, or loads it from the
 /// persistent cache in `cache_dir` (see [`crate::cache`]). With `tune`, the bundle holds
-/// one candidate per vector length of [`appy_ir::TUNE_MVLS`]. Returns the bundle and
-/// whether it came from the cache.
+/// one candidate per vector length of [`appy_ir::TUNE_MVLS`]. A cached bundle is used
+/// only if its metadata (version, function, parameters, argument and result types,
+/// vector lengths) agrees with what the frontend derives for `sig`; otherwise it is
+/// evicted and compiled again.
 #[cfg(feature = "cuda")]
 pub fn compile_gpu_cached(
     compiler: &Compiler,
@@ -286,26 +361,62 @@ pub fn compile_gpu_cached(
     opts: &Options,
     tune: bool,
     cache_dir: Option<&std::path::Path>,
-) -> DResult<(appy_ir::bundle::Bundle, bool)> {
+) -> DResult<Cached<appy_ir::bundle::Bundle>> {
     let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
     let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
-    let cached = cache_dir.and_then(|d| crate::cache::load(d, &key));
-    let from_disk = cached
-        .and_then(|v| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok())
-        .filter(|b| b.version == appy_ir::bundle::BUNDLE_VERSION && b.func == func && b.args == sig);
-    if let Some(b) = from_disk {
-        return Ok((b, true));
+    if let Some(d) = cache_dir
+        && let Some(v) = crate::cache::load(d, &key)
+    {
+        let bundle = serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok();
+        match bundle.filter(|b| bundle_agrees(b, file, func, sig, opts.mvl, mvls)) {
+            Some(b) => {
+                return Ok(Cached {
+                    value: b,
+                    from_disk: true,
+                    trial: Some(crate::cache::begin_trial(d, &key)),
+                });
+            }
+            None => {
+                tracing::warn!("appy cache: the GPU entry for `{func}` does not match the function; rebuilding");
+                crate::cache::evict(d, &key);
+            }
+        }
     }
     let b = compiler.compile_gpu_tuned(file, func, sig, opts, mvls)?;
     if let Some(d) = cache_dir {
         crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
     }
-    Ok((b, false))
+    Ok(Cached {
+        value: b,
+        from_disk: false,
+        trial: None,
+    })
+}
+
+/// Whether a cached bundle is the one compiling `func` for `sig` would make, as far as
+/// its metadata tells.
+#[cfg(feature = "cuda")]
+fn bundle_agrees(b: &appy_ir::bundle::Bundle, file: &SourceFile, func: &str, sig: &[ArgType], mvl: i64, mvls: &[i64]) -> bool {
+    let Some((name, params, results)) = expected_signature(file, func, sig) else {
+        return false;
+    };
+    let mut want: Vec<i64> = std::iter::once(mvl).chain(mvls.iter().copied().filter(|m| *m != mvl)).collect();
+    let mut have: Vec<i64> = (0..b.candidates()).map(|k| b.candidate(k).mvl).collect();
+    want.sort_unstable();
+    have.sort_unstable();
+    b.mvl == mvl
+        && want == have
+        && (0..b.candidates()).all(|k| {
+            let c = b.candidate(k);
+            c.version == appy_ir::bundle::BUNDLE_VERSION && c.func == name && c.params == params && c.args == sig && c.results == results
+        })
 }
 
 /// Compiles `func` of `file` for the CPU and argument types `sig`, or loads it from the
-/// persistent cache in `cache_dir`. Returns the function, whether it came from the
-/// cache, and its code (the LLVM-dialect module as text).
+/// persistent cache in `cache_dir`. Returns the function and its code (the LLVM-dialect
+/// module as text). A cached entry is used only if its function name and result types
+/// agree with what the frontend derives for `sig` and its code loads; otherwise it is
+/// evicted and compiled again.
 pub fn compile_cpu_cached(
     compiler: &Compiler,
     file: &SourceFile,
@@ -313,19 +424,29 @@ pub fn compile_cpu_cached(
     sig: &[ArgType],
     opts: &Options,
     cache_dir: Option<&std::path::Path>,
-) -> DResult<(crate::cpu::CpuFunction, bool, String)> {
+) -> DResult<Cached<(crate::cpu::CpuFunction, String)>> {
     let key = cache_key("cpu", file, func, sig, opts);
     if let Some(d) = cache_dir
         && let Some(v) = crate::cache::load(d, &key)
     {
-        match crate::cpu::CpuFunction::from_cached(compiler, &v, sig) {
+        let agrees = expected_signature(file, func, sig).is_some_and(|(name, _, results)| {
+            v.get("name").and_then(|n| n.as_str()) == Some(name.as_str())
+                && v.get("results")
+                    .and_then(|r| serde_json::from_value::<Vec<ArgType>>(r.clone()).ok())
+                    == Some(results)
+        });
+        match agrees.then(|| crate::cpu::CpuFunction::from_cached(compiler, &v, sig)).flatten() {
             Some(f) => {
                 let code = v.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
-                return Ok((f, true, code));
+                return Ok(Cached {
+                    value: (f, code),
+                    from_disk: true,
+                    trial: Some(crate::cache::begin_trial(d, &key)),
+                });
             }
             None => {
                 tracing::warn!("appy cache: invalid CPU entry for `{func}`; rebuilding");
-                let _ = std::fs::remove_file(crate::cache::file_for(d, &key));
+                crate::cache::evict(d, &key);
             }
         }
     }
@@ -334,5 +455,93 @@ pub fn compile_cpu_cached(
     if let Some(d) = cache_dir {
         crate::cache::store(d, &key, payload);
     }
-    Ok((f, false, code))
+    Ok(Cached {
+        value: (f, code),
+        from_disk: false,
+        trial: None,
+    })
+}
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    use super::*;
+
+    /// A cached GPU bundle whose metadata disagrees with the function (results,
+    /// parameters, vector lengths, format version), even with a valid checksum, is
+    /// evicted and compiled again. (No GPU needed: this is the compile side.)
+    #[test]
+    fn wrong_gpu_bundles_are_rebuilt() {
+        let dir = std::env::temp_dir().join(format!("appy-jit-gpu-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let src = "import appy\n\n@appy.jit\ndef total(a, N):\n    s = 0.0\n    #pragma simd\n    for i in range(N):\n        s += a[i]\n    return s\n";
+        let file = SourceFile::new("total.py", src);
+        let compiler = Compiler::new();
+        let sig = [
+            ArgType::Array {
+                dtype: appy_ir::types::DType::F64,
+                rank: 1,
+            },
+            ArgType::Scalar {
+                dtype: appy_ir::types::DType::I64,
+                weak: true,
+            },
+        ];
+        let opts = Options::default();
+        let get = || compile_gpu_cached(&compiler, &file, "total", &sig, &opts, false, Some(&dir)).unwrap();
+        let first = get();
+        assert!(!first.from_disk);
+        let again = get();
+        assert!(again.from_disk && again.trial.is_some());
+        again.trial.unwrap().passed();
+        let entry = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+        let key = doc["key"].as_str().unwrap().to_string();
+        let edits: Vec<(&str, serde_json::Value)> = vec![
+            ("results", serde_json::json!([{"Array": {"dtype": "F64", "rank": 1}}])),
+            ("params", serde_json::json!(["a"])),
+            ("args", serde_json::json!([])),
+            ("func", serde_json::json!("other")),
+            ("mvl", serde_json::json!(7)),
+            ("version", serde_json::json!(0)),
+        ];
+        for (field, v) in edits {
+            let mut payload = doc["payload"].clone();
+            payload[field] = v;
+            std::fs::write(&entry, crate::cache::entry_text(&key, &payload)).unwrap();
+            let c = get();
+            assert!(!c.from_disk, "a bundle with a wrong `{field}` was used");
+            assert_eq!(c.value.results, first.value.results);
+            let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+            assert_eq!(stored["payload"], doc["payload"], "rewritten after `{field}`");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// GPU keys name libdevice's content, not its path.
+    #[test]
+    fn gpu_keys_name_libdevice_content() {
+        let dir = std::env::temp_dir().join(format!("appy-jit-libdevice-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lib = dir.join("libdevice.10.bc");
+        std::fs::write(&lib, b"one").unwrap();
+        let file = SourceFile::new("k.py", "x");
+        let opts = Options {
+            libdevice: Some(lib.clone()),
+            ..Default::default()
+        };
+        let k1 = cache_key("gpu", &file, "f", &[], &opts);
+        assert_eq!(cache_key("gpu", &file, "f", &[], &opts), k1);
+        // Same path, other content (a different size, so the memo does not apply).
+        std::fs::write(&lib, b"other").unwrap();
+        let k2 = cache_key("gpu", &file, "f", &[], &opts);
+        assert_ne!(k1, k2);
+        assert!(k2.contains(&format!("libdevice={:016x}", appy_ir::fnv1a(b"other"))), "{k2}");
+        // The CPU back end does not link it.
+        assert!(!cache_key("cpu", &file, "f", &[], &opts).contains("libdevice="));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

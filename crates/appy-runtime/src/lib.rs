@@ -10,13 +10,18 @@ pub mod array;
 pub mod cache;
 #[cfg(feature = "jit")]
 pub mod cpu;
+pub mod files;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 #[cfg(feature = "cuda")]
 pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;
+#[cfg(feature = "jit")]
+mod jitdump;
 pub mod regions;
+#[cfg(test)]
+mod srchash;
 #[cfg(feature = "cuda")]
 pub mod tune;
 

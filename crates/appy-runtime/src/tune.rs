@@ -3,7 +3,8 @@
 //! (every array dimension and integer argument rounded up to a power of two), each
 //! candidate is timed on copies of the arguments (the caller's data is never modified)
 //! and the fastest is recorded in the persistent cache (`cache::dir()`), keyed on the
-//! compiler version, the function, its PTX, the device name and the bucket. Later calls
+//! compiler's identity ([`crate::cache::COMPILER_ID`]), the function, its PTX (which
+//! holds the libdevice code it links), the device name and the bucket. Later calls
 //! in the same bucket, in this process or another, use the recorded choice. A corrupt or
 //! unreadable entry is ignored and the candidates are timed again.
 //! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
@@ -34,7 +35,7 @@ pub fn bucket(args: &[HostValue]) -> String {
 }
 
 fn printing() -> bool {
-    std::env::var("APPY_PRINT_AUTOTUNING").is_ok_and(|v| !v.is_empty() && v != "0")
+    appy_ir::config::print_autotuning()
 }
 
 /// The cache key of a tuning decision.
@@ -47,7 +48,7 @@ pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
     }
     format!(
         "appy {} | tune | {} | {:016x} | {} | {}",
-        env!("CARGO_PKG_VERSION"),
+        crate::cache::COMPILER_ID,
         b.func,
         crate::cache::fnv(code.as_bytes()),
         gpu.name(),
@@ -96,7 +97,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
     let mut targs = args.to_vec();
     for a in &mut targs {
         if let HostValue::Device { ptr, dtype, shape } = a {
-            let bytes = shape.iter().product::<usize>() * dtype.size();
+            let bytes = crate::array::bytes_of(*dtype, shape)?;
             let c = gpu.device_copy(*ptr, bytes)?;
             copies.push(c);
             *ptr = c;

@@ -9,5 +9,7 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod fault;
 #[cfg(feature = "jit")]
 pub mod opt;
+pub mod output;

@@ -5,11 +5,12 @@
 //! appy-opt kernel.py --func f --signature 'f32[:],f32[:],int' --emit=loops
 //! appy-opt kernel.py --pass-pipeline='appy-strip-mine{mvl=128},canonicalize' --print-ir-after-all
 //! appy-opt level.mlir --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' -o out.mlir
+//! appy-opt loops.mlir --emit=gpu     # MLIR input is lowered from the level it is at
 //! appy-opt - < level.mlir            # read MLIR from standard input
 //! appy-opt --list-passes
 //! ```
 
-use appy_compiler::{Compiler, Level, Options, mlir_error};
+use appy_compiler::{Compiler, Level, Options, mlir_error, mlir_user_error};
 use appy_frontend::ast::{ExprKind, Index, Program, Stmt, StmtKind};
 use appy_ir::diag::{Diagnostic, SourceFile};
 use appy_ir::types::{ArgType, DType};
@@ -31,9 +32,10 @@ pub struct Args {
     /// (default: arrays are float64 with the rank of their subscripts, scalars int).
     #[arg(long)]
     signature: Option<String>,
-    /// The level to print.
-    #[arg(long, value_enum, default_value_t = Emit::Appy)]
-    emit: Emit,
+    /// The level to print (default: `appy` for Python input; MLIR input, which is
+    /// lowered from the level it is at, is printed as it is).
+    #[arg(long, value_enum)]
+    emit: Option<Emit>,
     /// A pipeline of appy and upstream MLIR passes to run instead of the one `--emit` implies.
     #[arg(long = "pass-pipeline")]
     pass_pipeline: Option<String>,
@@ -92,7 +94,21 @@ pub fn run(argv: &[String], stdin: &str) -> Result<String, String> {
     let out = run_args(&args, stdin).map_err(|d| d.render())?;
     match &args.output {
         Some(p) => {
-            std::fs::write(p, &out).map_err(|e| format!("cannot write {p}: {e}"))?;
+            let output = crate::output::Output {
+                path: p.into(),
+                what: "the output".into(),
+                bytes: out.into_bytes(),
+            };
+            let inputs: Vec<crate::output::Input> = args
+                .input
+                .iter()
+                .filter(|i| *i != "-")
+                .map(|i| crate::output::Input {
+                    path: i.into(),
+                    what: "the input".into(),
+                })
+                .collect();
+            crate::output::write_all(&[output], &inputs).map_err(|e| format!("error: {e}\n"))?;
             Ok(String::new())
         }
         None => Ok(out),
@@ -185,13 +201,16 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let Some(input) = &a.input else {
         return Err(Diagnostic::bare("no input file (see --help)"));
     };
-    let level = Level::from(a.emit);
+    let level = Level::from(a.emit.unwrap_or(Emit::Appy));
     let file = if input == "-" {
         SourceFile::new("<stdin>", stdin)
     } else {
-        SourceFile::read(std::path::Path::new(input)).map_err(|e| Diagnostic::bare(format!("cannot read {input}: {e}")))?
+        SourceFile::load(std::path::Path::new(input))?
     };
     let is_mlir = input == "-" || input.ends_with(".mlir");
+    // MLIR input or a pipeline the user wrote: MLIR's complaints are the user's errors.
+    let user_ir = is_mlir || a.pass_pipeline.is_some();
+    let ir_error = |e: &str| if user_ir { mlir_user_error(&file, e) } else { mlir_error(&file, e) };
     let opts = Options {
         mvl: a.mvl,
         ..Default::default()
@@ -201,9 +220,14 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         eprintln!("// -----// IR Dump After {name} //----- //\n{text}");
     };
     let after: Option<appy_compiler::AfterPass<'_>> = if a.print_ir_after_all { Some(&mut after) } else { None };
-    let module = if is_mlir {
-        let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_error(&file, &e))?;
-        appy_ir::mlir::import(&parsed)
+    let (module, from) = if is_mlir {
+        if level == Level::Ast {
+            return Err(Diagnostic::bare("--emit=ast needs a Python source"));
+        }
+        let parsed = compiler.ctx.parse(file.text()).map_err(|e| mlir_user_error(&file, &e))?;
+        let m = appy_ir::mlir::import(&parsed);
+        let from = Level::of(&m);
+        (m, from)
     } else {
         let func = match &a.func {
             Some(f) => f.clone(),
@@ -226,36 +250,34 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
             return Ok(appy_frontend::dump(&program));
         }
         let sig = match &a.signature {
-            Some(s) => appy_ir::types::parse_signature(s).map_err(Diagnostic::bare)?,
+            Some(s) => appy_ir::types::parse_signature(s).map_err(|e| Diagnostic::bare(format!("--signature: {e}")))?,
             None => infer_signature(&program),
         };
         let l = compiler.lower(&file, &program, &sig, &opts)?;
         for w in compiler.take_warnings() {
             eprint!("{}", w.render());
         }
-        l.module
+        (l.module, Level::Appy)
     };
     let pipeline = match &a.pass_pipeline {
         Some(p) => p.clone(),
-        None if is_mlir => {
-            if level == Level::Ptx {
-                String::new()
-            } else {
-                a.pass_pipeline.clone().unwrap_or_default()
-            }
-        }
-        None => compiler.pipeline_to(level, &opts),
+        // MLIR input without --emit is printed as it is.
+        None if is_mlir && a.emit.is_none() => String::new(),
+        None => appy_compiler::pipelines::between(from, level, opts.mvl)
+            .map_err(|e| Diagnostic::bare(format!("--emit={}: {e}", level.name())))?,
     };
     let out = if pipeline.is_empty() {
         module
+    } else if user_ir {
+        compiler.run_user(&file, module, &pipeline, after)?
     } else {
         compiler.run(&file, module, &pipeline, after)?
     };
     if level == Level::Ptx {
-        let (ptx, _) = appy_compiler::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| mlir_error(&file, &e))?;
+        let (ptx, _) = appy_compiler::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| ir_error(&e))?;
         return Ok(ptx);
     }
-    let parsed = compiler.ctx.load(&out).map_err(|e| mlir_error(&file, &e))?;
+    let parsed = compiler.ctx.load(&out).map_err(|e| ir_error(&e))?;
     printed.push_str(&appy_ir::mlir::pretty(&parsed, a.locations));
     printed.push('\n');
     Ok(printed)

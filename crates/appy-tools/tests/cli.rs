@@ -11,6 +11,10 @@ fn appy() -> Command {
     Command::new(env!("CARGO_BIN_EXE_appy"))
 }
 
+fn appy_opt() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_appy-opt"))
+}
+
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
@@ -112,6 +116,19 @@ fn command_line_errors_are_clean() {
             vec!["run".into(), "/nonexistent.py".into(), "--func".into(), "f".into()],
             "cannot read",
         ),
+        // An integer too large for int64 used to become a float, reported as
+        // "range() arguments must be integers, not float".
+        (
+            vec![
+                "run".into(),
+                f.into(),
+                "--func".into(),
+                "vector_add".into(),
+                "--arg".into(),
+                "N=99999999999999999999".into(),
+            ],
+            "--arg N: `99999999999999999999` does not fit in a 64-bit integer",
+        ),
     ];
     for (args, want) in cases {
         let o = appy().args(&args).output().unwrap();
@@ -141,6 +158,28 @@ fn command_line_errors_are_clean() {
         String::from_utf8_lossy(&o.stderr).contains("bad.npy"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
+    );
+    // A header whose element count overflows (2^62 x 4) used to be accepted as an
+    // empty array, and the kernel read garbage.
+    let huge = d.join("huge.npy");
+    let mut h = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n".to_string();
+    while !(h.len() + 10).is_multiple_of(64) {
+        h.insert(h.len() - 1, ' ');
+    }
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(h.as_bytes());
+    std::fs::write(&huge, &bytes).unwrap();
+    let o = appy()
+        .args(["run", f, "--func", "vector_add", "--device", "cpu"])
+        .args(["--arg", &format!("A=@{}", huge.display())])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("huge.npy: an array of shape (4611686018427387904, 4) of float64 is too large"),
+        "{err}"
     );
     // A compile error is located.
     let src = d.join("k.py");
@@ -209,6 +248,349 @@ fn tuned_bundles_and_bench() {
         "{text} {}",
         String::from_utf8_lossy(&st.stderr)
     );
+}
+
+/// Outputs are written all or nothing, never over an input, never two to one file.
+#[test]
+fn outputs_are_atomic_and_never_overwrite_inputs() {
+    let d = tmp("outputs");
+    let f = examples().join("vector_add.py");
+    let n = 7;
+    let a = HostArray::from_f64(DType::F64, vec![n], &[1.5, 2.0, 3.0, -4.0, 5.0, 6.25, 7.0]);
+    let (wa, wb) = (write(&d, "a.npy", &a), write(&d, "b.npy", &a));
+    let c_in = write(&d, "C.npy", &HostArray::from_f64(DType::F64, vec![n], &[0.5; 7]));
+    let run = |out: &Path, c: &str| {
+        appy()
+            .args(["run", f.to_str().unwrap(), "--func", "vector_add", "--device", "cpu"])
+            .args(["--arg", &format!("A={wa}"), "--arg", &format!("B={wb}"), "--arg", &format!("C={c}")])
+            .args(["--arg", &format!("N={n}"), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let listing = |p: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    // An output that cannot be written (C.npy is a directory): the other outputs keep
+    // their previous contents (they used to be replaced, next to a stale C).
+    let out = d.join("out");
+    std::fs::create_dir_all(out.join("C.npy")).unwrap();
+    std::fs::write(out.join("A.npy"), "previous A").unwrap();
+    let o = run(&out, &c_in);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("error: cannot write") && err.contains("C.npy"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(out.join("A.npy")).unwrap(), "previous A");
+    assert_eq!(listing(&out), ["A.npy", "C.npy"], "no temporary files left");
+    std::fs::remove_dir(out.join("C.npy")).unwrap();
+    let o = run(&out, &c_in);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(listing(&out), ["A.npy", "B.npy", "C.npy"]);
+    let c = HostArray::read_npy(&out.join("C.npy")).unwrap();
+    assert_eq!(c.get_f64(3), -8.0);
+    // --out over an input: refused, the input unchanged.
+    let before = std::fs::read(d.join("C.npy")).unwrap();
+    let o = run(&d, &c_in);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("is the array of parameter `C`") && err.contains("would be overwritten"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(d.join("C.npy")).unwrap(), before);
+    // `compile -o` over the source.
+    let src = d.join("k.py");
+    std::fs::copy(&f, &src).unwrap();
+    let o = appy()
+        .args(["compile", src.to_str().unwrap(), "--func", "vector_add"])
+        .args(["--signature", "f64[:],f64[:],f64[:],int", "-o", src.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("is the source and would be overwritten by the bundle"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&f).unwrap());
+    // A parameter named like a returned value.
+    let clash = d.join("clash.py");
+    std::fs::write(
+        &clash,
+        "import appy\n\n@appy.jit\ndef f(return_0, N):\n    s = 0.0\n    for i in range(N):\n        s += return_0[i]\n    return s, 2.0 * s\n",
+    )
+    .unwrap();
+    let out2 = d.join("out2");
+    let o = appy()
+        .args(["run", clash.to_str().unwrap(), "--func", "f", "--device", "cpu"])
+        .args(["--arg", &format!("return_0={wa}"), "--arg", &format!("N={n}")])
+        .args(["--out", out2.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("would hold both the final value of parameter `return_0` and return value 0"),
+        "{err}"
+    );
+    assert!(listing(&out2).is_empty(), "nothing written");
+}
+
+/// A fault in compiled code prints an `error:` line (the process still dies of the
+/// signal); a cache entry whose code crashed its first call is evicted by the next
+/// run, which compiles again and succeeds.
+#[test]
+fn crashes_are_reported_and_crashing_cache_entries_evicted() {
+    let d = tmp("crash");
+    let good = d.join("good.py");
+    let bad = d.join("bad.py");
+    let body = |index: &str| {
+        format!(
+            "import appy\n\n@appy.jit\ndef vector_add(A, B, C, N):\n    #pragma parallel for simd\n    for i in range(N):\n        C[{index}] = A[i] + B[i]\n"
+        )
+    };
+    std::fs::write(&good, body("i")).unwrap();
+    // Far out of bounds: an unmapped address.
+    std::fs::write(&bad, body("i + 1099511627776")).unwrap();
+    let a = HostArray::from_f64(DType::F64, vec![5], &[1.0, 2.0, 3.0, 4.0, 5.5]);
+    let wa = write(&d, "a.npy", &a);
+    let run = |src: &Path, cache: &Path| {
+        let mut cmd = appy();
+        // No core files from the crashes.
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                libc::setrlimit(libc::RLIMIT_CORE, &zero);
+                Ok(())
+            });
+        }
+        cmd.args(["run", src.to_str().unwrap(), "--func", "vector_add", "--device", "cpu"])
+            .args([
+                "--arg",
+                &format!("A={wa}"),
+                "--arg",
+                &format!("B={wa}"),
+                "--arg",
+                &format!("C={wa}"),
+            ])
+            .args(["--arg", "N=5", "--out", d.join("out").to_str().unwrap()])
+            .env("APPY_CACHE_DIR", cache)
+            .env("APPY_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let entry = |cache: &Path| {
+        std::fs::read_dir(cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "json"))
+            .unwrap()
+    };
+    let (cache_good, cache_bad) = (d.join("cache-good"), d.join("cache-bad"));
+    assert!(run(&good, &cache_good).status.success());
+    let o = run(&bad, &cache_bad);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("error: `vector_add` (compiled code) crashed: SIGSEGV"),
+        "a fault must print an error line:\n{err}"
+    );
+    // The good entry's key with the crashing code, correctly sealed: what a buggy
+    // build of the compiler could have written.
+    let good_doc: serde_json::Value = serde_json::from_slice(&std::fs::read(entry(&cache_good)).unwrap()).unwrap();
+    let bad_doc: serde_json::Value = serde_json::from_slice(&std::fs::read(entry(&cache_bad)).unwrap()).unwrap();
+    std::fs::write(
+        entry(&cache_good),
+        appy_runtime::cache::entry_text(good_doc["key"].as_str().unwrap(), &bad_doc["payload"]),
+    )
+    .unwrap();
+    let o = run(&good, &cache_good);
+    assert!(!o.status.success(), "the poisoned entry was not used");
+    let o = run(&good, &cache_good);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("died during the first call of its code"), "{err}");
+    let c = HostArray::read_npy(&d.join("out/C.npy")).unwrap();
+    assert_eq!(c.get_f64(4), 11.0);
+    // And the entry written again is the good one.
+    let again: serde_json::Value = serde_json::from_slice(&std::fs::read(entry(&cache_good)).unwrap()).unwrap();
+    assert_eq!(again["payload"], good_doc["payload"]);
+}
+
+/// Users' mistakes are errors that say what is wrong, where; not internal compiler
+/// errors, not another mistake.
+#[test]
+fn messages_name_the_users_mistake() {
+    let d = tmp("messages");
+    let check = |o: std::process::Output, want: &str| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "succeeded: {err}");
+        assert!(err.contains(want), "expected `{want}` in:\n{err}");
+        assert!(!err.contains("internal compiler error"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    // appy-opt: MLIR the user wrote, at its location.
+    let bad = d.join("bad.mlir");
+    std::fs::write(&bad, "func.func @f() {\n  %0 = arith.addi %x, %x : i32\n  return\n}\n").unwrap();
+    check(
+        appy_opt().arg(&bad).output().unwrap(),
+        &format!(
+            "{}:2:19: error: MLIR failed to parse the module: use of undeclared SSA value name",
+            bad.display()
+        ),
+    );
+    let ok = d.join("ok.mlir");
+    std::fs::write(&ok, "func.func @f(%a: memref<?xf64>) {\n  return\n}\n").unwrap();
+    check(
+        appy_opt().arg(&ok).arg("--pass-pipeline=no-such-pass").output().unwrap(),
+        "error: invalid pass pipeline",
+    );
+    check(
+        appy_opt().arg(&ok).arg("--pass-pipeline=canonicalize{bogus=1}").output().unwrap(),
+        "no such option bogus",
+    );
+    // A malformed --signature is not an arity mismatch.
+    let va = examples().join("vector_add.py");
+    check(
+        appy_opt().arg(&va).args(["--signature", "f32[:],f32[:"]).output().unwrap(),
+        "--signature: `f32[:],f32[:`: `[` without a matching `]`",
+    );
+    check(
+        appy()
+            .args([
+                "compile",
+                va.to_str().unwrap(),
+                "--func",
+                "vector_add",
+                "--signature",
+                "f32[:]x,f32[:],f32[:],int",
+            ])
+            .args(["-o", d.join("x.json").to_str().unwrap()])
+            .output()
+            .unwrap(),
+        "--signature: argument 1: `f32[:]x`",
+    );
+    // Invalid UTF-8: the line and column of the first bad byte.
+    let latin1 = d.join("latin1.py");
+    let mut bytes = std::fs::read(&va).unwrap();
+    let at = bytes.windows(3).position(|w| w == b"for").unwrap();
+    bytes.splice(at..at, *b"x = 1  # caf\xe9\n    ");
+    std::fs::write(&latin1, &bytes).unwrap();
+    let line = 1 + bytes[..at].iter().filter(|b| **b == b'\n').count();
+    let col = at - bytes[..at].iter().rposition(|b| *b == b'\n').unwrap() + 12;
+    let want = format!("{}:{line}:{col}: error: the file is not valid UTF-8 (byte 0xe9)", latin1.display());
+    check(appy_opt().arg(&latin1).output().unwrap(), &want);
+    check(
+        appy()
+            .args(["run", latin1.to_str().unwrap(), "--func", "vector_add", "--arg", "N=1"])
+            .output()
+            .unwrap(),
+        &want,
+    );
+}
+
+/// `appy-opt x.mlir --emit=LEVEL` lowers the input from the level it is at (it used to
+/// print its input unchanged).
+#[test]
+fn opt_lowers_mlir_input_from_its_level() {
+    let d = tmp("levels");
+    let va = examples().join("rowwise.py");
+    let emit = |input: &Path, level: &str| {
+        let o = appy_opt()
+            .arg(input)
+            .args(["--func", "row_sum", "--signature", "f64[:,:],f64[:],int,int"])
+            .arg(format!("--emit={level}"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{level}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let mut levels = std::collections::HashMap::new();
+    for level in ["appy", "loops", "gpu", "llvm"] {
+        let text = emit(&va, level);
+        let p = d.join(format!("{level}.mlir"));
+        std::fs::write(&p, &text).unwrap();
+        levels.insert(level, (p, text));
+    }
+    let opt = |input: &Path, args: &[&str]| appy_opt().arg(input).args(args).output().unwrap();
+    let text = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // Without --emit, MLIR is printed as it is.
+    assert_eq!(text(opt(&levels["loops"].0, &[])), levels["loops"].1);
+    // Lowered from its own level, to the same text as from the source.
+    for (from, to) in [
+        ("appy", "loops"),
+        ("appy", "gpu"),
+        ("appy", "llvm"),
+        ("loops", "gpu"),
+        ("loops", "llvm"),
+        ("gpu", "gpu"),
+    ] {
+        let got = text(opt(&levels[from].0, &[&format!("--emit={to}")]));
+        assert_eq!(got, levels[to].1, "{from} -> {to}");
+    }
+    // PTX from the gpu level.
+    let ptx = text(opt(&levels["gpu"].0, &["--emit=ptx"]));
+    assert!(ptx.contains(".entry _appy_row_sum_k0"), "{ptx}");
+    // Levels do not go up, and gpu and llvm are different targets.
+    for (from, to) in [("loops", "appy"), ("gpu", "loops"), ("gpu", "llvm"), ("llvm", "gpu")] {
+        let o = opt(&levels[from].0, &[&format!("--emit={to}")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{from} -> {to}");
+        assert!(
+            err.contains(&format!(
+                "error: --emit={to}: the input is at the `{from}` level, which does not lower to `{to}`"
+            )),
+            "{err}"
+        );
+    }
+}
+
+/// The CPU back end's execution engine leaves no perf jitdump directory behind (every
+/// run used to leave `$TMPDIR/.debug/jit/llvm-IR-jit-*`), unless `JITDUMPDIR` asks
+/// for one.
+#[test]
+fn no_jitdump_directories_are_left() {
+    let d = tmp("jitdump");
+    let tmpdir = d.join("tmp");
+    let _ = std::fs::remove_dir_all(&tmpdir);
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
+    let wa = write(&d, "a.npy", &a);
+    let run = |jitdumpdir: Option<&Path>| {
+        let mut cmd = appy();
+        cmd.args(["run", examples().join("vector_add.py").to_str().unwrap(), "--func", "vector_add"])
+            .args(["--device", "cpu", "--arg", &format!("A={wa}"), "--arg", &format!("B={wa}")])
+            .args(["--arg", &format!("C={wa}"), "--arg", "N=3"])
+            .env("TMPDIR", &tmpdir)
+            .env("APPY_CACHE_DIR", "")
+            .env_remove("JITDUMPDIR");
+        if let Some(j) = jitdumpdir {
+            cmd.env("JITDUMPDIR", j);
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(o.status.success(), "{err}");
+        err
+    };
+    let err = run(None);
+    assert!(!err.contains("could not"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&tmpdir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // Asked for: the dump is where JITDUMPDIR says.
+    let keep = d.join("keep");
+    std::fs::create_dir_all(&keep).unwrap();
+    run(Some(&keep));
+    assert!(keep.join(".debug/jit").is_dir());
 }
 
 #[test]

@@ -17,7 +17,7 @@ fn run_dir(dir: &str) -> Vec<String> {
         .filter(|p| p.extension().is_some_and(|x| x == "py"))
         .collect();
     files.sort();
-    let only = std::env::var("APPY_CASES_ONLY").ok();
+    let only = appy_ir::config::test_var("APPY_CASES_ONLY");
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let specs = specs_in(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -47,7 +47,7 @@ fn diagnose(name: &str, text: &str) -> Option<String> {
 #[test]
 fn rejected_programs() {
     let dir = root().join("tests/errors");
-    let bless = std::env::var_os("APPY_BLESS").is_some();
+    let bless = appy_ir::config::test_var("APPY_BLESS").is_some();
     let mut entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     let mut n = 0;
@@ -96,7 +96,7 @@ fn docs_subset_is_current() {
     let b = text.find(begin).expect("docs/SUBSET.md has the functions:begin marker") + begin.len();
     let e = text.find(end).expect("docs/SUBSET.md has the functions:end marker");
     let table = appy_frontend::functions_markdown();
-    if std::env::var_os("APPY_BLESS").is_some() {
+    if appy_ir::config::test_var("APPY_BLESS").is_some() {
         std::fs::write(&path, format!("{}{table}{}", &text[..b], &text[e..])).unwrap();
     } else {
         assert_eq!(

@@ -39,10 +39,14 @@ fn signature(r: &mut Rng) -> Vec<ArgType> {
 
 #[test]
 fn compiler_never_panics() {
-    let cases: u64 = std::env::var("APPY_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
-    let seed0: u64 = std::env::var("APPY_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let cases: u64 = appy_ir::config::test_var("APPY_FUZZ_CASES")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let seed0: u64 = appy_ir::config::test_var("APPY_FUZZ_SEED")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     // APPY_FUZZ_FRONTEND_ONLY=1: parse and lower only (no MLIR), for very long runs.
-    let frontend_only = std::env::var_os("APPY_FUZZ_FRONTEND_ONLY").is_some();
+    let frontend_only = appy_ir::config::test_var("APPY_FUZZ_FRONTEND_ONLY").is_some();
     let compiler = appy_compiler::Compiler::new();
     let opts = appy_compiler::Options::default();
     let (mut accepted, mut rejected) = (0u64, 0u64);

@@ -68,13 +68,32 @@ fn persistent_cache_is_reused_and_rebuilt_when_corrupt() {
     let mut j = new();
     call(&mut j);
     assert_eq!((j.compilations(), j.disk_hits()), (0, 1));
-    // Truncated, garbage, and valid-JSON-but-wrong entries are detected and rebuilt.
-    let mut wrong: serde_json::Value = serde_json::from_slice(&good).unwrap();
-    wrong["payload"]["llvm"] = serde_json::Value::String("this is not MLIR".into());
+    // Truncated, garbage, and valid-JSON-but-wrong entries are detected and rebuilt:
+    // edited without updating the checksum, or well formed with a valid checksum (as
+    // a buggy compiler could write them) but with results, a name or code that do not
+    // match the function. A wrong `results` used to make every later run crash.
+    let doc: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    let key = doc["key"].as_str().unwrap().to_string();
+    let edited = |field: &str, v: serde_json::Value, reseal: bool| {
+        let mut d = doc.clone();
+        d["payload"][field] = v;
+        if reseal {
+            appy_runtime::cache::entry_text(&key, &d["payload"]).into_bytes()
+        } else {
+            d.to_string().into_bytes()
+        }
+    };
+    let scalar_f64 = serde_json::json!([{"Scalar": {"dtype": "F64", "weak": false}}]);
+    let array_f64 = serde_json::json!([{"Array": {"dtype": "F64", "rank": 2}}, {"Array": {"dtype": "F64", "rank": 1}}]);
     for bad in [
         good[..good.len() / 2].to_vec(),
         b"\x00\x01garbage".to_vec(),
-        wrong.to_string().into_bytes(),
+        edited("llvm", "this is not MLIR".into(), false),
+        edited("results", scalar_f64.clone(), false),
+        edited("results", scalar_f64, true),
+        edited("results", array_f64, true),
+        edited("name", "other".into(), true),
+        edited("llvm", "this is not MLIR".into(), true),
     ] {
         std::fs::write(&entry, &bad).unwrap();
         let mut j = new();

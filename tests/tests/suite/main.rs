@@ -2,6 +2,7 @@
 #![allow(clippy::result_large_err)]
 
 mod cases;
+mod config;
 mod diff;
 mod e2e;
 mod errors;

@@ -14,11 +14,8 @@ use std::path::PathBuf;
 /// `$APPY_LIBDEVICE`, `.dev/libdevice.10.bc` under the current directory or its
 /// parents (written by `scripts/fetch-libdevice.sh`), then the CUDA toolkit.
 pub fn find_libdevice() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("APPY_LIBDEVICE") {
-        let p = PathBuf::from(p);
-        if p.is_file() {
-            return Some(p);
-        }
+    if let Some(p) = appy_ir::config::libdevice().filter(|p| p.is_file()) {
+        return Some(p);
     }
     if let Ok(mut dir) = std::env::current_dir() {
         loop {
@@ -41,6 +38,33 @@ pub fn find_libdevice() -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// What identifies the libdevice a GPU compilation with `opts` links, for cache keys:
+/// `libdevice=` and the hash of its content (`libdevice=none` without one), so a
+/// different libdevice at the same path is a different key. Files are hashed once per
+/// path, size and modification time in a process.
+pub fn libdevice_id(opts: &Options) -> String {
+    type Memo = std::collections::HashMap<(PathBuf, u64, Option<std::time::SystemTime>), u64>;
+    static MEMO: std::sync::LazyLock<std::sync::Mutex<Memo>> = std::sync::LazyLock::new(Default::default);
+    let Some(path) = opts.libdevice.clone().or_else(find_libdevice) else {
+        return "libdevice=none".into();
+    };
+    let Ok(meta) = std::fs::metadata(&path) else {
+        return "libdevice=unreadable".into();
+    };
+    let memo_key = (path.clone(), meta.len(), meta.modified().ok());
+    if let Some(h) = MEMO.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
+        return format!("libdevice={h:016x}");
+    }
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let h = appy_ir::fnv1a(&bytes);
+            MEMO.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, h);
+            format!("libdevice={h:016x}")
+        }
+        Err(_) => "libdevice=unreadable".into(),
+    }
 }
 
 /// Compiles the kernels of a `gpu`-level module to PTX.

@@ -10,6 +10,7 @@
 
 use appy_ir::diag::Diagnostic;
 use appy_runtime::{Device, HostArray, HostValue};
+use appy_tools::output::{Input, Output};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -144,8 +145,9 @@ impl From<DeviceArg> for Device {
 }
 
 fn main() -> ExitCode {
+    appy_tools::fault::install();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("APPY_LOG"))
+        .with_env_filter(tracing_subscriber::EnvFilter::new(appy_ir::config::log().unwrap_or_default()))
         // `APPY_LOG=debug` also reports how long each pass and pipeline took.
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_writer(std::io::stderr)
@@ -161,7 +163,13 @@ fn main() -> ExitCode {
 }
 
 /// Parses `--arg NAME=VALUE` list into values in parameter order.
+#[cfg(feature = "jit")]
 fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
+    bind_args_from(params, raw, &mut vec![])
+}
+
+/// [`bind_args`], also recording the `.npy` files read in `inputs`.
+fn bind_args_from(params: &[String], raw: &[String], inputs: &mut Vec<Input>) -> Result<Vec<HostValue>, Diagnostic> {
     let mut vals: Vec<Option<HostValue>> = vec![None; params.len()];
     for a in raw {
         let (name, v) = a
@@ -177,6 +185,10 @@ fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagno
             return Err(Diagnostic::bare(format!("--arg {name} given twice")));
         }
         let hv = if let Some(path) = v.strip_prefix('@') {
+            inputs.push(Input {
+                path: PathBuf::from(path),
+                what: format!("the array of parameter `{name}` (--arg {a})"),
+            });
             HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(Diagnostic::bare)?)
         } else {
             HostValue::parse_scalar(v).map_err(|e| Diagnostic::bare(format!("--arg {name}: {e}")))?
@@ -195,24 +207,41 @@ fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagno
     Ok(vals.into_iter().map(|v| v.expect("checked")).collect())
 }
 
-fn write_outputs(out: &Option<PathBuf>, params: &[String], args: &[HostValue], results: &[HostValue]) -> Result<(), Diagnostic> {
+/// Writes every array argument's final value to `DIR/NAME.npy` and the return values
+/// to `DIR/return.npy` (`return_K.npy` for a tuple), all or nothing, never over an
+/// input ([`appy_tools::output`]).
+fn write_outputs(
+    out: &Option<PathBuf>,
+    params: &[String],
+    args: &[HostValue],
+    results: &[HostValue],
+    inputs: &[Input],
+) -> Result<(), Diagnostic> {
     let Some(dir) = out else { return Ok(()) };
     std::fs::create_dir_all(dir).map_err(|e| Diagnostic::bare(format!("cannot create {}: {e}", dir.display())))?;
+    let mut outputs = vec![];
     for (p, a) in params.iter().zip(args) {
         if let HostValue::Array(arr) = a {
-            arr.write_npy(&dir.join(format!("{p}.npy"))).map_err(Diagnostic::bare)?;
+            outputs.push(Output {
+                path: dir.join(format!("{p}.npy")),
+                what: format!("the final value of parameter `{p}`"),
+                bytes: arr.to_npy(),
+            });
         }
     }
-    if results.len() == 1 {
-        results[0].to_array().write_npy(&dir.join("return.npy")).map_err(Diagnostic::bare)?;
-    } else {
-        for (k, r) in results.iter().enumerate() {
-            r.to_array()
-                .write_npy(&dir.join(format!("return_{k}.npy")))
-                .map_err(Diagnostic::bare)?;
-        }
+    for (k, r) in results.iter().enumerate() {
+        let (name, what) = if results.len() == 1 {
+            ("return.npy".to_string(), "the return value".to_string())
+        } else {
+            (format!("return_{k}.npy"), format!("return value {k}"))
+        };
+        outputs.push(Output {
+            path: dir.join(name),
+            what,
+            bytes: r.to_array().to_npy(),
+        });
     }
-    Ok(())
+    appy_tools::output::write_all(&outputs, inputs).map_err(Diagnostic::bare)
 }
 
 fn report(times: &[f64]) {
@@ -250,14 +279,17 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             tune,
             output,
         } => {
-            let src =
-                appy_ir::diag::SourceFile::read(&file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
+            let src = appy_ir::diag::SourceFile::load(&file)?;
             let compiler = appy_compiler::Compiler::new();
             let program = compiler.parse(&src, &func)?;
             let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+            let mut inputs = vec![Input {
+                path: file.clone(),
+                what: "the source".into(),
+            }];
             let sig = match signature {
-                Some(s) => appy_ir::types::parse_signature(&s).map_err(Diagnostic::bare)?,
-                None => bind_args(&params, &args)?.iter().map(|a| a.arg_type()).collect(),
+                Some(s) => appy_ir::types::parse_signature(&s).map_err(|e| Diagnostic::bare(format!("--signature: {e}")))?,
+                None => bind_args_from(&params, &args, &mut inputs)?.iter().map(|a| a.arg_type()).collect(),
             };
             let t0 = std::time::Instant::now();
             let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
@@ -270,8 +302,12 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
                 bundle.kernels.len(),
                 t0.elapsed().as_secs_f64() * 1e3
             );
-            std::fs::write(&output, bundle.to_json()).map_err(|e| Diagnostic::bare(format!("cannot write {}: {e}", output.display())))?;
-            Ok(())
+            let out = Output {
+                path: output,
+                what: "the bundle".into(),
+                bytes: bundle.to_json().into_bytes(),
+            };
+            appy_tools::output::write_all(&[out], &inputs).map_err(Diagnostic::bare)
         }
         #[cfg(feature = "jit")]
         Cmd::Bench {
@@ -307,11 +343,16 @@ fn exec_bundle(
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
     let all = gpu.load_candidates(&b).map_err(Diagnostic::bare)?;
-    let orig = bind_args(&b.params, raw)?;
+    let mut inputs = vec![Input {
+        path: path.to_path_buf(),
+        what: "the bundle".into(),
+    }];
+    let orig = bind_args_from(&b.params, raw, &mut inputs)?;
     // Autotuning (bundles compiled with --tune): pick the candidate for these shapes.
     let k = appy_runtime::tune::choose(&gpu, &b, &all, &orig).map_err(Diagnostic::bare)?;
     let loaded = &all[k];
     let b = b.candidate(k).clone();
+    let _running = appy_tools::fault::Running::new(&b.func);
     let mut timing = appy_runtime::gpu::Timing::default();
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
@@ -337,7 +378,7 @@ fn exec_bundle(
         );
     }
     report(&times);
-    write_outputs(out, &b.params, &last.0, &last.1)?;
+    write_outputs(out, &b.params, &last.0, &last.1, &inputs)?;
     if bench > 0 {
         let mut t = gpu.bench(&b, loaded, &orig, bench + 1).map_err(Diagnostic::bare)?;
         t.remove(0);
@@ -406,16 +447,23 @@ fn run_source(
     mvl: i64,
     repeat: usize,
 ) -> Result<(), Diagnostic> {
-    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let src = appy_ir::diag::SourceFile::load(file)?;
+    let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
-    let orig = bind_args(&params, raw)?;
+    let mut inputs = vec![Input {
+        path: file.to_path_buf(),
+        what: "the source".into(),
+    }];
+    let orig = bind_args_from(&params, raw, &mut inputs)?;
     let opts = appy_compiler::Options { mvl, ..Default::default() };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
+    // Compile first, so that a fault from here on is the compiled code's.
+    jit.prepare(func, &orig)?;
+    let _running = appy_tools::fault::Running::new(func);
     let mut times = vec![];
     let mut last = (orig.clone(), vec![]);
     for _ in 0..repeat.max(1) {
@@ -431,14 +479,14 @@ fn run_source(
     }
     tracing::info!("ran on the {}", if jit.on_gpu() { "GPU" } else { "CPU" });
     report(&times);
-    write_outputs(out, &params, &last.0, &last.1)
+    write_outputs(out, &params, &last.0, &last.1, &inputs)
 }
 
 /// `appy bench`.
 #[cfg(feature = "jit")]
 fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat: usize) -> Result<(), Diagnostic> {
-    let text = std::fs::read_to_string(file).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", file.display())))?;
-    let src = appy_ir::diag::SourceFile::new(file.display().to_string(), text.clone());
+    let src = appy_ir::diag::SourceFile::load(file)?;
+    let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let args = bind_args(&params, raw)?;
@@ -446,6 +494,8 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
+    jit.prepare(func, &args)?;
+    let _running = appy_tools::fault::Running::new(func);
     let mut t = jit.bench(func, &args, repeat.max(1))?;
     t.sort_by(|a, b| a.total_cmp(b));
     let med = t[t.len() / 2];

@@ -1,0 +1,266 @@
+//! appy's configuration: every `APPY_*` environment variable, read here and nowhere
+//! else (a test checks that no other source file reads one, and that README.md lists
+//! each of [`VARS`] with its default).
+//!
+//! A flag ([`flag`]) is on when the variable is set to anything but the empty string or
+//! `0`. Values are read when asked for; the callers that read one on a hot path keep
+//! the value (e.g. `APPY_VERIFY_EACH`, once per process).
+
+use std::path::PathBuf;
+
+/// Who reads a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The compiler, the runtime, the commands and the Python package.
+    User,
+    /// Only the test suite (`cargo test`) and its long runs.
+    Test,
+}
+
+/// A documented environment variable.
+#[derive(Clone, Copy, Debug)]
+pub struct Var {
+    /// Its name.
+    pub name: &'static str,
+    /// The default, in words, as README.md shows it.
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// Who reads it.
+    pub scope: Scope,
+}
+
+/// `APPY_CACHE_DIR`: the persistent cache directory.
+pub const CACHE_DIR: &str = "APPY_CACHE_DIR";
+/// `APPY_ALWAYS_COMPILE`: ignore compiled cache entries.
+pub const ALWAYS_COMPILE: &str = "APPY_ALWAYS_COMPILE";
+/// `APPY_AUTOTUNE`: autotune GPU specialisations.
+pub const AUTOTUNE: &str = "APPY_AUTOTUNE";
+/// `APPY_PRINT_AUTOTUNING`: print the autotuner's timings and choices.
+pub const PRINT_AUTOTUNING: &str = "APPY_PRINT_AUTOTUNING";
+/// `APPY_DEVICE_BUDGET`: device memory a call may use, in bytes.
+pub const DEVICE_BUDGET: &str = "APPY_DEVICE_BUDGET";
+/// `APPY_SYNC_LAUNCHES`: synchronise after every kernel launch.
+pub const SYNC_LAUNCHES: &str = "APPY_SYNC_LAUNCHES";
+/// `APPY_VERIFY_EACH`: verify the IR after every Rust pass in release builds.
+pub const VERIFY_EACH: &str = "APPY_VERIFY_EACH";
+/// `APPY_LIBDEVICE`: the libdevice bitcode file.
+pub const LIBDEVICE: &str = "APPY_LIBDEVICE";
+/// `APPY_DEVICE`: the Python package's default device.
+pub const DEVICE: &str = "APPY_DEVICE";
+/// `APPY_LOG`: the log filter.
+pub const LOG: &str = "APPY_LOG";
+/// `APPY_DISABLE_JIT`: the Python package returns functions unchanged.
+pub const DISABLE_JIT: &str = "APPY_DISABLE_JIT";
+
+/// Every variable appy reads, with its default (README.md lists them all).
+pub const VARS: &[Var] = &[
+    Var {
+        name: CACHE_DIR,
+        default: "`$XDG_CACHE_HOME/appy`, else `~/.cache/appy`",
+        doc: "the persistent compile and autotuning cache; empty disables it",
+        scope: Scope::User,
+    },
+    Var {
+        name: ALWAYS_COMPILE,
+        default: "off",
+        doc: "ignore compiled entries of the cache (autotuning decisions are still used)",
+        scope: Scope::User,
+    },
+    Var {
+        name: AUTOTUNE,
+        default: "on",
+        doc: "`0` turns autotuning of GPU specialisations off",
+        scope: Scope::User,
+    },
+    Var {
+        name: PRINT_AUTOTUNING,
+        default: "off",
+        doc: "print every autotuning candidate's time and the choice",
+        scope: Scope::User,
+    },
+    Var {
+        name: DEVICE_BUDGET,
+        default: "90 % of the free device memory",
+        doc: "bytes of device memory a GPU call may use; launches whose data does not fit run in tiles",
+        scope: Scope::User,
+    },
+    Var {
+        name: SYNC_LAUNCHES,
+        default: "off",
+        doc: "synchronise after every kernel launch (a fault is then reported at its launch)",
+        scope: Scope::User,
+    },
+    Var {
+        name: VERIFY_EACH,
+        default: "on in debug builds, off in release builds",
+        doc: "verify the IR with MLIR after every Rust pass",
+        scope: Scope::User,
+    },
+    Var {
+        name: LIBDEVICE,
+        default: "`.dev/libdevice.10.bc` in the current directory or a parent, then the CUDA toolkit's",
+        doc: "NVIDIA's libdevice bitcode, linked for GPU math functions",
+        scope: Scope::User,
+    },
+    Var {
+        name: DEVICE,
+        default: "`auto`",
+        doc: "the Python package's default device (`cpu`, `gpu` or `auto`)",
+        scope: Scope::User,
+    },
+    Var {
+        name: LOG,
+        default: "`error` for the commands, `warn` for the Python package",
+        doc: "the log filter (`tracing` directives, e.g. `debug`, `appy_passes=debug`); `debug` times every pass",
+        scope: Scope::User,
+    },
+    Var {
+        name: DISABLE_JIT,
+        default: "off",
+        doc: "the Python package returns `@appy.jit` functions unchanged (plain Python); read by `python/appy/_jit.py`, before the native module loads",
+        scope: Scope::User,
+    },
+    Var {
+        name: "APPY_BLESS",
+        default: "off",
+        doc: "tests: rewrite the expected diagnostics of `tests/errors`",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_CASES_ONLY",
+        default: "all cases",
+        doc: "tests: run only the `# test:` cases of functions whose name starts with this text",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_BIN",
+        default: "`target/debug/appy`",
+        doc: "tests: the `appy` command `tests/appy_repo/test_appy_repo.py` runs",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_TEST_DEVICE",
+        default: "`cpu`",
+        doc: "tests: the device `tests/appy_repo/test_appy_repo.py` runs APPy's programs on",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_PYTHON",
+        default: "`python3`",
+        doc: "tests: the Python interpreter of the NumPy oracle",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_FUZZ_CASES",
+        default: "200",
+        doc: "tests: programs the fuzzer generates",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_FUZZ_SEED",
+        default: "0",
+        doc: "tests: the fuzzer's first seed",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_FUZZ_FRONTEND_ONLY",
+        default: "off",
+        doc: "tests: fuzz the frontend only (no MLIR)",
+        scope: Scope::Test,
+    },
+];
+
+/// The value of variable `name` (one of [`VARS`]), if set and valid Unicode.
+pub fn get(name: &str) -> Option<String> {
+    debug_assert!(VARS.iter().any(|v| v.name == name), "{name} is not in config::VARS");
+    std::env::var(name).ok()
+}
+
+/// Whether flag `name` is on: set, and neither empty nor `0`.
+pub fn flag(name: &str) -> bool {
+    get(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The cache directory, or `None` when caching is disabled (`APPY_CACHE_DIR` set to
+/// the empty string, or no home directory).
+pub fn cache_dir() -> Option<PathBuf> {
+    debug_assert!(VARS.iter().any(|v| v.name == CACHE_DIR));
+    if let Some(d) = std::env::var_os(CACHE_DIR) {
+        return if d.is_empty() { None } else { Some(PathBuf::from(d)) };
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
+        return Some(PathBuf::from(x).join("appy"));
+    }
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache/appy"))
+}
+
+/// `APPY_ALWAYS_COMPILE`.
+pub fn always_compile() -> bool {
+    flag(ALWAYS_COMPILE)
+}
+
+/// `APPY_AUTOTUNE` (on unless `0`).
+pub fn autotune() -> bool {
+    get(AUTOTUNE).is_none_or(|v| v != "0")
+}
+
+/// `APPY_PRINT_AUTOTUNING`.
+pub fn print_autotuning() -> bool {
+    flag(PRINT_AUTOTUNING)
+}
+
+/// `APPY_DEVICE_BUDGET` in bytes; `None` when unset or not a number.
+pub fn device_budget() -> Option<usize> {
+    get(DEVICE_BUDGET).and_then(|v| v.trim().parse().ok())
+}
+
+/// `APPY_SYNC_LAUNCHES`.
+pub fn sync_launches() -> bool {
+    flag(SYNC_LAUNCHES)
+}
+
+/// `APPY_VERIFY_EACH`.
+pub fn verify_each() -> bool {
+    flag(VERIFY_EACH)
+}
+
+/// `APPY_LIBDEVICE`, when set and not empty.
+pub fn libdevice() -> Option<PathBuf> {
+    get(LIBDEVICE).filter(|p| !p.is_empty()).map(PathBuf::from)
+}
+
+/// `APPY_DEVICE`, as text (`cpu`, `gpu`, `auto`).
+pub fn device() -> Option<String> {
+    get(DEVICE)
+}
+
+/// `APPY_LOG`, the log filter's directives.
+pub fn log() -> Option<String> {
+    get(LOG)
+}
+
+/// A test-harness variable ([`Scope::Test`]).
+pub fn test_var(name: &str) -> Option<String> {
+    debug_assert!(
+        VARS.iter().any(|v| v.name == name && v.scope == Scope::Test),
+        "{name} is not a test variable"
+    );
+    get(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_prefixed() {
+        let mut names: Vec<&str> = VARS.iter().map(|v| v.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), VARS.len());
+        assert!(names.iter().all(|n| n.starts_with("APPY_")));
+    }
+}
