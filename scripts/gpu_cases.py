@@ -23,6 +23,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 # name: (file, func, signature, input generator(rng, size variant) -> list of args)
 def _cases():
@@ -204,6 +205,115 @@ def compile_all(args):
         times[name] = ms
         print(f"compiled {name:<14} {ms:7.1f} ms (source -> PTX, in-process; process {dt*1e3:.0f} ms)")
     json.dump(times, open(os.path.join(args.out, "compile_times.json"), "w"), indent=1)
+    compile_cases(args)
+
+
+def case_bundle(d, path, func, k):
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.join(d, "cases", f"{stem}__{func}__{k}.json")
+
+
+def compile_cases(args):
+    """The `# test:` cases of tests/cases/*.py and examples/*.py (scripts/cases.py), and
+    tests/cases/printing.py's `report`."""
+    import cases
+    failed = 0
+    os.makedirs(os.path.join(args.out, "cases"), exist_ok=True)
+    for path, func, k, spec in cases.all_specs():
+        out = case_bundle(args.out, path, func, k)
+        cmd = [args.appy, "compile", path, "--func", func, "--signature", spec.signature(), "--mvl", str(spec.mvl), "-o", out]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            print(f"COMPILE FAIL {path}::{func}: {p.stderr}")
+            failed += 1
+    p = subprocess.run([args.appy, "compile", os.path.join(ROOT, "tests", "cases", "printing.py"), "--func", "report",
+                        "--signature", "f64[:],int", "-o", os.path.join(args.out, "cases", "printing__report.json")],
+                       capture_output=True, text=True)
+    failed += p.returncode != 0
+    print(f"compiled {len(cases.all_specs())} test cases ({failed} failed)")
+    if failed:
+        sys.exit(1)
+
+
+def oracle_at(path, func, vals, longdouble=False):
+    """Runs `func` of `path` under CPython + NumPy (float arrays in long double when
+    `longdouble`, rounded back); returns the final arguments and the return value."""
+    import importlib.util
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+    spec = importlib.util.spec_from_file_location("k_" + func, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    dts = [v.dtype if isinstance(v, np.ndarray) else None for v in vals]
+    vals = [v.copy() if isinstance(v, np.ndarray) else v for v in vals]
+    if longdouble:
+        vals = [v.astype(np.longdouble) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v for v in vals]
+    with np.errstate(all="ignore"):
+        ret = getattr(mod, func)(*vals)
+    if longdouble:
+        vals = [v.astype(d) if d is not None and v.dtype == np.longdouble else v for v, d in zip(vals, dts)]
+        conv = lambda r: np.asarray(r).astype(np.float64) if np.asarray(r).dtype == np.longdouble else r  # noqa: E731
+        ret = tuple(conv(r) for r in ret) if isinstance(ret, tuple) else (None if ret is None else conv(ret))
+    return vals, ret
+
+
+def check_cases(args):
+    """Every `# test:` case on the GPU against the oracle, and `print` against Python."""
+    import cases
+    import numpy as np
+    ok = fail = 0
+    only = os.environ.get("GPU_CASES_ONLY", "")
+    for path, func, k, spec in cases.all_specs():
+        if not func.startswith(only) and not os.path.basename(path).startswith(only):
+            continue
+        bundle = case_bundle(args.dir, path, func, k)
+        params = [n for n, _ in spec.params]
+        bad_case = []
+        for c in range(spec.cases()):
+            seed = sum(map(ord, func)) * 1000 + c
+            vals = spec.args(c, np.random.default_rng(seed))
+            want, want_ret = oracle_at(path, func, vals, spec.refld)
+            with tempfile.TemporaryDirectory() as d:
+                p = run_bundle(args.runner, bundle, params, vals, d)
+                if p.returncode != 0:
+                    bad_case.append(f"{spec.env(c)}: {p.stderr.strip()}")
+                    continue
+                for pn, v, w in zip(params, vals, want):
+                    if isinstance(v, np.ndarray):
+                        e = cases.compare(spec, np.load(os.path.join(d, pn + ".npy")), w)
+                        if e:
+                            bad_case.append(f"{spec.env(c)}: {pn}: {e}")
+                if want_ret is not None:
+                    rets = want_ret if isinstance(want_ret, tuple) else (want_ret,)
+                    for r, w in enumerate(rets):
+                        fname = "return.npy" if len(rets) == 1 else f"return_{r}.npy"
+                        e = cases.compare(spec, np.load(os.path.join(d, fname)), w)
+                        if e:
+                            bad_case.append(f"{spec.env(c)}: {fname}: {e}")
+        name = f"{os.path.basename(path)}::{func}[{k}]"
+        if bad_case:
+            fail += 1
+            print(f"FAIL {name}: " + "; ".join(bad_case))
+        else:
+            ok += 1
+            print(f"ok   {name} ({spec.cases()} sizes)")
+    # print(...) from the host code, against Python's output.
+    a = np.array([0.5, 1.25, -3.0, 1e-7, 123456789.0])
+    with tempfile.TemporaryDirectory() as d:
+        p = run_bundle(args.runner, os.path.join(args.dir, "cases", "printing__report.json"), ["a", "n"], [a.copy(), 5], d)
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            oracle_at(os.path.join(ROOT, "tests", "cases", "printing.py"), "report", [a.copy(), 5])
+        if p.returncode == 0 and p.stdout == buf.getvalue():
+            ok += 1
+            print("ok   printing.py::report (stdout equals Python's)")
+        else:
+            fail += 1
+            print(f"FAIL printing.py::report:\n--- appy\n{p.stdout}{p.stderr}--- python\n{buf.getvalue()}")
+    print(f"cases: {ok} passed, {fail} failed")
+    return fail == 0
 
 
 def run_bundle(runner, bundle, params, vals, outdir, extra=(), prefix=(), env=None):
@@ -471,7 +581,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "bench", "sanitize", "movement", "faults", "tiling"])
+    ap.add_argument("mode", choices=["compile", "check", "cases", "bench", "sanitize", "movement", "faults", "tiling"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -488,7 +598,10 @@ def main():
     elif a.mode == "sanitize":
         sys.exit(0 if sanitize(a) else 1)
     elif a.mode == "check":
-        sys.exit(0 if check_all(a) else 1)
+        good = check_all(a)
+        sys.exit(0 if check_cases(a) and good else 1)
+    elif a.mode == "cases":
+        sys.exit(0 if check_cases(a) else 1)
     else:
         bench(a)
 

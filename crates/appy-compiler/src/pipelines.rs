@@ -17,7 +17,7 @@ pub fn appy_to_loops(mvl: i64) -> String {
 /// The passes that take the `loops` level to the `gpu` level: host loads into the
 /// kernels that use them, the kernels and their launches, the workers' code on threads.
 pub fn loops_to_gpu(mvl: i64) -> String {
-    format!("appy-gpu-sink-loads,appy-gpu-outline{{mvl={mvl}}},appy-gpu-map-threads{{mvl={mvl}}}")
+    format!("appy-gpu-sink-loads,appy-gpu-outline{{mvl={mvl}}},appy-gpu-map-threads{{mvl={mvl}}},appy-gpu-libm")
 }
 
 /// The passes that take the `appy` level to the `gpu` level: library calls are

@@ -19,6 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod cpu_libm;
+pub mod gpu_libm;
 pub mod cpu_print;
 pub mod gpu_map_threads;
 pub mod gpu_outline;
@@ -104,6 +105,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu_sink_loads::INFO,
     gpu_outline::INFO,
     gpu_map_threads::INFO,
+    gpu_libm::INFO,
     hoist_allocas::INFO,
     cpu_libm::INFO,
     cpu_print::INFO,

@@ -78,12 +78,14 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
     // and optimising it costs milliseconds per compile. Should a kernel without math
     // ops still call into it, the PTX is made again with it.
     let libdevice = opts.libdevice.clone().or_else(find_libdevice);
-    let mut ptx = if gpu.op.walk_any(&|o| o.name.starts_with("math.")) {
+    // `arith.remf` becomes libdevice's `fmod`.
+    let mut ptx = if gpu.op.walk_any(&|o| o.name.starts_with("math.") || o.name == "arith.remf") {
         nvvm_to_ptx(ctx, gpu, libdevice.as_deref())?
     } else {
         nvvm_to_ptx(ctx, gpu, None)?
     };
-    if ptx.contains(".extern .func __nv_") && libdevice.is_some() {
+    let calls_libdevice = |ptx: &str| ptx.lines().any(|l| l.starts_with(".extern .func") && l.contains("__nv_"));
+    if calls_libdevice(&ptx) && libdevice.is_some() {
         ptx = nvvm_to_ptx(ctx, gpu, libdevice.as_deref())?;
     }
     if let Some(pos) = ptx.find(".extern .func") {
