@@ -151,7 +151,11 @@ def compare(spec, got, want):
     if spec.ulp and got.dtype.kind == "f":
         d = ulps(got.ravel(), want.ravel().astype(got.dtype), got.dtype == np.float32)
         worst = int(max(d.max(), 0)) if d.size else 0
-        return None if worst <= spec.ulp else f"{worst} ulp apart (at most {spec.ulp})"
+        if worst <= spec.ulp:
+            return None
+        at = np.unravel_index(int(np.argmax(d)), got.shape)
+        g, w = got[at], want.astype(got.dtype)[at]
+        return f"{worst} ulp apart (at most {spec.ulp}) at index {tuple(int(i) for i in at)}: {g!r} vs {w!r}"
     if spec.tol:
         rtol, atol = spec.tol
     elif got.dtype == np.float32 or want.dtype == np.float32:
