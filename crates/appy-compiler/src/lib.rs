@@ -88,6 +88,8 @@ pub struct Options {
     pub mvl: i64,
     /// libdevice bitcode for GPU math functions (found automatically if `None`).
     pub libdevice: Option<PathBuf>,
+    /// Checked mode: array subscripts are checked ([`LowerOptions::bounds_check`]).
+    pub bounds_check: bool,
 }
 
 impl Default for Options {
@@ -95,6 +97,7 @@ impl Default for Options {
         Options {
             mvl: DEFAULT_MVL,
             libdevice: None,
+            bounds_check: false,
         }
     }
 }
@@ -188,9 +191,12 @@ impl Compiler {
 
     /// Lowers a parsed function to the `appy` level, specialised for `args`, and
     /// verifies the result with MLIR.
-    pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Options) -> DResult<Lowered> {
+    pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], opts: &Options) -> DResult<Lowered> {
         let _span = tracing::debug_span!("lower").entered();
-        let l = appy_frontend::lower::lower(file, program, args, &LowerOptions::default())?;
+        let lo = LowerOptions {
+            bounds_check: opts.bounds_check,
+        };
+        let l = appy_frontend::lower::lower(file, program, args, &lo)?;
         self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
         self.warnings.borrow_mut().extend(l.warnings.iter().cloned());
         Ok(l)
@@ -249,6 +255,7 @@ impl Compiler {
             params: l.params.clone(),
             args: args.to_vec(),
             results: l.results.clone(),
+            status: l.status.clone(),
             mvl: opts.mvl,
             host,
             ptx,

@@ -24,6 +24,7 @@ pub enum IPred {
     Sle = 3,
     Sgt = 4,
     Sge = 5,
+    Ult = 6,
 }
 
 /// `arith.cmpf` predicates (the ordered ones, and `une`).

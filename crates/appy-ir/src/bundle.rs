@@ -31,6 +31,10 @@ pub struct Bundle {
     pub args: Vec<ArgType>,
     /// Result types.
     pub results: Vec<ArgType>,
+    /// The sites of the status buffer when the host function takes one as its last
+    /// parameter, after [`Bundle::params`] ([`crate::status`]).
+    #[serde(default)]
+    pub status: Option<crate::status::Status>,
     /// Threads per block.
     pub mvl: i64,
     /// The `gpu`-level module: the host `func.func`, whose body launches kernels

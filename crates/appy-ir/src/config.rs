@@ -53,6 +53,9 @@ pub const LOG: &str = "APPY_LOG";
 /// `APPY_DISABLE_JIT`: the Python package returns functions unchanged.
 pub const DISABLE_JIT: &str = "APPY_DISABLE_JIT";
 
+/// `APPY_BOUNDS_CHECK`: compile with bounds checks (checked mode).
+pub const BOUNDS_CHECK: &str = "APPY_BOUNDS_CHECK";
+
 /// Every variable appy reads, with its default (README.md lists them all).
 pub const VARS: &[Var] = &[
     Var {
@@ -119,6 +122,12 @@ pub const VARS: &[Var] = &[
         name: DISABLE_JIT,
         default: "off",
         doc: "the Python package returns `@appy.jit` functions unchanged (plain Python); read by `python/appy/_jit.py`, before the native module loads",
+        scope: Scope::User,
+    },
+    Var {
+        name: BOUNDS_CHECK,
+        default: "off",
+        doc: "checked mode: every array subscript is checked (an out-of-bounds index is an error naming the subscript; negative indices count from the end as in Python); the same as `appy run --bounds-check` and `@appy.jit(boundscheck=True)`",
         scope: Scope::User,
     },
     Var {
@@ -200,6 +209,11 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// `APPY_ALWAYS_COMPILE`.
 pub fn always_compile() -> bool {
     flag(ALWAYS_COMPILE)
+}
+
+/// `APPY_BOUNDS_CHECK`.
+pub fn bounds_check() -> bool {
+    flag(BOUNDS_CHECK)
 }
 
 /// `APPY_AUTOTUNE` (on unless `0`).

@@ -182,6 +182,22 @@ impl Diagnostic {
             notes: vec![],
         }
     }
+    /// A runtime error reported as a line `FILE:LINE:COL: error: message` (the status
+    /// buffer's errors, [`crate::status`]) as a diagnostic located in `file`, which then
+    /// renders with its source line; `None` when the line names another file or no
+    /// position.
+    pub fn from_runtime_line(file: &SourceFile, line: &str) -> Option<Diagnostic> {
+        let rest = line.strip_prefix(file.name())?.strip_prefix(':')?;
+        let mut it = rest.splitn(3, ':');
+        let l: usize = it.next()?.parse().ok()?;
+        let c: usize = it.next()?.parse().ok()?;
+        let msg = it.next()?.strip_prefix(" error: ")?;
+        if l == 0 || l > file.text().lines().count().max(1) {
+            return None;
+        }
+        let off = file.offset(l, c);
+        Some(Diagnostic::error(file, Span::new(off, off + 1), msg))
+    }
     /// Adds a note or help line.
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());

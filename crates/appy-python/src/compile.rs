@@ -89,7 +89,10 @@ fn worker() -> &'static Mutex<Sender<Job>> {
 }
 
 fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, Option<appy_runtime::cache::Trial>), Diagnostic> {
-    let opts = Options::default();
+    let opts = Options {
+        bounds_check: appy_ir::config::bounds_check(),
+        ..Options::default()
+    };
     let dir = appy_runtime::cache::dir();
     match job.target {
         Target::Cpu => {

@@ -337,6 +337,11 @@ impl Kernel {
             let raw = raw;
             unsafe { f.call_raw(&raw.0) }
         });
+        let results = match results {
+            Ok(r) => r,
+            Err(e) => return Err(pyo3::exceptions::PyIndexError::new_err(self.relocate_line(e))),
+        };
+        self.raise_warnings(py)?;
         let mut out = Vec::with_capacity(results.len());
         for r in &results {
             out.push(match r {
@@ -350,6 +355,32 @@ impl Kernel {
         }
         drop(results);
         pack(py, out)
+    }
+
+    /// Raises the runtime warnings of the calls so far (integer division by zero) as
+    /// Python `RuntimeWarning`s, as NumPy does.
+    fn raise_warnings(&self, py: Python<'_>) -> PyResult<()> {
+        for w in appy_runtime::status::take_warnings() {
+            let msg = std::ffi::CString::new(self.relocate_line(w)).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &msg, 1)?;
+        }
+        Ok(())
+    }
+
+    /// A runtime message `FILE:LINE:COL: ...` with the column in the user's file.
+    fn relocate_line(&self, msg: String) -> String {
+        let Some(src) = &self.source else { return msg };
+        if src.indent == 0 {
+            return msg;
+        }
+        let mut parts = msg.splitn(4, ':');
+        let (Some(f), Some(l), Some(c), Some(rest)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+            return msg;
+        };
+        match (l.parse::<usize>(), c.parse::<usize>()) {
+            (Ok(l), Ok(c)) if (src.lines.0..=src.lines.1).contains(&l) => format!("{f}:{l}:{}:{rest}", c + src.indent),
+            _ => msg,
+        }
     }
 
     fn run_gpu(&self, py: Python<'_>, b: &appy_ir::bundle::Bundle, loaded: &[Loaded], a: &Args<'_>) -> PyResult<Py<PyAny>> {
@@ -411,9 +442,13 @@ impl Kernel {
                 if let Some(err) = interrupted.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(err);
                 }
+                if appy_ir::status::is_program_error(&e) {
+                    return Err(pyo3::exceptions::PyIndexError::new_err(self.relocate_line(e)));
+                }
                 return Err(runtime_error(py, format!("`{}` failed on the GPU: {e}", self.func)));
             }
         };
+        self.raise_warnings(py)?;
         // Host arrays: the results back into the caller's memory.
         for (x, v) in a.args.iter().zip(&vals) {
             if let (Arg::Host { ptr, .. }, HostValue::Array(arr)) = (x, v)

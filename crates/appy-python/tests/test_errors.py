@@ -115,3 +115,47 @@ def test_bad_options():
         appy.jit(device="tpu")
     with pytest.raises(ValueError):
         appy.device("tpu")
+
+
+def test_checked_mode_raises_index_error_at_the_subscript():
+    @appy.jit(boundscheck=True, device="cpu")
+    def shift(a, b, n):
+        #pragma parallel for
+        for i in range(n):
+            b[i] = a[i + 1]  # OOB-HERE
+
+    a = np.random.default_rng(1).random(13) + 0.5
+    b = np.ones(13)
+    with pytest.raises(IndexError) as ei:
+        shift(a, b, 13)
+    line, text = line_of(__file__, "OOB-" + "HERE")
+    col = text.index("a[i + 1]") + 1
+    assert f"{os.path.basename(__file__)}:{line}:{col}: error: index " in str(ei.value), str(ei.value)
+    assert "out of bounds for axis 0 with size 13" in str(ei.value)
+    # In range: the NumPy meaning, negative indices included.
+    shift(a, b, 12)
+    assert np.array_equal(b[:12], a[1:])
+
+    @appy.jit(boundscheck=True, device="cpu")
+    def prev(a, b, n):
+        for i in range(n):
+            b[i] = a[i - 1]
+
+    prev(a, b, 13)
+    assert b[0] == a[-1] and np.array_equal(b[1:], a[:-1])
+
+
+def test_integer_division_by_zero_warns_once_like_numpy():
+    @appy.jit(device="cpu")
+    def divs(a, b, q):
+        #pragma parallel for
+        for i in range(a.shape[0]):
+            q[i] = a[i] // b[i]  # DIV-HERE
+
+    a = np.array([7, -7, 5, 9], dtype=np.int64)
+    b = np.array([2, 2, 0, 0], dtype=np.int64)
+    q = np.full(4, 3, dtype=np.int64)
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in floor_divide"):
+        divs(a, b, q)
+    with np.errstate(divide="ignore"):
+        assert np.array_equal(q, a // b)

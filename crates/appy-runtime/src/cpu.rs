@@ -4,6 +4,7 @@
 use crate::array::{HostArray, HostValue};
 use appy_compiler::{Compiler, Options};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
+use appy_ir::status::{STATUS_LEN, Status};
 use appy_ir::types::{ArgType, DType};
 use melior::ExecutionEngine;
 
@@ -39,6 +40,8 @@ pub struct CpuFunction {
     /// The function prints: it takes [`print_callback`] as a last parameter
     /// (`appy-cpu-print`).
     print_cb: bool,
+    /// The function takes a status buffer after its parameters ([`appy_ir::status`]).
+    status: Option<Status>,
 }
 
 /// The print callback compiled code calls for `print(...)` (see the pass
@@ -192,8 +195,9 @@ impl CpuFunction {
     ) -> DResult<(CpuFunction, serde_json::Value)> {
         let (llvm, lowered) = compiler.compile_cpu(file, func, sig, opts)?;
         let text = llvm.to_generic();
-        let payload = serde_json::json!({ "name": lowered.name, "results": lowered.results, "llvm": text });
-        let f = Self::from_llvm(compiler, &text, &lowered.name, lowered.results, sig).map_err(|e| appy_compiler::mlir_error(file, &e))?;
+        let payload = serde_json::json!({ "name": lowered.name, "results": lowered.results, "status": lowered.status, "llvm": text });
+        let f = Self::from_llvm(compiler, &text, &lowered.name, lowered.results, sig, lowered.status)
+            .map_err(|e| appy_compiler::mlir_error(file, &e))?;
         Ok((f, payload))
     }
 
@@ -202,10 +206,18 @@ impl CpuFunction {
         let name = v.get("name")?.as_str()?;
         let results: Vec<ArgType> = serde_json::from_value(v.get("results")?.clone()).ok()?;
         let text = v.get("llvm")?.as_str()?;
-        Self::from_llvm(compiler, text, name, results, sig).ok()
+        let status: Option<Status> = serde_json::from_value(v.get("status")?.clone()).ok()?;
+        Self::from_llvm(compiler, text, name, results, sig, status).ok()
     }
 
-    fn from_llvm(compiler: &Compiler, text: &str, name: &str, results: Vec<ArgType>, sig: &[ArgType]) -> Result<CpuFunction, String> {
+    fn from_llvm(
+        compiler: &Compiler,
+        text: &str,
+        name: &str,
+        results: Vec<ArgType>,
+        sig: &[ArgType],
+        status: Option<Status>,
+    ) -> Result<CpuFunction, String> {
         let module = compiler.ctx.parse(text)?;
         // No perf jitdump directory left behind (see `jitdump`).
         let engine = crate::jitdump::quietly(|| ExecutionEngine::new(&module, 2, &[], false, false));
@@ -224,6 +236,7 @@ impl CpuFunction {
             args: sig.to_vec(),
             packed,
             print_cb: text.contains("appy.print_callback"),
+            status,
         })
     }
 
@@ -238,7 +251,12 @@ impl CpuFunction {
     /// `args` match [`CpuFunction::signature`] (arrays of its ranks and element types,
     /// scalars of its types); every array pointer is valid for reads and writes of its
     /// shape's elements for the duration of the call.
-    pub unsafe fn call_raw(&self, args: &[RawArg<'_>]) -> Vec<RawResult> {
+    ///
+    /// # Errors
+    /// An index out of bounds in checked mode (the line names the subscript); the
+    /// function's warnings (integer division by zero) are queued
+    /// ([`crate::status::take_warnings`]).
+    pub unsafe fn call_raw(&self, args: &[RawArg<'_>]) -> Result<Vec<RawResult>, String> {
         let n = args.len();
         let mut descs: Vec<[i64; 3 + 2 * MAX_RANK]> = Vec::with_capacity(n);
         let mut scalars: Vec<u64> = Vec::with_capacity(n);
@@ -282,6 +300,14 @@ impl CpuFunction {
                 }
             }
         }
+        // The status buffer, as a 1-D memref descriptor (allocated, aligned, offset, size, stride).
+        let mut status_buf = [0i64; STATUS_LEN];
+        let sp = status_buf.as_mut_ptr() as i64;
+        let mut status_desc = [sp, sp, 0, STATUS_LEN as i64, 1];
+        let mut status_ptr: *mut i64 = status_desc.as_mut_ptr();
+        if self.status.is_some() {
+            packed.push(&mut status_ptr as *mut *mut i64 as *mut ());
+        }
         if self.print_cb {
             packed.push(&PRINT_CALLBACK as *const _ as *mut ());
         }
@@ -291,6 +317,11 @@ impl CpuFunction {
         // SAFETY: the packed arguments match the function's signature (the caller's
         // contract); every pointer lives until the call returns.
         unsafe { (self.packed)(packed.as_mut_ptr()) };
+        let checked = match &self.status {
+            // SAFETY: the compiled code wrote the buffer through the descriptor.
+            Some(st) => st.decode(unsafe { &*std::ptr::addr_of!(status_buf) }),
+            None => Ok(vec![]),
+        };
         let base = ret_buf.as_ptr() as *const u8;
         let mut out = Vec::with_capacity(self.results.len());
         let mut seen: Vec<*mut u8> = vec![];
@@ -332,7 +363,9 @@ impl CpuFunction {
                 },
             });
         }
-        out
+        // On an error, the results made so far are dropped (new arrays freed).
+        crate::status::queue(checked?);
+        Ok(out)
     }
 
     /// Runs the function; array arguments are updated in place.
@@ -341,7 +374,29 @@ impl CpuFunction {
         if sig != self.args {
             return Err(Diagnostic::bare(format!("`{}` was compiled for other argument types", self.name)));
         }
-        call_engine(&self.engine, &self.name, &self.results, self.print_cb, args)
+        let Some(st) = &self.status else {
+            return call_engine(&self.engine, &self.name, &self.results, self.print_cb, args);
+        };
+        // The status buffer goes after the arguments (moved, not copied).
+        let mut all: Vec<HostValue> = args.iter_mut().map(|a| std::mem::replace(a, HostValue::Bool(false))).collect();
+        all.push(HostValue::Array(
+            HostArray::try_zeros(DType::I64, vec![STATUS_LEN]).map_err(Diagnostic::bare)?,
+        ));
+        let r = call_engine(&self.engine, &self.name, &self.results, self.print_cb, &mut all);
+        let Some(HostValue::Array(buf)) = all.pop() else {
+            unreachable!("pushed above")
+        };
+        for (a, v) in args.iter_mut().zip(all) {
+            *a = v;
+        }
+        let out = r?;
+        let words: Vec<i64> = buf
+            .data
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        crate::status::queue(st.decode(&words).map_err(Diagnostic::bare)?);
+        Ok(out)
     }
 }
 

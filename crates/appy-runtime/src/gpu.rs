@@ -192,6 +192,12 @@ impl Gpu {
         if it.timing.kernel_s == 0.0 {
             it.timing.kernel_s = t0.elapsed().as_secs_f64();
         }
+        // An index out of bounds (checked mode) or a negative dimension: an error
+        // instead of results.
+        if let Err(e) = it.check_status(b) {
+            it.free_all();
+            return Err(e);
+        }
         let mut k = 0;
         for a in args.iter_mut() {
             if let HostValue::Array(arr) = a {
@@ -387,6 +393,8 @@ struct Interp<'a> {
     mvl: i64,
     interrupt: Option<&'a dyn Fn() -> bool>,
     last_check: Instant,
+    /// The status buffer's memory, when the function takes one.
+    status: Option<usize>,
 }
 
 fn bits_of(ty: &str) -> u32 {
@@ -419,6 +427,7 @@ impl<'a> Interp<'a> {
             mvl: b.mvl,
             interrupt: None,
             last_check: Instant::now(),
+            status: None,
         }
     }
 
@@ -459,7 +468,29 @@ impl<'a> Interp<'a> {
             };
             self.env.insert(*v, hv);
         }
+        // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed.
+        if let Some(v) = func.body(0).args.get(args.len()) {
+            let zeros = HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN])?;
+            let id = self.upload(&zeros)?;
+            self.status = Some(id);
+            self.env.insert(*v, HV::Mem(id));
+        }
         Ok(arg_mems)
+    }
+
+    /// After a synchronised call: the status buffer's error, else its warnings queued.
+    fn check_status(&mut self, b: &Bundle) -> Result<(), String> {
+        let (Some(id), Some(st)) = (self.status, &b.status) else {
+            return Ok(());
+        };
+        let mut bytes = vec![0u8; 8 * appy_ir::status::STATUS_LEN];
+        self.download(id, &mut bytes)?;
+        let words: Vec<i64> = bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        crate::status::queue(st.decode(&words)?);
+        Ok(())
     }
 
     /// A launch's arguments as the access analysis sees them.

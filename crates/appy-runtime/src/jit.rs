@@ -82,7 +82,10 @@ impl Jit {
         Jit {
             file: SourceFile::new(name, text),
             compiler: Compiler::new(),
-            opts: Options::default(),
+            opts: Options {
+                bounds_check: appy_ir::config::bounds_check(),
+                ..Options::default()
+            },
             device,
             #[cfg(feature = "cuda")]
             gpu,
@@ -197,7 +200,17 @@ impl Jit {
     }
 
     /// Calls `func` with `args`; arrays are updated in place; returns the return values.
+    ///
+    /// In checked mode an index out of bounds is an error located at its subscript;
+    /// runtime warnings are queued ([`crate::status::take_warnings`]).
     pub fn call(&mut self, func: &str, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
+        self.call_unlocated(func, args).map_err(|d| match (&d.file, d.span) {
+            (None, None) => Diagnostic::from_runtime_line(&self.file, &d.message).unwrap_or(d),
+            _ => d,
+        })
+    }
+
+    fn call_unlocated(&mut self, func: &str, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
         let key = self.specialise(func, args)?;
         // The first call of code loaded from the persistent cache is a trial: if it
         // fails, the entry is evicted and the function compiled again.
@@ -212,14 +225,14 @@ impl Jit {
                 let run = crate::tune::choose(gpu, b, loaded, args).and_then(|k| gpu.run(b.candidate(k), &loaded[k], args));
                 match run {
                     Ok((r, _)) => Ok(r),
-                    Err(e) if trial.is_none() && self.device == Device::Auto => {
+                    Err(e) if trial.is_none() && self.device == Device::Auto && !appy_ir::status::is_program_error(&e) => {
                         // A GPU failure (out of memory, a launch or JIT error) with
                         // `Device::Auto`: run on the CPU instead, from the original inputs.
                         tracing::warn!("the GPU failed ({e}); running `{func}` on the CPU");
                         args.clone_from_slice(&before);
                         self.gpu = None;
                         self.cache.retain(|_, c| matches!(c, Compiled::Cpu(_)));
-                        self.call(func, args)
+                        self.call_unlocated(func, args)
                     }
                     Err(e) => Err(Diagnostic::bare(e)),
                 }
@@ -230,12 +243,17 @@ impl Jit {
                 t.passed();
                 Ok(v)
             }
+            // The program's own error (checked mode): the code is good.
+            (Some(t), Err(e)) if appy_ir::status::is_program_error(&e.message) => {
+                t.passed();
+                Err(e)
+            }
             (Some(t), Err(e)) => {
                 tracing::warn!("`{func}`: the code loaded from the cache failed its first call ({e}); compiling it again");
                 t.failed();
                 self.cache.remove(&key);
                 args.clone_from_slice(&saved.expect("saved with the trial"));
-                self.call(func, args)
+                self.call_unlocated(func, args)
             }
             (None, r) => r,
         }

@@ -22,6 +22,7 @@ mod jitdump;
 pub mod regions;
 #[cfg(test)]
 mod srchash;
+pub mod status;
 #[cfg(feature = "cuda")]
 pub mod tune;
 

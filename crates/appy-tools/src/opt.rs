@@ -51,6 +51,9 @@ pub struct Args {
     /// Maximum vector length (lanes; threads per block on the GPU).
     #[arg(long, default_value_t = appy_compiler::DEFAULT_MVL)]
     mvl: i64,
+    /// Checked mode: bounds checks on every array subscript.
+    #[arg(long = "bounds-check")]
+    bounds_check: bool,
     /// Output file (default: stdout).
     #[arg(short = 'o')]
     output: Option<String>,
@@ -213,6 +216,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let ir_error = |e: &str| if user_ir { mlir_user_error(&file, e) } else { mlir_error(&file, e) };
     let opts = Options {
         mvl: a.mvl,
+        bounds_check: a.bounds_check,
         ..Default::default()
     };
     let mut printed = String::new();

@@ -74,6 +74,7 @@ impl Lower<'_> {
                     }
                     let x = self.b.cast(x, t, STy::INT);
                     self.check_static_negative(s)?;
+                    let x = self.nonnegative_dim(x, dims.len(), s.span);
                     dims.push(self.b.to_index(x));
                 }
             }

@@ -50,7 +50,7 @@ impl Lower<'_> {
                 }
                 let xs: Vec<Value> = vs.iter().map(|(x, tx)| self.b.cast(*x, *tx, t)).collect();
                 self.set_loc(e.span);
-                Ok(self.apply_op(op, &xs, t))
+                Ok(self.apply_op(op, &xs, t, e.span))
             }
             Rule::Math(op) => {
                 no_kwargs(self)?;
@@ -61,7 +61,7 @@ impl Lower<'_> {
                     xs.push(self.b.cast(x, t, STy::FLOAT));
                 }
                 self.set_loc(e.span);
-                let V::S(r, rt) = self.apply_op(op, &xs, STy::FLOAT) else {
+                let V::S(r, rt) = self.apply_op(op, &xs, STy::FLOAT, e.span) else {
                     unreachable!("scalar ops give scalars")
                 };
                 if let F::Unary("math.floor" | "math.ceil" | "math.trunc") = op {
@@ -215,7 +215,7 @@ impl Lower<'_> {
     }
 
     /// Applies an element-wise operation to scalars of type `t` (already converted).
-    pub(super) fn apply_op(&mut self, op: F, xs: &[Value], t: STy) -> V {
+    pub(super) fn apply_op(&mut self, op: F, xs: &[Value], t: STy, span: Span) -> V {
         let ty = t.mlir();
         let f = t.is_float();
         match op {
@@ -253,9 +253,13 @@ impl Lower<'_> {
                 let r = self.b.select(neg, m1, x);
                 V::S(self.b.select(pos, one, r), t)
             }
+            F::Fmod if f => V::S(self.b.bin("arith.remf", xs[0], xs[1]), t),
             F::Fmod => {
-                let name = if f { "arith.remf" } else { "arith.remsi" };
-                V::S(self.b.bin(name, xs[0], xs[1]), t)
+                // C's fmod of integers; a zero divisor gives 0 with a warning, as in NumPy.
+                let r = self.guarded_int_div(xs[0], xs[1], t.mlir(), span, appy_ir::status::SiteKind::Mod, |me, x, y| {
+                    me.b.bin("arith.remsi", x, y)
+                });
+                V::S(r, t)
             }
             F::Pow => {
                 if f {

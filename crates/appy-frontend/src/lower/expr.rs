@@ -1,6 +1,10 @@
 //! Scalar expressions: names, subscripts, operators, comparisons, conditionals.
 
 use super::*;
+use appy_ir::status::SiteKind;
+
+/// [`Lower::element_ref`]'s result: array, element type, indices, in-bounds flag.
+pub(super) type ElementRef = (Value, DType, Vec<Value>, Option<Value>);
 
 impl Lower<'_> {
     // ----- expressions ---------------------------------------------------------------
@@ -120,9 +124,9 @@ impl Lower<'_> {
                     }
                     return Err(self.err(e.span, "tuples can only be indexed with an integer constant"));
                 }
-                let (m, dt, idx) = self.element_ref(value, indices, e.span)?;
+                let (m, dt, idx, ok) = self.element_ref(value, indices, e.span)?;
                 self.set_loc(e.span);
-                let x = self.b.load(m, &idx);
+                let x = self.guarded_load(ok, m, &idx);
                 Ok(V::S(self.loaded_form(x, dt), STy::strong(dt)))
             }
             ExprKind::Tuple(es) => {
@@ -242,11 +246,15 @@ impl Lower<'_> {
         }
     }
 
-    pub(super) fn element_ref(&mut self, arr: &Expr, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Value>)> {
+    /// The array, element type and indices of the element `arr[indices]`, and in
+    /// checked mode whether they are in bounds (the access must then be guarded by it).
+    pub(super) fn element_ref(&mut self, arr: &Expr, indices: &[Index], span: Span) -> DResult<ElementRef> {
         let v = self.expr(arr)?;
         if let V::View(view) = &v {
             return self.view_element_ref(view, indices, span);
         }
+        let site = self.index_site(span);
+        let mut all_ok: Option<Value> = None;
         let V::Arr(m, dt, rank) = v else {
             return Err(self.err(arr.span, "only arrays can be subscripted"));
         };
@@ -271,8 +279,18 @@ impl Lower<'_> {
                         return Err(self.err(x.span, "array indices must be integers"));
                     }
                     let mut v = self.b.cast(v, t, STy::INT);
-                    // Python's negative indices count from the end; literal ones are exact.
-                    if const_int(x).is_some_and(|k| k < 0) {
+                    if let Some(site) = site {
+                        let c = self.b.index(d as i64);
+                        let dim = self.b.op1("memref.dim", &[m, c], "index", &[]);
+                        let dim = self.b.to_i64(dim);
+                        let (w, ok) = self.check_index(v, dim, d, site);
+                        all_ok = Some(match all_ok {
+                            Some(a) => self.b.bin("arith.andi", a, ok),
+                            None => ok,
+                        });
+                        v = w;
+                    } else if const_int(x).is_some_and(|k| k < 0) {
+                        // Python's negative indices count from the end; literal ones are exact.
                         let c = self.b.index(d as i64);
                         let dim = self.b.op1("memref.dim", &[m, c], "index", &[]);
                         let dim = self.b.to_i64(dim);
@@ -293,26 +311,49 @@ impl Lower<'_> {
                 }
             }
         }
-        Ok((m, dt, idx))
+        Ok((m, dt, idx, all_ok))
     }
 
     /// An element of a view: one integer index per axis of the view.
-    fn view_element_ref(&mut self, view: &view::View, indices: &[Index], span: Span) -> DResult<(Value, DType, Vec<Value>)> {
+    fn view_element_ref(&mut self, view: &view::View, indices: &[Index], span: Span) -> DResult<ElementRef> {
         if indices.len() != view.rank() || indices.iter().any(|i| !matches!(i, Index::Expr(_))) {
             return Err(self.err(span, format!("expected {} integer index(es) for this view", view.rank())));
         }
         let mut idx = vec![];
         let shape = self.view_shape(view);
+        let site = self.index_site(span);
+        let mut all_ok: Option<Value> = None;
         for (k, i) in indices.iter().enumerate() {
             let Index::Expr(x) = i else { unreachable!("checked") };
             let mut v = self.index_value(x, || None)?;
-            if const_int(x).is_some_and(|c| c < 0) {
+            if let Some(site) = site {
+                let (w, ok) = self.check_index(v, shape[k], k, site);
+                all_ok = Some(match all_ok {
+                    Some(a) => self.b.bin("arith.andi", a, ok),
+                    None => ok,
+                });
+                v = w;
+            } else if const_int(x).is_some_and(|c| c < 0) {
                 v = self.b.bin("arith.addi", shape[k], v);
             }
             idx.push(v);
         }
         let base = self.view_element(view, &idx);
-        Ok((view.base, view.dt, base))
+        Ok((view.base, view.dt, base, all_ok))
+    }
+
+    /// Python's integer `x % y` for a nonzero `y`: the result takes the sign of `y`.
+    fn int_mod(&mut self, x: Value, y: Value) -> Value {
+        let r = self.b.bin("arith.remsi", x, y);
+        let ty = self.b.m.ty(x).to_string();
+        let zero = self.b.int(0, &ty);
+        let rnz = self.b.cmpi(IPred::Ne, r, zero);
+        let rneg = self.b.cmpi(IPred::Slt, r, zero);
+        let yneg = self.b.cmpi(IPred::Slt, y, zero);
+        let diff = self.b.bin("arith.xori", rneg, yneg);
+        let fix = self.b.bin("arith.andi", rnz, diff);
+        let ry = self.b.bin("arith.addi", r, y);
+        self.b.select(fix, ry, r)
     }
 
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
@@ -393,7 +434,14 @@ impl Lower<'_> {
                     let q = self.b.bin("arith.divf", x, y);
                     return Ok(V::S(self.b.op1("math.floor", &[q], t.mlir(), &[]), t));
                 }
-                "arith.floordivsi"
+                let q = self.guarded_int_div(x, y, t.mlir(), span, SiteKind::FloorDiv, |me, x, y| {
+                    me.b.bin("arith.floordivsi", x, y)
+                });
+                return Ok(V::S(q, t));
+            }
+            BinOp::Mod if !f => {
+                let r = self.guarded_int_div(x, y, t.mlir(), span, SiteKind::Mod, |me, x, y| me.int_mod(x, y));
+                return Ok(V::S(r, t));
             }
             BinOp::Mod => {
                 // Python modulo: the result takes the sign of the divisor.

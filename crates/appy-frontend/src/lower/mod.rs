@@ -32,6 +32,7 @@ use std::collections::{HashMap, HashSet};
 
 mod alloc;
 mod call;
+mod checks;
 mod expr;
 mod loops;
 mod shape;
@@ -43,7 +44,12 @@ mod view;
 /// Options that affect the `appy` level (part of the specialisation key). `appy.MVL` is
 /// not one of them: it stays symbolic (`appy.mvl`) until strip-mining.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct LowerOptions {}
+pub struct LowerOptions {
+    /// Checked mode: every array subscript is checked against its axis (an index out
+    /// of bounds is reported through the status buffer, [`appy_ir::status`]), and
+    /// negative indices count from the end as in Python.
+    pub bounds_check: bool,
+}
 
 /// The result of lowering one function.
 #[derive(Clone, Debug)]
@@ -58,10 +64,13 @@ pub struct Lowered {
     pub results: Vec<ArgType>,
     /// Warnings about the accepted program (e.g. a misplaced pragma).
     pub warnings: Vec<Diagnostic>,
+    /// The sites of the status buffer, when the function takes one (a trailing
+    /// `memref<?xi64>` parameter of [`appy_ir::status::STATUS_LEN`] elements).
+    pub status: Option<appy_ir::status::Status>,
 }
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
-pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &LowerOptions) -> DResult<Lowered> {
+pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
     let desugared = crate::sema::desugar::desugar(file, program)?;
     let mut warnings = desugared.warnings;
     let f = &desugared.function;
@@ -100,6 +109,12 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             seq_worker: 0,
             warnings: vec![],
             cells: vec![],
+            checked: opts.bounds_check
+                || f.options
+                    .iter()
+                    .any(|(k, v)| k.name == "boundscheck" && matches!(v.kind, ExprKind::Bool(true))),
+            status: None,
+            sites: vec![],
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -119,6 +134,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
         params: f.params.iter().map(|p| p.name.clone()).collect(),
         results,
         warnings,
+        status: l.status.map(|_| appy_ir::status::Status { sites: l.sites }),
     })
 }
 
@@ -187,6 +203,12 @@ struct Lower<'a> {
     warnings: Vec<Diagnostic>,
     /// One-element arrays of shared scalars (freed when the function returns).
     cells: Vec<Value>,
+    /// Checked mode ([`LowerOptions::bounds_check`] or `@appy.jit(boundscheck=True)`).
+    checked: bool,
+    /// The status buffer parameter, once something reports into it.
+    status: Option<Value>,
+    /// Its sites ([`appy_ir::status::Status::sites`]).
+    sites: Vec<appy_ir::status::Site>,
 }
 
 impl<'a> Lower<'a> {

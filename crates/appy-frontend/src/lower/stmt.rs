@@ -82,9 +82,14 @@ impl Lower<'_> {
         self.b.op0("func.return", &ret, &[]);
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
+        let mut arg_types: Vec<String> = args.iter().map(|a| a.mlir()).collect();
+        if let Some(st) = self.status {
+            params.push(st);
+            arg_types.push("memref<?xi64>".into());
+        }
         let ftype = format!(
             "({}) -> ({})",
-            args.iter().map(|a| a.mlir()).collect::<Vec<_>>().join(", "),
+            arg_types.join(", "),
             ret.iter().map(|v| self.b.m.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
         );
         let func = Op::new("func.func")
@@ -425,14 +430,14 @@ impl Lower<'_> {
                 Ok(())
             }
             ExprKind::Subscript { value, indices } => {
-                let (m, dt, idx) = self.element_ref(value, indices, t.span)?;
+                let (m, dt, idx, ok) = self.element_ref(value, indices, t.span)?;
                 let V::S(x, ty) = v else {
                     return Err(self.err(vspan, "only scalar values can be stored into an array element"));
                 };
                 let c = self.b.cast(x, ty, STy::strong(dt));
                 let c = self.stored_form(c, dt);
                 self.set_loc(t.span);
-                self.b.store(c, m, &idx);
+                self.guarded(ok, |me| me.b.store(c, m, &idx));
                 Ok(())
             }
             _ => Err(self.err(t.span, "cannot assign to this expression")),
@@ -494,7 +499,7 @@ impl Lower<'_> {
         let ExprKind::Subscript { value: arr, indices } = &target.kind else {
             return Err(self.err(target.span, "atomic updates need an array element target like `s[0]`"));
         };
-        let (m, dt, idx) = self.element_ref(arr, indices, target.span)?;
+        let (m, dt, idx, ok) = self.element_ref(arr, indices, target.span)?;
         let v = self.expr(value)?;
         let V::S(x, t) = v else {
             return Err(self.err(value.span, "atomic update value must be a scalar"));
@@ -507,8 +512,9 @@ impl Lower<'_> {
         let mut ops = vec![x, m];
         ops.extend(idx);
         self.set_loc(target.span);
-        self.b
-            .op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
+        self.guarded(ok, |me| {
+            me.b.op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
+        });
         Ok(())
     }
 

@@ -10,6 +10,7 @@ _OPTIONS = {
     "auto_simd": "tensor statements get `simd` on their last dimension",
     "dump_code": "print the generated code (PTX on the GPU, LLVM IR on the CPU) when compiling",
     "device": "'cpu', 'gpu' or 'auto' for this function (default: appy.device())",
+    "boundscheck": "check every array subscript: an index out of bounds raises IndexError naming it (also APPY_BOUNDS_CHECK=1)",
     "backend": "accepted for compatibility with APPy (ignored)",
 }
 
@@ -28,7 +29,8 @@ def jit(fn=None, **options):
     scalars) compiles a specialisation, on the GPU when there is one (see
     ``appy.device``), else for the CPU; later calls with that signature run it at once.
     NumPy arrays are updated in place; GPU arrays (CuPy, PyTorch, JAX, Numba) are used
-    in place without copies. Options: ``auto_simd``, ``dump_code``, ``device``.
+    in place without copies. Options: ``auto_simd``, ``dump_code``, ``device``,
+    ``boundscheck``.
 
     With ``APPY_DISABLE_JIT=1`` the function is returned unchanged and runs as plain
     Python on NumPy (its sequential meaning)."""

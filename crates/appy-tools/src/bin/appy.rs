@@ -50,6 +50,10 @@ enum Cmd {
         /// Run this many times and report the times (first run included separately).
         #[arg(long, default_value_t = 1)]
         repeat: usize,
+        /// Checked mode: every array subscript is checked, and an index out of bounds
+        /// is an error naming it (also `APPY_BOUNDS_CHECK=1`).
+        #[arg(long)]
+        bounds_check: bool,
     },
     /// Compile a jitted function for the GPU into a bundle (host program + PTX).
     #[cfg(feature = "jit")]
@@ -75,6 +79,10 @@ enum Cmd {
         /// Output bundle file.
         #[arg(short = 'o')]
         output: PathBuf,
+        /// Checked mode: every array subscript is checked, and an index out of bounds
+        /// is an error naming it (also `APPY_BOUNDS_CHECK=1`).
+        #[arg(long)]
+        bounds_check: bool,
     },
     /// Time a function: inputs stay on the device, warm-up first, CUDA events; prints
     /// the median and min time and the effective bandwidth (bytes of all array
@@ -268,7 +276,8 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             out,
             mvl,
             repeat,
-        } => run_source(&file, &func, &args, device.into(), &out, mvl, repeat),
+            bounds_check,
+        } => run_source(&file, &func, &args, device.into(), &out, mvl, repeat, bounds_check),
         #[cfg(feature = "jit")]
         Cmd::Compile {
             file,
@@ -278,6 +287,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             mvl,
             tune,
             output,
+            bounds_check,
         } => {
             let src = appy_ir::diag::SourceFile::load(&file)?;
             let compiler = appy_compiler::Compiler::new();
@@ -293,7 +303,17 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             };
             let t0 = std::time::Instant::now();
             let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-            let bundle = compiler.compile_gpu_tuned(&src, &func, &sig, &appy_compiler::Options { mvl, ..Default::default() }, mvls)?;
+            let bundle = compiler.compile_gpu_tuned(
+                &src,
+                &func,
+                &sig,
+                &appy_compiler::Options {
+                    mvl,
+                    bounds_check: bounds_check || appy_ir::config::bounds_check(),
+                    ..Default::default()
+                },
+                mvls,
+            )?;
             for w in compiler.take_warnings() {
                 eprint!("{}", w.render());
             }
@@ -366,7 +386,10 @@ fn exec_bundle(
             timing = t;
             continue;
         }
-        let (res, t) = gpu.run(&b, loaded, &mut args).map_err(Diagnostic::bare)?;
+        let (res, t) = gpu.run(&b, loaded, &mut args).map_err(program_error)?;
+        for w in appy_runtime::status::take_warnings() {
+            eprintln!("{w}");
+        }
         times.push(t0.elapsed().as_secs_f64());
         last = (args, res);
         timing = t;
@@ -415,7 +438,7 @@ fn run_resident(
             dev_args.push(a.clone());
         }
     }
-    let r = gpu.run(b, loaded, &mut dev_args).map_err(Diagnostic::bare)?;
+    let r = gpu.run(b, loaded, &mut dev_args).map_err(program_error)?;
     let mut k = 0;
     for a in args.iter_mut() {
         if let HostValue::Array(arr) = a {
@@ -438,6 +461,7 @@ fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize, 
 }
 
 #[cfg(feature = "jit")]
+#[allow(clippy::too_many_arguments)]
 fn run_source(
     file: &Path,
     func: &str,
@@ -446,6 +470,7 @@ fn run_source(
     out: &Option<PathBuf>,
     mvl: i64,
     repeat: usize,
+    bounds_check: bool,
 ) -> Result<(), Diagnostic> {
     let src = appy_ir::diag::SourceFile::load(file)?;
     let text = src.text().to_string();
@@ -456,7 +481,11 @@ fn run_source(
         what: "the source".into(),
     }];
     let orig = bind_args_from(&params, raw, &mut inputs)?;
-    let opts = appy_compiler::Options { mvl, ..Default::default() };
+    let opts = appy_compiler::Options {
+        mvl,
+        bounds_check: bounds_check || appy_ir::config::bounds_check(),
+        ..Default::default()
+    };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
@@ -472,6 +501,9 @@ fn run_source(
         let res = jit.call(func, &mut args);
         for w in jit.take_warnings() {
             eprint!("{}", w.render());
+        }
+        for w in appy_runtime::status::take_warnings() {
+            eprintln!("{w}");
         }
         let res = res?;
         times.push(t0.elapsed().as_secs_f64());
@@ -517,8 +549,27 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
     Ok(())
 }
 
+/// A runtime error; the program's own (`FILE:LINE:COL: error: ...` from checked mode)
+/// is located in its source file when that file is readable.
+#[cfg(feature = "cuda")]
+fn program_error(e: String) -> Diagnostic {
+    if appy_ir::status::is_program_error(&e) {
+        let path = e.split(':').next().unwrap_or_default();
+        if let Ok(f) = appy_ir::diag::SourceFile::read(Path::new(path))
+            && let Some(d) = Diagnostic::from_runtime_line(&f, &e)
+        {
+            return d;
+        }
+        if let Some((loc, msg)) = e.split_once(": error: ") {
+            return Diagnostic::bare(msg.to_string()).with_note(format!("at {loc}"));
+        }
+    }
+    Diagnostic::bare(e)
+}
+
 #[cfg(not(feature = "jit"))]
-fn run_source(_: &Path, _: &str, _: &[String], _: Device, _: &Option<PathBuf>, _: i64, _: usize) -> Result<(), Diagnostic> {
+#[allow(clippy::too_many_arguments)]
+fn run_source(_: &Path, _: &str, _: &[String], _: Device, _: &Option<PathBuf>, _: i64, _: usize, _: bool) -> Result<(), Diagnostic> {
     Err(Diagnostic::bare(
         "this appy was built without the compiler (feature `jit`); compile elsewhere with `appy compile` and use `appy exec`",
     ))
