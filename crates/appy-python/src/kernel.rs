@@ -322,7 +322,11 @@ impl Kernel {
         let mut raw = Vec::with_capacity(a.args.len());
         for x in &a.args {
             raw.push(match x {
-                Arg::Host { ptr, shape, .. } => RawArg::Array { ptr: *ptr, shape },
+                Arg::Host { ptr, shape, .. } => RawArg::Array {
+                    ptr: *ptr,
+                    shape,
+                    strides: None,
+                },
                 Arg::Scalar(v) => RawArg::Scalar(scalar_bits(v).expect("scalar")),
                 Arg::Device { .. } => unreachable!("device arrays select the GPU"),
             });

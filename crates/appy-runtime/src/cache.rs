@@ -133,6 +133,8 @@ pub fn load_entry(dir: &Path, key: &str, bypass: bool) -> Option<serde_json::Val
 /// Removes the entry for `key` (and its trial marker): it failed to load or to run.
 pub fn evict(dir: &Path, key: &str) {
     let _ = std::fs::remove_file(path_for(dir, key));
+    // The CPU back end's native code for the entry, if any.
+    let _ = std::fs::remove_file(path_for(dir, key).with_extension("so"));
     let _ = std::fs::remove_file(marker_for(dir, key));
 }
 
