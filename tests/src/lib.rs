@@ -63,7 +63,9 @@ impl Rng {
 /// 2, so parallel regions really run concurrently and a data race shows even where a
 /// single thread would hide it.
 pub fn test_threads() -> usize {
-    std::env::var("APPY_TEST_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(2)
+    appy_ir::config::test_var("APPY_TEST_THREADS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2)
 }
 
 /// Compiles `func` for the CPU and runs it on `args` (arrays updated in place) with

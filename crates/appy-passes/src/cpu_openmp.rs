@@ -19,7 +19,7 @@
 //! * Atomic updates: see [`crate::cpu_atomics`] (plain outside regions, thread-private
 //!   copies of small arrays inside).
 //! * Arrays the function allocates are cache-line aligned and freed before it returns,
-//!   unless returned.
+//!   unless returned or freed already.
 //! * Every other `scf.parallel` (simd loops, parallel loops nested in a worker, simd
 //!   loops outside any parallel loop) becomes a sequential `scf.for` with the
 //!   reductions as iteration arguments: a plain loop that LLVM vectorises. The
@@ -414,11 +414,21 @@ fn free_temporaries(mut ops: Vec<Op>) -> Vec<Op> {
         .filter(|o| o.name == "func.return")
         .flat_map(|o| o.operands.iter().copied())
         .collect();
+    // Buffers the function frees itself (the frontend's one-element arrays of shared
+    // scalars) are not freed again.
+    let mut freed: HashSet<Value> = HashSet::new();
+    for o in &ops {
+        o.walk(&mut |x| {
+            if x.name == "memref.dealloc" {
+                freed.extend(x.operands.iter().copied());
+            }
+        });
+    }
     let mut temps = vec![];
     for o in ops.iter_mut() {
         if o.name == "memref.alloc" {
             o.set_attr("alignment", "64 : i64");
-            if !returned.contains(&o.results[0]) {
+            if !returned.contains(&o.results[0]) && !freed.contains(&o.results[0]) {
                 temps.push(o.results[0]);
             }
         }

@@ -21,8 +21,8 @@
 pub mod cpu_alloc;
 pub mod cpu_atomics;
 pub mod cpu_libm;
-pub mod cpu_print;
 pub mod cpu_openmp;
+pub mod cpu_print;
 pub mod cpu_strided;
 pub mod cpu_vector_math;
 pub mod cpu_wide_math;

@@ -48,8 +48,8 @@ pub struct Host {
 }
 
 fn find_lib(var: &str, candidates: &[&str]) -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os(var) {
-        return (!p.is_empty()).then(|| PathBuf::from(p)).filter(|p| p.exists());
+    if let Some(p) = appy_ir::config::library(var) {
+        return p.filter(|p| p.exists());
     }
     candidates.iter().map(PathBuf::from).find(|p| p.exists())
 }
@@ -86,7 +86,7 @@ pub fn host() -> &'static Host {
     static HOST: OnceLock<Host> = OnceLock::new();
     HOST.get_or_init(|| {
         let libomp = find_lib(
-            "APPY_LIBOMP",
+            appy_ir::config::LIBOMP,
             &[
                 "/usr/lib/llvm-22/lib/libomp.so",
                 "/usr/lib/llvm-22/lib/libomp.so.5",
@@ -121,7 +121,7 @@ pub fn host() -> &'static Host {
         // full set (checked on `tanh`).
         let mut vector_math = String::new();
         let libmvec = find_lib(
-            "APPY_LIBMVEC",
+            appy_ir::config::LIBMVEC,
             &[
                 "/lib/x86_64-linux-gnu/libmvec.so.1",
                 "/usr/lib/x86_64-linux-gnu/libmvec.so.1",
@@ -146,10 +146,7 @@ pub fn host() -> &'static Host {
             }
             Some(p)
         });
-        let threads = std::env::var("APPY_NUM_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<i32>().ok())
-            .filter(|n| *n > 0);
+        let threads = appy_ir::config::num_threads();
         let cpu = format!(
             "{} {:016x}",
             llvm_string(unsafe { LLVMGetHostCPUName() }),
@@ -407,8 +404,9 @@ impl CpuFunction {
     }
 
     /// Compiles, also returning the cache payload (the LLVM-dialect module as text and
-    /// the function's metadata); with `object`, also writes the native code there as a
-    /// shared object ([`CpuFunction::load_shared`] loads it). Parameters marked in
+    /// the function's metadata); with `object` (a cache entry's path), also writes the
+    /// native code next to it as a shared object ([`shared_object_path`];
+    /// [`CpuFunction::load_shared`] loads it). Parameters marked in
     /// `strided` accept arrays of any strides ([`CpuFunction::call_raw`]).
     pub fn compile_to(
         compiler: &Compiler,
@@ -434,7 +432,8 @@ impl CpuFunction {
     }
 
     /// Rebuilds a function from a cache payload (re-running LLVM); `None` if the
-    /// payload is invalid. With `object`, the native code is written there too.
+    /// payload is invalid. With `object` (the entry's path), the native code is written
+    /// next to it too ([`shared_object_path`]).
     pub fn from_cached(compiler: &Compiler, v: &serde_json::Value, sig: &[ArgType], object: Option<&Path>) -> Option<CpuFunction> {
         let meta = payload_meta(v)?;
         let text = v.get("llvm")?.as_str()?;
@@ -482,8 +481,8 @@ impl CpuFunction {
             return Err(format!("the CPU execution engine could not compile `{name}`"));
         }
         tracing::debug!("LLVM compiled `{name}` in {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
-        if let Some(path) = object
-            && let Err(e) = write_shared_object(&engine, path, host)
+        if let Some(stem) = object
+            && let Err(e) = write_shared_object(&engine, &shared_object_path(stem, text), host)
         {
             tracing::warn!("appy cache: cannot write native code for `{name}` ({e}); it will be compiled again next time");
         }
@@ -730,6 +729,13 @@ fn payload_meta(v: &serde_json::Value) -> Option<Meta> {
     })
 }
 
+/// Where the native code of LLVM-dialect module `code` is kept, for the cache entry
+/// `stem` (`<stem>.<hash of code>.so`): code loaded from there is the entry's own code,
+/// even when the entry was replaced.
+pub fn shared_object_path(stem: &Path, code: &str) -> PathBuf {
+    stem.with_extension(format!("{:016x}.so", crate::cache::fnv(code.as_bytes())))
+}
+
 /// Dumps the engine's object code and links it into a shared object at `path`
 /// (through a temporary file and a rename).
 fn write_shared_object(engine: &ExecutionEngine, path: &Path, host: &Host) -> Result<(), String> {
@@ -742,7 +748,7 @@ fn write_shared_object(engine: &ExecutionEngine, path: &Path, host: &Host) -> Re
     if !obj.exists() {
         return Err("the execution engine wrote no object file".into());
     }
-    let mut cmd = std::process::Command::new(std::env::var("APPY_CC").unwrap_or_else(|_| "cc".into()));
+    let mut cmd = std::process::Command::new(appy_ir::config::cc());
     cmd.arg("-shared").arg("-o").arg(&so).arg(&obj);
     for lib in host.libomp.iter().chain(&host.libmvec) {
         cmd.arg(lib);

@@ -575,9 +575,9 @@ pub fn compile_cpu_cached(
 /// [`compile_cpu_cached`] for parameters of any strides (`strided`, see
 /// [`crate::cpu::CpuFunction::strided`]), with where the code came from. Native code is
 /// specific to the host CPU and to the OpenMP and vector-math choices, which the cache
-/// key includes; it is kept next to the cache entry as a shared object (`<entry>.so`)
-/// and loaded with `dlopen`. The code returned is empty when it came from the shared
-/// object.
+/// key includes; it is kept next to the cache entry as a shared object
+/// (`<entry>.<code hash>.so`, [`crate::cpu::shared_object_path`]) and loaded with
+/// `dlopen`, only for the entry whose code it was made from.
 pub fn compile_cpu_cached_with(
     compiler: &Compiler,
     file: &SourceFile,
@@ -595,12 +595,14 @@ pub fn compile_cpu_cached_with(
         format!("cpu {}", host.cpu)
     };
     let key = cache_key(&kind, file, func, sig, &opts);
-    let object = cache_dir.map(|d| crate::cache::file_for(d, &key).with_extension("so"));
+    // The stem of the native code's file (see `cpu::shared_object_path`).
+    let object = cache_dir.map(|d| crate::cache::file_for(d, &key));
     if let Some(d) = cache_dir
         && let Some(v) = crate::cache::load(d, &key)
     {
-        let so = object.as_deref().expect("cache directory");
+        let stem = object.as_deref().expect("cache directory");
         let code = || v.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+        let so = &crate::cpu::shared_object_path(stem, &code());
         let agrees = expected_signature(file, func, sig).is_some_and(|(name, _, results)| {
             v.get("name").and_then(|n| n.as_str()) == Some(name.as_str())
                 && v.get("results")
@@ -624,7 +626,7 @@ pub fn compile_cpu_cached_with(
             }
         }
         match agrees
-            .then(|| crate::cpu::CpuFunction::from_cached(compiler, &v, sig, Some(so)))
+            .then(|| crate::cpu::CpuFunction::from_cached(compiler, &v, sig, Some(stem)))
             .flatten()
         {
             Some(f) => return cached(f, Origin::CachedModule),

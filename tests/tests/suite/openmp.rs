@@ -22,7 +22,7 @@ fn parallel_loops_run_on_openmp_threads() {
         host.libomp.is_some(),
         "no OpenMP runtime: install libomp-22-dev (scripts/setup.sh) or set APPY_LIBOMP"
     );
-    if let Ok(n) = std::env::var("APPY_OPENMP_CHILD") {
+    if let Some(n) = appy_ir::config::test_var("APPY_OPENMP_CHILD") {
         // The child: one call with `n` threads; report the threads it added.
         let n: usize = n.parse().unwrap();
         let compiler = appy_compiler::Compiler::new();
