@@ -381,10 +381,12 @@ def time_python(fn, vals, repeat):
 
 
 def appy_args(params, vals, d):
+    """`--arg` options; arrays saved under `d/in` (appy never writes over its inputs)."""
     args = []
+    os.makedirs(os.path.join(d, "in"), exist_ok=True)
     for p, v in zip(params, vals):
         if isinstance(v, np.ndarray):
-            path = os.path.join(d, p + ".npy")
+            path = os.path.join(d, "in", p + ".npy")
             np.save(path, v)
             args += ["--arg", f"{p}=@{path}"]
         else:
