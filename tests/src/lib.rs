@@ -59,6 +59,28 @@ impl Rng {
     }
 }
 
+/// The number of threads the CPU back end uses in the tests: `APPY_TEST_THREADS`, else
+/// 2, so parallel regions really run concurrently and a data race shows even where a
+/// single thread would hide it.
+pub fn test_threads() -> usize {
+    appy_ir::config::test_var("APPY_TEST_THREADS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2)
+}
+
+/// Compiles `func` for the CPU and runs it on `args` (arrays updated in place) with
+/// [`test_threads`] threads; returns the return values.
+pub fn run_cpu(
+    compiler: &appy_compiler::Compiler,
+    file: &appy_ir::diag::SourceFile,
+    func: &str,
+    args: &mut [HostValue],
+    opts: &appy_compiler::Options,
+) -> appy_ir::diag::DResult<Vec<HostValue>> {
+    appy_runtime::cpu::set_num_threads(Some(test_threads()));
+    appy_runtime::cpu::run(compiler, file, func, args, opts)
+}
+
 /// Runs `func` of `file` under CPython + NumPy with `args` (named `params`); returns the
 /// final arguments and the return values.
 pub fn oracle(file: &Path, func: &str, params: &[String], args: &[HostValue]) -> Result<(Vec<HostValue>, Vec<HostValue>), String> {

@@ -3,8 +3,8 @@
 //! targets ([`target::nvptx`], [`target::cpu`]).
 //!
 //! ```text
-//! .py ──parse──▶ ast ──lower──▶ appy ──tensor passes, appy-strip-mine──▶ loops ─┬─appy-gpu-*──▶ gpu ──NVVM──▶ PTX
-//!                                                                                └─CPU pipeline──▶ llvm ──ExecutionEngine
+//! .py ──parse──▶ ast ──lower──▶ appy ─┬─tensor passes, appy-strip-mine──▶ loops ──appy-gpu-*──▶ gpu ──NVVM──▶ PTX
+//!                                    └─tensor passes, appy-cpu-openmp──▶ cpu ──LLVM dialect──▶ llvm ──ExecutionEngine
 //! ```
 //!
 //! Every level is printable and re-parseable MLIR (except `ast`). MLIR verifies the
@@ -38,6 +38,8 @@ pub enum Level {
     Appy,
     /// Strip-mined loops.
     Loops,
+    /// CPU loops: OpenMP parallel regions and sequential (vectorisable) loops.
+    Cpu,
     /// Kernels in a `gpu.module` and a host function with launches.
     Gpu,
     /// The LLVM dialect for the CPU.
@@ -53,6 +55,7 @@ impl Level {
             Level::Ast => "ast",
             Level::Appy => "appy",
             Level::Loops => "loops",
+            Level::Cpu => "cpu",
             Level::Gpu => "gpu",
             Level::Llvm => "llvm",
             Level::Ptx => "ptx",
@@ -60,7 +63,8 @@ impl Level {
     }
 
     /// The level of a module: `llvm` when it holds LLVM dialect functions, `gpu` with a
-    /// `gpu.module` or a launch, `loops` with strip-mined lanes or chunks
+    /// `gpu.module` or a launch, `cpu` with OpenMP operations or the `appy.cpu` mark
+    /// `appy-cpu-openmp` leaves, `loops` with strip-mined lanes or chunks
     /// (`appy.lanes`, `appy.chunks`), else `appy`. (A module without parallel or
     /// vector loops reads as `appy`; its `loops` form is the same.)
     pub fn of(m: &Module) -> Level {
@@ -68,6 +72,8 @@ impl Level {
             Level::Llvm
         } else if m.op.walk_any(&|o| o.name == "gpu.module" || o.name == "gpu.launch_func") {
             Level::Gpu
+        } else if m.op.attr("appy.cpu").is_some() || m.op.walk_any(&|o| o.name.starts_with("omp.")) {
+            Level::Cpu
         } else if m
             .op
             .walk_any(&|o| o.attr("appy.lanes").is_some() || o.attr("appy.chunks").is_some())
@@ -90,6 +96,11 @@ pub struct Options {
     pub libdevice: Option<PathBuf>,
     /// Checked mode: array subscripts are checked ([`LowerOptions::bounds_check`]).
     pub bounds_check: bool,
+    /// CPU: run parallel loops on OpenMP threads (else sequentially).
+    pub openmp: bool,
+    /// CPU: the vector math library's instruction sets and function set, as
+    /// `ISAS:FULL` (e.g. `bde:1`, see `appy-cpu-vector-math`); empty: none.
+    pub vector_math: String,
 }
 
 impl Default for Options {
@@ -98,6 +109,8 @@ impl Default for Options {
             mvl: DEFAULT_MVL,
             libdevice: None,
             bounds_check: false,
+            openmp: true,
+            vector_math: String::new(),
         }
     }
 }
@@ -265,11 +278,19 @@ impl Compiler {
     }
 
     /// Compiles for the CPU: returns the LLVM-dialect module and the lowered function's
-    /// metadata.
-    pub fn compile_cpu(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<(Module, Lowered)> {
+    /// metadata. Array parameters marked in `strided` take any strided layout (see
+    /// `appy-cpu-strided`); the others must be C-contiguous.
+    pub fn compile_cpu(
+        &self,
+        file: &SourceFile,
+        func: &str,
+        args: &[ArgType],
+        opts: &Options,
+        strided: &[bool],
+    ) -> DResult<(Module, Lowered)> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
-        let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts)?;
+        let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts, strided)?;
         Ok((llvm, l))
     }
 }

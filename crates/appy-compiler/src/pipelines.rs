@@ -1,7 +1,7 @@
 //! Every pass pipeline of the compiler, as text (MLIR's pipeline syntax, with appy's
 //! Rust passes by their registry names next to upstream MLIR passes). Nothing else in
 //! the compiler spells a pipeline: the levels of [`crate::Level`] are reached with
-//! [`to_level`], and the targets run [`CPU_PIPELINE`] and [`nvvm_pipeline`].
+//! [`to_level`], and the targets run [`appy_to_llvm`] and [`nvvm_pipeline`].
 
 use crate::Level;
 
@@ -35,51 +35,105 @@ pub fn loops_level_to_gpu(mvl: i64) -> String {
     format!("{},appy-hoist-allocas,canonicalize,cse", loops_to_gpu(mvl))
 }
 
-/// The CPU lowering pipeline (after `appy-hoist-allocas`): the `loops` level to the
-/// LLVM dialect, for MLIR's ExecutionEngine.
-pub const CPU_PIPELINE: &str = "builtin.module(arith-expand,convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
+/// The upstream passes that take the CPU loops (after `appy-cpu-openmp`,
+/// `appy-hoist-allocas` and `appy-cpu-libm`) to the LLVM dialect, for MLIR's
+/// ExecutionEngine. Math functions become LLVM intrinsics (which LLVM lowers to
+/// instructions or C library calls) or, before this pipeline, calls that
+/// `appy-cpu-vector-math` can give vector versions (`appy-cpu-wide-math`); arrays are allocated
+/// by the functions `appy-cpu-alloc` defines; `finalize-memref-to-llvm` must precede
+/// `convert-scf-to-cf` for the OpenMP regions. `arith-expand` runs only on what
+/// `convert-arith-to-llvm` leaves (`ceildivsi`, `floordivsi` ...): it would also expand
+/// `maximumf`/`minimumf` into compare-and-select, which LLVM does not vectorise as a
+/// reduction, where LLVM has `llvm.maximum`.
+pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm{use-generic-functions=true},convert-scf-to-cf,convert-openmp-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,arith-expand,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
-/// The passes that take the `appy` level to the LLVM dialect (the CPU target).
-pub fn appy_to_llvm(mvl: i64) -> String {
-    format!("{},{}", appy_to_loops(mvl), loops_to_llvm())
-}
-
-/// The passes that take a `loops`-level module to the LLVM dialect.
-pub fn loops_to_llvm() -> String {
+/// The passes that take the `appy` level to the CPU loops (the `cpu` level): the
+/// tensor passes, then the parallel loops as OpenMP regions (when `openmp`) and every
+/// other loop as a sequential loop (`appy-cpu-openmp`), scalar slots per thread.
+pub fn appy_to_cpu(mvl: i64, openmp: bool) -> String {
     format!(
-        "appy-hoist-allocas,appy-cpu-libm,appy-cpu-print,{}",
-        CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')')
+        "{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse",
+        openmp as u8
     )
 }
 
+/// The CPU target's choices: OpenMP, the vector math library, strided parameters.
+#[derive(Clone, Debug, Default)]
+pub struct CpuTarget {
+    /// Parallel loops on OpenMP threads.
+    pub openmp: bool,
+    /// `appy-cpu-vector-math`'s instruction sets and function set, as `ISAS:FULL`
+    /// (`bde:1`); empty: no vector math library.
+    pub vector_math: String,
+    /// The parameters that take strided arrays (`appy-cpu-strided`).
+    pub strided: Vec<bool>,
+}
+
+/// The passes that take the `appy` level to the LLVM dialect (the CPU target): the CPU
+/// loops ([`appy_to_cpu`]), then [`cpu_to_llvm`].
+pub fn appy_to_llvm(mvl: i64, t: &CpuTarget) -> String {
+    format!("{},{}", appy_to_cpu(mvl, t.openmp), cpu_to_llvm(t))
+}
+
+/// The passes that take a `cpu`-level module to the LLVM dialect: float32 math in
+/// float64 (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
+/// of the runtime's callback (`appy-cpu-print`), strided parameters, the upstream
+/// lowering, then (on the LLVM dialect) the allocation functions and the vector math
+/// functions.
+pub fn cpu_to_llvm(t: &CpuTarget) -> String {
+    let mut p = String::from("appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
+    if t.strided.contains(&true) {
+        let mask: String = t.strided.iter().map(|s| if *s { '1' } else { '0' }).collect();
+        p.push_str(&format!(",appy-cpu-strided{{args={mask}}}"));
+    }
+    p.push(',');
+    p.push_str(CPU_PIPELINE.trim_start_matches("builtin.module(").trim_end_matches(')'));
+    let (isa, full) = t.vector_math.split_once(':').unwrap_or(("", "0"));
+    p.push_str(&format!(",appy-cpu-alloc,appy-cpu-vector-math{{isa={isa} full={full}}}"));
+    p
+}
+
+/// The CPU target [`to_level`] and [`between`] use: OpenMP, no vector math library, no
+/// strided parameters.
+fn default_cpu() -> CpuTarget {
+    CpuTarget {
+        openmp: true,
+        ..Default::default()
+    }
+}
+
 /// The pipeline from the `appy` level to `level` (empty for `ast` and `appy`; `ptx` is
-/// the `gpu` level followed by [`nvvm_pipeline`]).
+/// the `gpu` level followed by [`nvvm_pipeline`]). The CPU levels use OpenMP and no
+/// vector math library (the runtime chooses those for its host).
 pub fn to_level(level: Level, mvl: i64) -> String {
     match level {
         Level::Ast | Level::Appy => String::new(),
         Level::Loops => appy_to_loops(mvl),
         Level::Gpu | Level::Ptx => appy_to_gpu(mvl),
-        Level::Llvm => appy_to_llvm(mvl),
+        Level::Cpu => appy_to_cpu(mvl, true),
+        Level::Llvm => appy_to_llvm(mvl, &default_cpu()),
     }
 }
 
 /// The pipeline from a module at level `from` to level `to` (`appy-opt x.mlir
 /// --emit=...`); `ptx` is the `gpu` level followed by [`nvvm_pipeline`]. An error when
-/// `to` is not below `from` on its path (the `gpu` and `llvm` levels are different
-/// targets; no pipeline raises a level).
+/// `to` is not below `from` on its path: `appy` → `loops` → `gpu` → `ptx` for the GPU,
+/// `appy` → `cpu` → `llvm` for the CPU (the CPU does not start from the strip-mined
+/// `loops` level); no pipeline raises a level.
 pub fn between(from: Level, to: Level, mvl: i64) -> Result<String, String> {
     let target = |l: Level| if l == Level::Ptx { Level::Gpu } else { l };
     match (from, target(to)) {
         (f, t) if f == t => Ok(String::new()),
         (Level::Appy, t) => Ok(to_level(t, mvl)),
         (Level::Loops, Level::Gpu) => Ok(loops_level_to_gpu(mvl)),
-        (Level::Loops, Level::Llvm) => Ok(loops_to_llvm()),
+        (Level::Cpu, Level::Llvm) => Ok(cpu_to_llvm(&default_cpu())),
         (f, _) => Err(format!(
             "the input is at the `{}` level, which does not lower to `{}` ({})",
             f.name(),
             to.name(),
             match f {
-                Level::Loops => "it lowers to `gpu`, `ptx` and `llvm`",
+                Level::Loops => "it lowers to `gpu` and `ptx`",
+                Level::Cpu => "it lowers to `llvm`",
                 Level::Gpu => "it lowers to `ptx`",
                 _ => "it is the last level",
             }

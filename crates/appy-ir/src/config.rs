@@ -52,6 +52,14 @@ pub const DEVICE: &str = "APPY_DEVICE";
 pub const LOG: &str = "APPY_LOG";
 /// `APPY_DISABLE_JIT`: the Python package returns functions unchanged.
 pub const DISABLE_JIT: &str = "APPY_DISABLE_JIT";
+/// `APPY_NUM_THREADS`: the CPU back end's thread count.
+pub const NUM_THREADS: &str = "APPY_NUM_THREADS";
+/// `APPY_LIBOMP`: the OpenMP runtime the CPU back end loads.
+pub const LIBOMP: &str = "APPY_LIBOMP";
+/// `APPY_LIBMVEC`: the vector math library the CPU back end loads.
+pub const LIBMVEC: &str = "APPY_LIBMVEC";
+/// `APPY_CC`: the C compiler driver that links cached native code.
+pub const CC: &str = "APPY_CC";
 
 /// `APPY_BOUNDS_CHECK`: compile with bounds checks (checked mode).
 pub const BOUNDS_CHECK: &str = "APPY_BOUNDS_CHECK";
@@ -131,6 +139,30 @@ pub const VARS: &[Var] = &[
         scope: Scope::User,
     },
     Var {
+        name: NUM_THREADS,
+        default: "`OMP_NUM_THREADS`, else one per core",
+        doc: "threads of the CPU back end's parallel loops",
+        scope: Scope::User,
+    },
+    Var {
+        name: LIBOMP,
+        default: "LLVM 22's `libomp.so`, else Debian's `libomp.so.5`",
+        doc: "the OpenMP runtime of the CPU back end; empty or missing: parallel loops run on one thread",
+        scope: Scope::User,
+    },
+    Var {
+        name: LIBMVEC,
+        default: "glibc's `libmvec.so.1`",
+        doc: "the vector math library of the CPU back end; empty or missing: math in vector loops is scalar calls",
+        scope: Scope::User,
+    },
+    Var {
+        name: CC,
+        default: "`cc`",
+        doc: "the C compiler driver that links the CPU back end's cached native code into a shared object",
+        scope: Scope::User,
+    },
+    Var {
         name: "APPY_BLESS",
         default: "off",
         doc: "tests: rewrite the expected diagnostics of `tests/errors`",
@@ -170,6 +202,18 @@ pub const VARS: &[Var] = &[
         name: "APPY_FUZZ_SEED",
         default: "0",
         doc: "tests: the fuzzer's first seed",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_TEST_THREADS",
+        default: "2",
+        doc: "tests: the CPU back end's thread count in the differential, e2e and property tests",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_OPENMP_CHILD",
+        default: "unset",
+        doc: "tests: set by the OpenMP thread test for the child process it starts",
         scope: Scope::Test,
     },
     Var {
@@ -254,6 +298,23 @@ pub fn device() -> Option<String> {
 /// `APPY_LOG`, the log filter's directives.
 pub fn log() -> Option<String> {
     get(LOG)
+}
+
+/// `APPY_NUM_THREADS`, when a positive number.
+pub fn num_threads() -> Option<i32> {
+    get(NUM_THREADS).and_then(|v| v.trim().parse::<i32>().ok()).filter(|n| *n > 0)
+}
+
+/// A library path variable (`APPY_LIBOMP`, `APPY_LIBMVEC`): `None` when unset,
+/// `Some(None)` when set to the empty string (none wanted), else the path.
+pub fn library(name: &str) -> Option<Option<PathBuf>> {
+    debug_assert!(VARS.iter().any(|v| v.name == name));
+    std::env::var_os(name).map(|p| (!p.is_empty()).then(|| PathBuf::from(p)))
+}
+
+/// `APPY_CC`, else `cc`.
+pub fn cc() -> String {
+    get(CC).filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into())
 }
 
 /// A test-harness variable ([`Scope::Test`]).

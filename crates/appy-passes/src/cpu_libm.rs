@@ -53,6 +53,9 @@ impl Pass for CpuLibm {
                 .with_attr("sym_name", format!("\"{callee}\""))
                 .with_attr("function_type", format!("({ty}) -> {ty}"))
                 .with_attr("sym_visibility", "\"private\"")
+                // No memory effects (as `convert-math-to-libm` declares its functions):
+                // LLVM may hoist, and vectorise with `appy-cpu-vector-math`'s versions.
+                .with_attr("llvm.readnone", "unit")
                 .with_region(Region { blocks: vec![] });
             m.body_mut().push(decl);
         }

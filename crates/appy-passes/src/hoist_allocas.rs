@@ -1,5 +1,6 @@
 //! `appy-hoist-allocas`: moves every `memref.alloca` of a scalar slot to the entry
-//! block of its enclosing function (`func.func` or `gpu.func`).
+//! block of its enclosing function (`func.func` or `gpu.func`) or OpenMP parallel
+//! region (`omp.parallel`: each thread of the region gets its own slots).
 //!
 //! The frontend places a variable's slot at the start of the scope that owns it (the
 //! body of a parallel or simd loop, for privatisation). Once loops have been mapped to
@@ -29,7 +30,7 @@ impl Pass for HoistAllocas {
     }
     fn run(&self, m: &mut Module) -> Result<(), PassError> {
         m.op.walk_mut(&mut |op| {
-            if (op.name == "func.func" || op.name == "gpu.func") && !op.regions.is_empty() && !op.regions[0].blocks.is_empty() {
+            if is_scope(op) && !op.regions.is_empty() && !op.regions[0].blocks.is_empty() {
                 let mut found = vec![];
                 let entry = &mut op.regions[0].blocks[0];
                 for o in &mut entry.ops {
@@ -51,12 +52,16 @@ impl Pass for HoistAllocas {
     }
 }
 
+fn is_scope(o: &Op) -> bool {
+    matches!(o.name.as_str(), "func.func" | "gpu.func" | "omp.parallel")
+}
+
 fn is_slot(o: &Op) -> bool {
     o.name == "memref.alloca" && o.operands.is_empty()
 }
 
 fn collect(op: &mut Op, out: &mut Vec<Op>) {
-    if op.name == "func.func" || op.name == "gpu.func" {
+    if is_scope(op) {
         return;
     }
     for r in &mut op.regions {

@@ -18,8 +18,14 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod cpu_alloc;
+pub mod cpu_atomics;
 pub mod cpu_libm;
+pub mod cpu_openmp;
 pub mod cpu_print;
+pub mod cpu_strided;
+pub mod cpu_vector_math;
+pub mod cpu_wide_math;
 pub mod gpu_libm;
 pub mod gpu_map_threads;
 pub mod gpu_outline;
@@ -106,9 +112,14 @@ pub const PASSES: &[PassInfo] = &[
     gpu_outline::INFO,
     gpu_map_threads::INFO,
     gpu_libm::INFO,
+    cpu_openmp::INFO,
     hoist_allocas::INFO,
+    cpu_wide_math::INFO,
     cpu_libm::INFO,
     cpu_print::INFO,
+    cpu_strided::INFO,
+    cpu_alloc::INFO,
+    cpu_vector_math::INFO,
     test_barriers::INFO,
 ];
 

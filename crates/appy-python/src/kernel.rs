@@ -19,6 +19,16 @@ use pyo3::{IntoPyObjectExt, intern};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+/// The program's runtime error as NumPy raises it: `IndexError` for an index out of
+/// bounds (checked mode), `ValueError` for a negative dimension.
+fn program_error(msg: String) -> PyErr {
+    if msg.contains("negative dimensions") {
+        pyo3::exceptions::PyValueError::new_err(msg)
+    } else {
+        pyo3::exceptions::PyIndexError::new_err(msg)
+    }
+}
+
 /// A specialisation's key: the back end and the argument types.
 type SpecKey = (Target, Vec<ArgType>);
 
@@ -322,7 +332,11 @@ impl Kernel {
         let mut raw = Vec::with_capacity(a.args.len());
         for x in &a.args {
             raw.push(match x {
-                Arg::Host { ptr, shape, .. } => RawArg::Array { ptr: *ptr, shape },
+                Arg::Host { ptr, shape, .. } => RawArg::Array {
+                    ptr: *ptr,
+                    shape,
+                    strides: None,
+                },
                 Arg::Scalar(v) => RawArg::Scalar(scalar_bits(v).expect("scalar")),
                 Arg::Device { .. } => unreachable!("device arrays select the GPU"),
             });
@@ -339,7 +353,7 @@ impl Kernel {
         });
         let results = match results {
             Ok(r) => r,
-            Err(e) => return Err(pyo3::exceptions::PyIndexError::new_err(self.relocate_line(e))),
+            Err(e) => return Err(program_error(self.relocate_line(e))),
         };
         self.raise_warnings(py)?;
         let mut out = Vec::with_capacity(results.len());
@@ -443,7 +457,7 @@ impl Kernel {
                     return Err(err);
                 }
                 if appy_ir::status::is_program_error(&e) {
-                    return Err(pyo3::exceptions::PyIndexError::new_err(self.relocate_line(e)));
+                    return Err(program_error(self.relocate_line(e)));
                 }
                 return Err(runtime_error(py, format!("`{}` failed on the GPU: {e}", self.func)));
             }

@@ -37,8 +37,125 @@ pub struct HostArray {
     pub dtype: DType,
     /// Shape.
     pub shape: Vec<usize>,
-    /// Little-endian element bytes, C order.
-    pub data: Vec<u8>,
+    /// Little-endian element bytes, C order, 64-byte aligned (compiled CPU code
+    /// reads and writes them in place).
+    pub data: AlignedBytes,
+}
+
+/// A byte buffer whose start is aligned to [`AlignedBytes::ALIGN`] bytes (a cache
+/// line, so every element is naturally aligned and vector loads never split a line at
+/// the start). Dereferences to `[u8]`.
+pub struct AlignedBytes {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    /// For a buffer adopted from C (an array compiled code allocated and returned): the
+    /// block to `free`.
+    malloced: Option<std::ptr::NonNull<u8>>,
+}
+
+unsafe extern "C" {
+    fn free(p: *mut std::ffi::c_void);
+}
+
+// The buffer is uniquely owned, like a `Vec<u8>`.
+unsafe impl Send for AlignedBytes {}
+unsafe impl Sync for AlignedBytes {}
+
+impl AlignedBytes {
+    /// The alignment of the buffer's start.
+    pub const ALIGN: usize = 64;
+
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN).expect("array size fits in memory")
+    }
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> Self {
+        let layout = Self::layout(len);
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBytes { ptr, len, malloced: None }
+    }
+    /// Takes ownership of `len` bytes at `data`, inside the block `base` that C's
+    /// `malloc` returned (freed with `free` when dropped).
+    ///
+    /// # Safety
+    /// `base` must come from `malloc` and be owned by no one else; `data..data+len` must
+    /// lie inside the block; `data` must be aligned to [`AlignedBytes::ALIGN`].
+    pub unsafe fn from_malloc(base: *mut u8, data: *mut u8, len: usize) -> Self {
+        debug_assert!((data as usize).is_multiple_of(Self::ALIGN));
+        AlignedBytes {
+            ptr: std::ptr::NonNull::new(data).expect("non-null data"),
+            len,
+            malloced: std::ptr::NonNull::new(base),
+        }
+    }
+    /// A copy of `bytes`.
+    pub fn from_slice(bytes: &[u8]) -> Self {
+        let layout = Self::layout(bytes.len());
+        let p = unsafe { std::alloc::alloc(layout) };
+        let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        // Every byte is written before the buffer is used.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        AlignedBytes {
+            ptr,
+            len: bytes.len(),
+            malloced: None,
+        }
+    }
+    /// The start of the buffer.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+    /// The start of the buffer, for writing.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for AlignedBytes {
+    fn drop(&mut self) {
+        match self.malloced {
+            Some(base) => unsafe { free(base.as_ptr().cast()) },
+            None => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) },
+        }
+    }
+}
+
+impl std::ops::Deref for AlignedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Clone for AlignedBytes {
+    fn clone(&self) -> Self {
+        Self::from_slice(self)
+    }
+}
+
+impl PartialEq for AlignedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<&[u8]> for AlignedBytes {
+    fn from(b: &[u8]) -> Self {
+        Self::from_slice(b)
+    }
 }
 
 /// An argument or result value.
@@ -171,7 +288,7 @@ impl HostArray {
         let n = bytes_of(dtype, &shape)?;
         Ok(HostArray {
             dtype,
-            data: vec![0; n],
+            data: AlignedBytes::zeroed(n),
             shape,
         })
     }
@@ -245,75 +362,55 @@ impl HostArray {
         Ok(())
     }
 
-    /// Reads a `.npy` file.
+    /// Reads a `.npy` file (the data goes straight into the array's aligned buffer).
     pub fn read_npy(path: &std::path::Path) -> Result<HostArray, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Self::from_npy(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+        use std::io::Read;
+        let ctx = |e: String| format!("{}: {e}", path.display());
+        let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut head = vec![];
+        (&mut f)
+            .take(12)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let total = npy_header_len(&head).map_err(ctx)?;
+        let size = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        if total as u64 > size {
+            return Err(ctx("truncated .npy header".into()));
+        }
+        if total > head.len() {
+            let mut rest = vec![0u8; total - head.len()];
+            f.read_exact(&mut rest).map_err(|_| ctx("truncated .npy header".into()))?;
+            head.extend(rest);
+        }
+        let (dtype, shape, need) = npy_header(&head).map_err(ctx)?;
+        let mut data = AlignedBytes::zeroed(need);
+        let mut got = 0;
+        while got < need {
+            match f.read(&mut data[got..]) {
+                Ok(0) => return Err(ctx(format!("truncated .npy data: expected {need} bytes, found {got}"))),
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            }
+        }
+        Ok(HostArray { dtype, shape, data })
     }
 
     /// Parses `.npy` bytes.
     pub fn from_npy(bytes: &[u8]) -> Result<HostArray, String> {
-        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-            return Err("not a .npy file (bad magic)".into());
+        let start = npy_header_len(bytes)?;
+        if bytes.len() < start {
+            return Err("truncated .npy header".into());
         }
-        let major = bytes[6];
-        let (hlen, start): (usize, usize) = match major {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-            2 | 3 => {
-                if bytes.len() < 12 {
-                    return Err("truncated .npy header".into());
-                }
-                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
-            }
-            v => return Err(format!("unsupported .npy version {v}")),
-        };
-        let header = start
-            .checked_add(hlen)
-            .and_then(|end| bytes.get(start..end))
-            .ok_or("truncated .npy header")?;
-        let header = std::str::from_utf8(header).map_err(|_| "bad .npy header")?;
-        let field = |key: &str| -> Option<String> {
-            let k = format!("'{key}':");
-            let pos = header.find(&k)? + k.len();
-            Some(header[pos..].trim_start().to_string())
-        };
-        let descr = field("descr").ok_or("no descr in .npy header")?;
-        let descr = descr.trim_start_matches('\'');
-        let descr = &descr[..descr.find('\'').ok_or("bad descr")?];
-        let dtype = match descr {
-            "<f4" | "=f4" => DType::F32,
-            "<f8" | "=f8" => DType::F64,
-            "<i4" | "=i4" => DType::I32,
-            "<i8" | "=i8" => DType::I64,
-            "|b1" => DType::Bool,
-            d => {
-                return Err(format!(
-                    "unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)"
-                ));
-            }
-        };
-        let fortran = field("fortran_order").ok_or("no fortran_order in .npy header")?;
-        if fortran.starts_with("True") {
-            return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
-        }
-        let shape = field("shape").ok_or("no shape in .npy header")?;
-        let shape = &shape[shape.find('(').ok_or("bad shape")? + 1..shape.find(')').ok_or("bad shape")?];
-        let mut dims = vec![];
-        for p in shape.split(',') {
-            let p = p.trim();
-            if !p.is_empty() {
-                dims.push(p.parse::<usize>().map_err(|_| format!("bad shape entry `{p}`"))?);
-            }
-        }
-        let need = bytes_of(dtype, &dims)?;
-        let data = &bytes[start + hlen..];
+        let (dtype, shape, need) = npy_header(&bytes[..start])?;
+        let data = &bytes[start..];
         if data.len() < need {
             return Err(format!("truncated .npy data: expected {need} bytes, found {}", data.len()));
         }
         Ok(HostArray {
             dtype,
-            shape: dims,
-            data: data[..need].to_vec(),
+            shape,
+            data: AlignedBytes::from_slice(&data[..need]),
         })
     }
 
@@ -347,6 +444,70 @@ impl HostArray {
     pub fn write_npy(&self, path: &std::path::Path) -> Result<(), String> {
         std::fs::write(path, self.to_npy()).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
+}
+
+/// The length of a `.npy` file's preamble and header (where the data starts), from its
+/// first 12 bytes.
+fn npy_header_len(bytes: &[u8]) -> Result<usize, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (bad magic)".into());
+    }
+    match bytes[6] {
+        1 => Ok(10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return Err("truncated .npy header".into());
+            }
+            Ok(12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize)
+        }
+        v => Err(format!("unsupported .npy version {v}")),
+    }
+}
+
+/// Parses a `.npy` preamble and header (exactly [`npy_header_len`] bytes): the dtype,
+/// the shape and the number of data bytes.
+fn npy_header(bytes: &[u8]) -> Result<(DType, Vec<usize>, usize), String> {
+    let start = if bytes[6] == 1 { 10 } else { 12 };
+    let header = std::str::from_utf8(&bytes[start..]).map_err(|_| "bad .npy header")?;
+    let field = |key: &str| -> Option<String> {
+        let k = format!("'{key}':");
+        let pos = header.find(&k)? + k.len();
+        Some(header[pos..].trim_start().to_string())
+    };
+    let descr = field("descr").ok_or("no descr in .npy header")?;
+    let descr = descr.trim_start_matches('\'');
+    let descr = &descr[..descr.find('\'').ok_or("bad descr")?];
+    let dtype = match descr {
+        "<f4" | "=f4" => DType::F32,
+        "<f8" | "=f8" => DType::F64,
+        "<i4" | "=i4" => DType::I32,
+        "<i8" | "=i8" => DType::I64,
+        "|b1" => DType::Bool,
+        d => {
+            return Err(format!(
+                "unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)"
+            ));
+        }
+    };
+    let fortran = field("fortran_order").ok_or("no fortran_order in .npy header")?;
+    if fortran.starts_with("True") {
+        return Err("Fortran-ordered arrays are not supported; save with np.ascontiguousarray".into());
+    }
+    let shape = field("shape").ok_or("no shape in .npy header")?;
+    let open = shape.find('(').ok_or("bad shape")?;
+    let close = shape.find(')').ok_or("bad shape")?;
+    if close < open {
+        return Err("bad shape".into());
+    }
+    let mut dims = vec![];
+    for p in shape[open + 1..close].split(',') {
+        let p = p.trim();
+        if !p.is_empty() {
+            dims.push(p.parse::<usize>().map_err(|_| format!("bad shape entry `{p}`"))?);
+        }
+    }
+    let need = bytes_of(dtype, &dims)?;
+    Ok((dtype, dims, need))
 }
 
 impl HostValue {

@@ -133,6 +133,16 @@ pub fn load_entry(dir: &Path, key: &str, bypass: bool) -> Option<serde_json::Val
 /// Removes the entry for `key` (and its trial marker): it failed to load or to run.
 pub fn evict(dir: &Path, key: &str) {
     let _ = std::fs::remove_file(path_for(dir, key));
+    // The CPU back end's native code for the entry (`<entry>.<code hash>.so`), if any.
+    let prefix = format!("{:016x}.", fnv(key.as_bytes()));
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(&prefix) && name.ends_with(".so") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     let _ = std::fs::remove_file(marker_for(dir, key));
 }
 

@@ -443,7 +443,7 @@ impl<'a> Interp<'a> {
             dtype: arr.dtype,
             shape: arr.shape.clone(),
             freed: false,
-            shadow: Some(arr.data.clone()),
+            shadow: Some(arr.data.to_vec()),
             valid: vec![],
             dirty: vec![],
         });

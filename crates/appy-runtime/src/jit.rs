@@ -47,16 +47,22 @@ pub struct Jit {
     device: Device,
     #[cfg(feature = "cuda")]
     gpu: Option<crate::gpu::Gpu>,
-    cache: HashMap<(String, Vec<ArgType>), Compiled>,
+    cache: HashMap<Key, Compiled>,
     /// Specialisations loaded from the persistent cache whose first call is pending.
-    trials: HashMap<(String, Vec<ArgType>), crate::cache::Trial>,
+    trials: HashMap<Key, crate::cache::Trial>,
     compilations: usize,
     disk_hits: usize,
+    object_hits: usize,
+    gathered: usize,
     cache_dir: Option<std::path::PathBuf>,
     /// Compile GPU specialisations for every vector length of [`appy_ir::TUNE_MVLS`]
     /// and autotune (`APPY_AUTOTUNE=0` turns it off).
     tune: bool,
 }
+
+/// A specialisation: function, argument types, and (CPU) which parameters take strided
+/// arrays (empty: none).
+type Key = (String, Vec<ArgType>, Vec<bool>);
 
 enum Compiled {
     Cpu(crate::cpu::CpuFunction),
@@ -94,6 +100,8 @@ impl Jit {
             compilations: 0,
             tune: appy_ir::config::autotune(),
             disk_hits: 0,
+            object_hits: 0,
+            gathered: 0,
             cache_dir: crate::cache::dir(),
         }
     }
@@ -107,6 +115,18 @@ impl Jit {
     /// How many specialisations were loaded from the persistent cache.
     pub fn disk_hits(&self) -> usize {
         self.disk_hits
+    }
+
+    /// How many CPU specialisations were loaded as native code (a shared object in the
+    /// persistent cache, so LLVM did not run).
+    pub fn object_hits(&self) -> usize {
+        self.object_hits
+    }
+
+    /// How many [`Jit::call_views`] calls gathered their views into copies (on the
+    /// GPU, or for a function that cannot take strided arrays).
+    pub fn gathered_view_calls(&self) -> usize {
+        self.gathered
     }
 
     /// Whether calls run on the GPU.
@@ -170,10 +190,19 @@ impl Jit {
         self.compilations
     }
 
-    /// Calls `func` with ndarray views (strided or transposed views work: their
-    /// elements are gathered, and what the function computed is written back through
-    /// the views).
+    /// Calls `func` with ndarray views of any layout; what the function computes is
+    /// written through the views. On the CPU the function works on the views' own
+    /// memory: a view that is not C-contiguous (a slice with a step, a transpose,
+    /// negative strides) is passed with its strides, to a specialisation compiled for
+    /// strided arrays. Only where the function cannot take a strided array (it returns
+    /// it) and on the GPU are the elements gathered into a copy and written back.
     pub fn call_views(&mut self, func: &str, args: &mut [ViewArg<'_>]) -> DResult<Vec<HostValue>> {
+        if !self.on_gpu()
+            && let Some(r) = self.call_views_in_place(func, args)
+        {
+            return r;
+        }
+        self.gathered += 1;
         let mut vals: Vec<HostValue> = args
             .iter()
             .map(|a| match a {
@@ -197,6 +226,102 @@ impl Jit {
             r.map_err(Diagnostic::bare)?;
         }
         Ok(ret)
+    }
+
+    /// [`Jit::call_views`] on the CPU without copies; `None` when the function cannot
+    /// take the strided views (the caller gathers them).
+    fn call_views_in_place(&mut self, func: &str, args: &mut [ViewArg<'_>]) -> Option<DResult<Vec<HostValue>>> {
+        use crate::cpu::{RawArg, RawResult};
+        use appy_ir::types::DType;
+        // The view's address and strides; strided when not C-contiguous.
+        fn raw<'a, T: crate::array::Element>(v: &'a mut ndarray::ArrayViewMutD<'_, T>) -> (RawArg<'a>, bool) {
+            let strided = !crate::cpu::is_c_contiguous(v.shape(), v.strides());
+            let ptr = v.as_mut_ptr() as *mut u8;
+            let (shape, strides) = (v.shape(), v.strides());
+            (
+                RawArg::Array {
+                    ptr,
+                    shape,
+                    strides: Some(strides),
+                },
+                strided,
+            )
+        }
+        let array = |dtype: DType, rank: usize| ArgType::Array { dtype, rank };
+        let sig: Vec<ArgType> = args
+            .iter()
+            .map(|a| match a {
+                ViewArg::F32(v) => array(DType::F32, v.ndim()),
+                ViewArg::F64(v) => array(DType::F64, v.ndim()),
+                ViewArg::I32(v) => array(DType::I32, v.ndim()),
+                ViewArg::I64(v) => array(DType::I64, v.ndim()),
+                ViewArg::Scalar(s) => s.arg_type(),
+            })
+            .collect();
+        if sig
+            .iter()
+            .any(|t| matches!(t, ArgType::Array { rank, .. } if *rank > crate::cpu::MAX_RANK))
+        {
+            return None;
+        }
+        let strided: Vec<bool> = args
+            .iter_mut()
+            .map(|a| match a {
+                ViewArg::F32(v) => raw(v).1,
+                ViewArg::F64(v) => raw(v).1,
+                ViewArg::I32(v) => raw(v).1,
+                ViewArg::I64(v) => raw(v).1,
+                ViewArg::Scalar(_) => false,
+            })
+            .collect();
+        let strided = if strided.contains(&true) { strided } else { vec![] };
+        let key = match self.specialise_sig(func, sig, strided.clone()) {
+            Ok(k) => k,
+            // The function cannot take strided arrays (or does not compile at all: the
+            // gathering path reports that).
+            Err(_) if !strided.is_empty() => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let Some(Compiled::Cpu(f)) = self.cache.get(&key) else {
+            return None;
+        };
+        let raws: Vec<RawArg<'_>> = args
+            .iter_mut()
+            .map(|a| match a {
+                ViewArg::F32(v) => raw(v).0,
+                ViewArg::F64(v) => raw(v).0,
+                ViewArg::I32(v) => raw(v).0,
+                ViewArg::I64(v) => raw(v).0,
+                ViewArg::Scalar(s) => RawArg::Scalar(crate::cpu::scalar_bits(s).unwrap_or(0)),
+            })
+            .collect();
+        // SAFETY: the specialisation takes these types and layouts; the views are
+        // borrowed mutably for the call, so nothing else accesses them.
+        let results = unsafe { f.call_raw(&raws) };
+        drop(raws);
+        let results = match results {
+            Ok(r) => r,
+            Err(e) => {
+                return Some(Err(
+                    Diagnostic::from_runtime_line(&self.file, &e).unwrap_or_else(|| Diagnostic::bare(e))
+                ));
+            }
+        };
+        let mut out = vec![];
+        for r in results {
+            out.push(match r {
+                RawResult::Scalar(v) => v,
+                RawResult::Alias(k) => HostValue::Array(match &args[k] {
+                    ViewArg::F32(v) => crate::HostArray::from_view(&v.view()),
+                    ViewArg::F64(v) => crate::HostArray::from_view(&v.view()),
+                    ViewArg::I32(v) => crate::HostArray::from_view(&v.view()),
+                    ViewArg::I64(v) => crate::HostArray::from_view(&v.view()),
+                    ViewArg::Scalar(_) => unreachable!("an array result"),
+                }),
+                RawResult::Array(a) => HostValue::Array(a.into_host_array()),
+            });
+        }
+        Some(Ok(out))
     }
 
     /// Calls `func` with `args`; arrays are updated in place; returns the return values.
@@ -261,11 +386,15 @@ impl Jit {
 
     /// Compiles `func` for the types of `args` unless already done; returns the key of
     /// its specialisation.
-    fn specialise(&mut self, func: &str, args: &[HostValue]) -> DResult<(String, Vec<ArgType>)> {
+    fn specialise(&mut self, func: &str, args: &[HostValue]) -> DResult<Key> {
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
-        let key = (func.to_string(), sig);
+        self.specialise_sig(func, sig, vec![])
+    }
+
+    fn specialise_sig(&mut self, func: &str, sig: Vec<ArgType>, strided: Vec<bool>) -> DResult<Key> {
+        let key = (func.to_string(), sig, strided);
         if !self.cache.contains_key(&key) {
-            let (compiled, trial) = self.compile(func, &key.1)?;
+            let (compiled, trial) = self.compile(func, &key.1, &key.2)?;
             self.cache.insert(key.clone(), compiled);
             if let Some(t) = trial {
                 self.trials.insert(key.clone(), t);
@@ -274,7 +403,7 @@ impl Jit {
         Ok(key)
     }
 
-    fn compile(&mut self, func: &str, sig: &[ArgType]) -> DResult<(Compiled, Option<crate::cache::Trial>)> {
+    fn compile(&mut self, func: &str, sig: &[ArgType], strided: &[bool]) -> DResult<(Compiled, Option<crate::cache::Trial>)> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
             let mut c = compile_gpu_cached(
@@ -322,11 +451,22 @@ impl Jit {
                 "no usable GPU (device gpu was requested): no CUDA driver or device found",
             ));
         }
-        let c = compile_cpu_cached(&self.compiler, &self.file, func, sig, &self.opts, self.cache_dir.as_deref())?;
-        if c.from_disk {
-            self.disk_hits += 1;
-        } else {
-            self.compilations += 1;
+        let (c, origin) = compile_cpu_cached_with(
+            &self.compiler,
+            &self.file,
+            func,
+            sig,
+            strided,
+            &self.opts,
+            self.cache_dir.as_deref(),
+        )?;
+        match origin {
+            Origin::Compiled => self.compilations += 1,
+            Origin::CachedModule => self.disk_hits += 1,
+            Origin::CachedObject => {
+                self.disk_hits += 1;
+                self.object_hits += 1;
+            }
         }
         Ok((Compiled::Cpu(c.value.0), c.trial))
     }
@@ -430,6 +570,18 @@ fn bundle_agrees(b: &appy_ir::bundle::Bundle, file: &SourceFile, func: &str, sig
         })
 }
 
+/// Where a CPU specialisation came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled now.
+    Compiled,
+    /// Rebuilt from the persistent cache's LLVM module (LLVM ran, appy's passes did not).
+    CachedModule,
+    /// Loaded as native code (the cache's shared object: neither appy's passes nor LLVM
+    /// ran).
+    CachedObject,
+}
+
 /// Compiles `func` of `file` for the CPU and argument types `sig`, or loads it from the
 /// persistent cache in `cache_dir`. Returns the function and its code (the LLVM-dialect
 /// module as text). A cached entry is used only if its function name and result types
@@ -443,41 +595,86 @@ pub fn compile_cpu_cached(
     opts: &Options,
     cache_dir: Option<&std::path::Path>,
 ) -> DResult<Cached<(crate::cpu::CpuFunction, String)>> {
-    let key = cache_key("cpu", file, func, sig, opts);
+    compile_cpu_cached_with(compiler, file, func, sig, &[], opts, cache_dir).map(|(c, _)| c)
+}
+
+/// [`compile_cpu_cached`] for parameters of any strides (`strided`, see
+/// [`crate::cpu::CpuFunction::strided`]), with where the code came from. Native code is
+/// specific to the host CPU and to the OpenMP and vector-math choices, which the cache
+/// key includes; it is kept next to the cache entry as a shared object
+/// (`<entry>.<code hash>.so`, [`crate::cpu::shared_object_path`]) and loaded with
+/// `dlopen`, only for the entry whose code it was made from.
+pub fn compile_cpu_cached_with(
+    compiler: &Compiler,
+    file: &SourceFile,
+    func: &str,
+    sig: &[ArgType],
+    strided: &[bool],
+    opts: &Options,
+    cache_dir: Option<&std::path::Path>,
+) -> DResult<(Cached<(crate::cpu::CpuFunction, String)>, Origin)> {
+    let host = crate::cpu::host();
+    let opts = host.options(opts);
+    let kind = if strided.contains(&true) {
+        format!("cpu {} strided {strided:?}", host.cpu)
+    } else {
+        format!("cpu {}", host.cpu)
+    };
+    let key = cache_key(&kind, file, func, sig, &opts);
+    // The stem of the native code's file (see `cpu::shared_object_path`).
+    let object = cache_dir.map(|d| crate::cache::file_for(d, &key));
     if let Some(d) = cache_dir
         && let Some(v) = crate::cache::load(d, &key)
     {
+        let stem = object.as_deref().expect("cache directory");
+        let code = || v.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
+        let so = &crate::cpu::shared_object_path(stem, &code());
         let agrees = expected_signature(file, func, sig).is_some_and(|(name, _, results)| {
             v.get("name").and_then(|n| n.as_str()) == Some(name.as_str())
                 && v.get("results")
                     .and_then(|r| serde_json::from_value::<Vec<ArgType>>(r.clone()).ok())
                     == Some(results)
         });
-        match agrees.then(|| crate::cpu::CpuFunction::from_cached(compiler, &v, sig)).flatten() {
-            Some(f) => {
-                let code = v.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
-                return Ok(Cached {
-                    value: (f, code),
+        let cached = |f, origin| {
+            Ok((
+                Cached {
+                    value: (f, code()),
                     from_disk: true,
                     trial: Some(crate::cache::begin_trial(d, &key)),
-                });
+                },
+                origin,
+            ))
+        };
+        if agrees && so.exists() {
+            match crate::cpu::CpuFunction::load_shared(so, &v, sig) {
+                Ok(f) => return cached(f, Origin::CachedObject),
+                Err(e) => tracing::warn!("appy cache: cannot load {} ({e}); compiling it again", so.display()),
             }
+        }
+        match agrees
+            .then(|| crate::cpu::CpuFunction::from_cached(compiler, &v, sig, Some(stem)))
+            .flatten()
+        {
+            Some(f) => return cached(f, Origin::CachedModule),
             None => {
                 tracing::warn!("appy cache: invalid CPU entry for `{func}`; rebuilding");
                 crate::cache::evict(d, &key);
             }
         }
     }
-    let (f, payload) = crate::cpu::CpuFunction::compile_with_payload(compiler, file, func, sig, opts)?;
+    let (f, payload) = crate::cpu::CpuFunction::compile_to(compiler, file, func, sig, strided, &opts, object.as_deref())?;
     let code = payload.get("llvm").and_then(|t| t.as_str()).unwrap_or_default().to_string();
     if let Some(d) = cache_dir {
         crate::cache::store(d, &key, payload);
     }
-    Ok(Cached {
-        value: (f, code),
-        from_disk: false,
-        trial: None,
-    })
+    Ok((
+        Cached {
+            value: (f, code),
+            from_disk: false,
+            trial: None,
+        },
+        Origin::Compiled,
+    ))
 }
 
 #[cfg(all(test, feature = "cuda"))]

@@ -68,6 +68,8 @@ pub enum Emit {
     Appy,
     /// Strip-mined loops.
     Loops,
+    /// CPU loops: OpenMP regions and sequential loops.
+    Cpu,
     /// Kernels in a `gpu.module` and a host function with launches.
     Gpu,
     /// The LLVM dialect for the CPU.
@@ -82,6 +84,7 @@ impl From<Emit> for Level {
             Emit::Ast => Level::Ast,
             Emit::Appy => Level::Appy,
             Emit::Loops => Level::Loops,
+            Emit::Cpu => Level::Cpu,
             Emit::Gpu => Level::Gpu,
             Emit::Llvm => Level::Llvm,
             Emit::Ptx => Level::Ptx,

@@ -513,7 +513,7 @@ fn opt_lowers_mlir_input_from_its_level() {
         String::from_utf8(o.stdout).unwrap()
     };
     let mut levels = std::collections::HashMap::new();
-    for level in ["appy", "loops", "gpu", "llvm"] {
+    for level in ["appy", "loops", "cpu", "gpu", "llvm"] {
         let text = emit(&va, level);
         let p = d.join(format!("{level}.mlir"));
         std::fs::write(&p, &text).unwrap();
@@ -530,9 +530,10 @@ fn opt_lowers_mlir_input_from_its_level() {
     for (from, to) in [
         ("appy", "loops"),
         ("appy", "gpu"),
+        ("appy", "cpu"),
         ("appy", "llvm"),
         ("loops", "gpu"),
-        ("loops", "llvm"),
+        ("cpu", "llvm"),
         ("gpu", "gpu"),
     ] {
         let got = text(opt(&levels[from].0, &[&format!("--emit={to}")]));
@@ -541,8 +542,17 @@ fn opt_lowers_mlir_input_from_its_level() {
     // PTX from the gpu level.
     let ptx = text(opt(&levels["gpu"].0, &["--emit=ptx"]));
     assert!(ptx.contains(".entry _appy_row_sum_k0"), "{ptx}");
-    // Levels do not go up, and gpu and llvm are different targets.
-    for (from, to) in [("loops", "appy"), ("gpu", "loops"), ("gpu", "llvm"), ("llvm", "gpu")] {
+    // Levels do not go up, and the GPU (loops, gpu) and the CPU (cpu, llvm) are
+    // different paths.
+    for (from, to) in [
+        ("loops", "appy"),
+        ("gpu", "loops"),
+        ("gpu", "llvm"),
+        ("llvm", "gpu"),
+        ("loops", "llvm"),
+        ("cpu", "gpu"),
+        ("llvm", "cpu"),
+    ] {
         let o = opt(&levels[from].0, &[&format!("--emit={to}")]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{from} -> {to}");

@@ -51,7 +51,7 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
         mvl: spec.mvl,
         ..Default::default()
     };
-    let got_ret = appy_runtime::cpu::run(&compiler, &src, func, &mut got_args, &opts).map_err(|d| d.render())?;
+    let got_ret = appy_tests::run_cpu(&compiler, &src, func, &mut got_args, &opts).map_err(|d| d.render())?;
     let cmp = |what: &str, g: &HostValue, w: &HostValue| -> Result<(), String> {
         if spec.ulp > 0 {
             return compare_ulp(what, g, w, spec.ulp);

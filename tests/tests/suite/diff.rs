@@ -148,7 +148,7 @@ fn run_case(shape: &Shape, n: usize, f32: bool, seed: u64) -> Result<(), String>
     let file = SourceFile::new(path.display().to_string(), src.clone());
     let compiler = appy_compiler::Compiler::new();
     let mut got = args.clone();
-    let got_ret = appy_runtime::cpu::run(&compiler, &file, "k", &mut got, &appy_compiler::Options::default())
+    let got_ret = appy_tests::run_cpu(&compiler, &file, "k", &mut got, &appy_compiler::Options::default())
         .map_err(|d| format!("{}\n{src}", d.render()))?;
     for ((p, g), w) in params.iter().zip(&got).zip(&want) {
         compare(p, g, w).map_err(|e| format!("{e}\n{src}"))?;

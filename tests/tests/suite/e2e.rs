@@ -25,7 +25,7 @@ fn check(file: &str, func: &str, args: Vec<HostValue>, mvl: i64) {
     let (want_args, want_ret) = oracle(&path, func, &params, &args).unwrap();
     let mut got_args = args.clone();
     let opts = appy_compiler::Options { mvl, ..Default::default() };
-    let got_ret = appy_runtime::cpu::run(&compiler, &src, func, &mut got_args, &opts).unwrap_or_else(|d| panic!("{}", d.render()));
+    let got_ret = appy_tests::run_cpu(&compiler, &src, func, &mut got_args, &opts).unwrap_or_else(|d| panic!("{}", d.render()));
     for ((p, g), w) in params.iter().zip(&got_args).zip(&want_args) {
         compare(&format!("{func}: argument {p}"), g, w).unwrap();
     }

@@ -32,7 +32,7 @@ fn diagnose(name: &str, text: &str) -> Option<String> {
                 .collect()
         });
         compiler
-            .compile_cpu(&src, &func, &sig, &appy_compiler::Options::default())
+            .compile_cpu(&src, &func, &sig, &appy_compiler::Options::default(), &[])
             .map(|_| ())
     });
     match result {

@@ -10,5 +10,6 @@ mod fuzz;
 mod jit;
 mod lit;
 mod movement;
+mod openmp;
 mod same_kernel;
 mod tensor_props;

@@ -168,7 +168,7 @@ fn run_case(s: &Stmt, m: usize, n: usize, f32: bool, seed: u64) -> Result<(), St
         mvl: 128,
         ..Default::default()
     };
-    let got_ret = appy_runtime::cpu::run(&compiler, &file, "k", &mut got, &opts).map_err(|d| format!("{}\n{src}", d.render()))?;
+    let got_ret = appy_tests::run_cpu(&compiler, &file, "k", &mut got, &opts).map_err(|d| format!("{}\n{src}", d.render()))?;
     for ((p, g), w) in params.iter().zip(&got).zip(&want) {
         compare(p, g, w).map_err(|e| format!("{e}\n{src}"))?;
     }

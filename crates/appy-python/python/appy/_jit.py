@@ -52,7 +52,7 @@ def jit(fn=None, **options):
 _IMPORT = re.compile(r"(import|from)[ \t\\(.]")
 
 
-def _source(fn, auto_simd):
+def _source(fn, auto_simd, boundscheck=False):
     """The text the compiler reads for ``fn``: the user's file with the same lines, where
     only the module-level imports and the function remain (the function dedented if it
     is nested, its decorators replaced by ``@appy.jit``), so that every location the
@@ -101,7 +101,8 @@ def _source(fn, auto_simd):
     if d == 0:
         return None
     _blank_defaults(out, d, last)
-    deco = "@appy.jit(auto_simd=True)\n" if auto_simd else "@appy.jit\n"
+    opts = [k for k, on in (("auto_simd", auto_simd), ("boundscheck", boundscheck)) if on]
+    deco = "@appy.jit(" + ", ".join(f"{k}=True" for k in opts) + ")\n" if opts else "@appy.jit\n"
     out[d - 1] = deco
     # Lines from the decorator up to the last line, 1-based, for locations.
     return filename, "".join(out), real_text, indent, d + 1, last + 1
@@ -152,7 +153,7 @@ def _make_dispatcher():
                 if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                     raise TypeError(f"appy.jit: `{fn.__name__}` has a parameter `{p}`; only positional parameters are supported")
                 params.append(p.name)
-            src = _source(fn, bool(options.get("auto_simd")))
+            src = _source(fn, bool(options.get("auto_simd")), bool(options.get("boundscheck")))
             try:
                 fallback_file = inspect.getsourcefile(fn) or fn.__code__.co_filename
             except TypeError:

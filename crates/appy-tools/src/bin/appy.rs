@@ -84,9 +84,13 @@ enum Cmd {
         #[arg(long)]
         bounds_check: bool,
     },
-    /// Time a function: inputs stay on the device, warm-up first, CUDA events; prints
-    /// the median and min time and the effective bandwidth (bytes of all array
-    /// arguments, once, over the median time).
+    /// Time a function, after a warm-up call: on the GPU with the inputs resident on
+    /// the device and CUDA events; on the CPU the wall-clock time of each call on fresh
+    /// copies of the inputs (made before the clock starts), which the compiled code
+    /// reads and writes in place (the call includes building the argument descriptors,
+    /// the OpenMP threads' start and join, and allocating returned arrays). Prints the
+    /// median and min time and the effective bandwidth (bytes of all array arguments,
+    /// once, over the median time).
     #[cfg(feature = "jit")]
     Bench {
         /// The Python source file.
@@ -103,6 +107,9 @@ enum Cmd {
         /// Timed calls.
         #[arg(long, default_value_t = 20)]
         repeat: usize,
+        /// Maximum vector length (`appy.MVL`; threads per block on the GPU).
+        #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
+        mvl: i64,
     },
     /// Run a compiled bundle on the GPU (no compiler needed).
     Exec {
@@ -336,7 +343,8 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             args,
             device,
             repeat,
-        } => bench_source(&file, &func, &args, device.into(), repeat),
+            mvl,
+        } => bench_source(&file, &func, &args, device.into(), repeat, mvl),
         Cmd::Exec {
             bundle,
             args,
@@ -516,13 +524,14 @@ fn run_source(
 
 /// `appy bench`.
 #[cfg(feature = "jit")]
-fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat: usize) -> Result<(), Diagnostic> {
+fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat: usize, mvl: i64) -> Result<(), Diagnostic> {
     let src = appy_ir::diag::SourceFile::load(file)?;
     let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
     let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
     let args = bind_args(&params, raw)?;
-    let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device);
+    let opts = appy_compiler::Options { mvl, ..Default::default() };
+    let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));
     }
