@@ -3,7 +3,7 @@
 
 use crate::array::{HostArray, HostValue};
 use appy_compiler::{Compiler, Options};
-use appy_ir::diag::{DResult, Diagnostic, SourceFile};
+use appy_ir::diag::{DResult, Diagnostic, IrError, SourceFile};
 use appy_ir::status::{STATUS_LEN, Status};
 use appy_ir::types::{ArgType, DType};
 use melior::ExecutionEngine;
@@ -217,7 +217,7 @@ impl CpuFunction {
         results: Vec<ArgType>,
         sig: &[ArgType],
         status: Option<Status>,
-    ) -> Result<CpuFunction, String> {
+    ) -> Result<CpuFunction, IrError> {
         let module = compiler.ctx.parse(text)?;
         // No perf jitdump directory left behind (see `jitdump`).
         let engine = crate::jitdump::quietly(|| ExecutionEngine::new(&module, 2, &[], false, false));
@@ -225,7 +225,7 @@ impl CpuFunction {
         // packed wrapper `_mlir__mlir_ciface_{name}`.
         let packed = engine.lookup(&format!("_mlir__mlir_ciface_{name}"));
         if engine.lookup(&format!("_mlir_ciface_{name}")).is_null() || packed.is_null() {
-            return Err(format!("the CPU execution engine could not compile `{name}`"));
+            return Err(IrError::new(format!("the CPU execution engine could not compile `{name}`")));
         }
         // SAFETY: the packed wrapper has the signature `void(void **)`.
         let packed = unsafe { std::mem::transmute::<*mut (), unsafe extern "C" fn(*mut *mut ())>(packed) };
