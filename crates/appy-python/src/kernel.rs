@@ -280,7 +280,7 @@ impl Kernel {
                 let loaded = py.detach(|| {
                     let gpu = crate::gpu()?;
                     let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
-                    g.load_candidates(&bundle)
+                    g.load_candidates(&bundle).map_err(String::from)
                 });
                 let loaded = match loaded {
                     Ok(l) => l,
