@@ -125,25 +125,37 @@ impl<D: Device> Executor<'_, D> {
                 if zero_div {
                     return Err(RunError::Program("integer division by zero".into()));
                 }
+                // Unsigned ops read the operands' bits as unsigned numbers of their width.
+                let unsigned = |x: i64| match bits {
+                    1 => (x & 1) as u64,
+                    32 => x as u32 as u64,
+                    _ => x as u64,
+                };
+                let (ua, ub) = (unsigned(a), unsigned(b));
                 let r = match n {
+                    "arith.divui" => (ua / ub) as i64,
+                    "arith.remui" => (ua % ub) as i64,
+                    "arith.ceildivui" => ua.div_ceil(ub) as i64,
+                    "arith.maxui" => ua.max(ub) as i64,
+                    "arith.minui" => ua.min(ub) as i64,
+                    "arith.shrui" => ua.checked_shr(ub as u32).unwrap_or(0) as i64,
                     "arith.addi" => a.wrapping_add(b),
                     "arith.subi" => a.wrapping_sub(b),
                     "arith.muli" => a.wrapping_mul(b),
-                    "arith.divsi" | "arith.divui" => a.wrapping_div(b),
-                    "arith.remsi" | "arith.remui" => a.wrapping_rem(b),
-                    "arith.ceildivsi" | "arith.ceildivui" => {
+                    "arith.divsi" => a.wrapping_div(b),
+                    "arith.remsi" => a.wrapping_rem(b),
+                    "arith.ceildivsi" => {
                         let q = a.wrapping_div(b);
                         if (a % b != 0) && ((a < 0) == (b < 0)) { q + 1 } else { q }
                     }
                     "arith.floordivsi" => a.div_euclid(b) - if b < 0 && a.rem_euclid(b) != 0 { 1 } else { 0 },
-                    "arith.maxsi" | "arith.maxui" => a.max(b),
-                    "arith.minsi" | "arith.minui" => a.min(b),
+                    "arith.maxsi" => a.max(b),
+                    "arith.minsi" => a.min(b),
                     "arith.andi" => a & b,
                     "arith.ori" => a | b,
                     "arith.xori" => a ^ b,
                     "arith.shli" => a.wrapping_shl(b as u32),
                     "arith.shrsi" => a.wrapping_shr(b as u32),
-                    "arith.shrui" => ((a as u64) >> (b as u32)) as i64,
                     _ => {
                         if b < 0 {
                             0

@@ -62,6 +62,55 @@ const I64: ArgType = ArgType::Scalar {
     dtype: DType::I64,
     weak: false,
 };
+const I32: ArgType = ArgType::Scalar {
+    dtype: DType::I32,
+    weak: false,
+};
+
+/// `arith.divui/remui/maxui/minui/ceildivui/shrui` and unsigned comparisons treat
+/// their operands' bits as unsigned numbers of their width.
+#[test]
+fn unsigned_integer_ops() {
+    let ops = [
+        "arith.divui",
+        "arith.remui",
+        "arith.maxui",
+        "arith.minui",
+        "arith.ceildivui",
+        "arith.shrui",
+    ];
+    for (ty, t, a, b) in [
+        ("i64", I64, -8i64, 3i64),
+        ("i32", I32, -8, 3),
+        ("i64", I64, 7, -1),
+        ("i32", I32, 100, 7),
+    ] {
+        let mut results = vec![t; ops.len()];
+        results.push(ArgType::Scalar {
+            dtype: DType::Bool,
+            weak: false,
+        });
+        let bundle = hand_built(&results, |bl| {
+            let (x, y) = (bl.int(a, ty), bl.int(b, ty));
+            let mut out: Vec<_> = ops.iter().map(|o| bl.bin(o, x, y)).collect();
+            out.push(bl.cmpi(appy_ir::build::IPred::Ult, x, y));
+            out
+        });
+        let dev = Mock::new();
+        let (res, _) = call_on(&dev, &bundle, &mut [], &Limits::default()).unwrap();
+        let (ua, ub, bits) = if ty == "i32" {
+            (a as u32 as u64, b as u32 as u64, 32)
+        } else {
+            (a as u64, b as u64, 64)
+        };
+        let back = |u: u64| if bits == 32 { u as u32 as i32 as i64 } else { u as i64 };
+        let want = [ua / ub, ua % ub, ua.max(ub), ua.min(ub), ua.div_ceil(ub), ua >> (ub % bits)];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(int(&res[k]), back(*w), "{} {ty} {a} {b}", ops[k]);
+        }
+        assert_eq!(int(&res[ops.len()]), (ua < ub) as i64, "cmpi ult {ty} {a} {b}");
+    }
+}
 
 /// Integer division by zero in host code is an error, not a crash.
 #[test]
