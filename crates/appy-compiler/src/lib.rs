@@ -209,6 +209,7 @@ impl Compiler {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
         let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| e.to_diagnostic(file))?;
         let host = target::nvptx::host_module(&gpu);
+        let program = appy_ir::host::lower(&host, &kernels).map_err(|e| e.to_diagnostic(file))?;
         Ok(Bundle {
             version: BUNDLE_VERSION,
             func: l.name.clone(),
@@ -218,6 +219,7 @@ impl Compiler {
             status: l.status.clone(),
             mvl: opts.mvl,
             host,
+            program,
             ptx,
             kernels,
             variants: vec![],

@@ -2,10 +2,10 @@
 //! MLIR operations that Rust passes rewrite ([`ir`], built with [`build`], rewritten
 //! with [`rewrite`]), its typed vocabulary (attribute values in [`attrs`], typed op
 //! views in [`ops`], memory effects in [`effects`], reductions in [`reduction`], types
-//! in [`types`]), the compiled-program format ([`bundle`]), Python's formatting of
-//! printed values ([`pyfmt`]), every `APPY_*` environment variable ([`config`]), and
-//! (feature `mlir`) the bridge to MLIR itself ([`mlir`]): context, parsing,
-//! verification, pass pipelines.
+//! in [`types`]), the compiled-program format ([`bundle`]) with its typed host program
+//! ([`host`]), Python's formatting of printed values ([`pyfmt`]), every `APPY_*`
+//! environment variable ([`config`]), and (feature `mlir`) the bridge to MLIR itself
+//! ([`mlir`]): context, parsing, verification, pass pipelines.
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
@@ -17,6 +17,7 @@ pub mod bundle;
 pub mod config;
 pub mod diag;
 pub mod effects;
+pub mod host;
 pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod mlir;

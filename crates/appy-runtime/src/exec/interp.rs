@@ -1,482 +1,366 @@
-//! The interpretation of host code's ops.
+//! The execution of a host program's ops ([`appy_ir::host::HostOp`]) over dense value
+//! slots.
 
 use super::library::GemmArgs;
 use super::residency::Mem;
+use super::scalar::{int_bin, int_cast, int_to_float, round, wrap};
 use super::{Executor, HV};
 use crate::device::Device;
 use crate::error::{RunError, RunResult};
-use appy_ir::ir::{Op, Value};
-use appy_ir::types::parse_memref;
-
-fn bits_of(ty: &str) -> u32 {
-    match ty {
-        "i1" => 1,
-        "i32" | "f32" => 32,
-        _ => 64,
-    }
-}
-
-fn wrap(v: i64, bits: u32) -> i64 {
-    match bits {
-        1 => v & 1,
-        32 => v as i32 as i64,
-        _ => v,
-    }
-}
+use crate::hostmath;
+use appy_ir::attrs::{AtomicKind, Scalar};
+use appy_ir::host::{BitcastOp, Block, Extent, FloatBinOp, HostOp, IntBinOp, Slot};
+use appy_ir::pyfmt::{self, Piece};
+use appy_ir::types::DType;
 
 impl<D: Device> Executor<'_, D> {
-    fn get(&self, v: Value) -> RunResult<HV> {
-        self.env
-            .get(&v)
-            .copied()
-            .ok_or_else(|| RunError::Bundle(format!("host interpreter: value %v{} undefined", v.0)))
+    pub(super) fn get(&self, s: Slot) -> RunResult<HV> {
+        match self.env[s as usize] {
+            HV::Undef => Err(RunError::Bundle(format!("host program: slot {s} is used before it is defined"))),
+            v => Ok(v),
+        }
     }
-    fn int(&self, v: Value) -> RunResult<i64> {
-        match self.get(v)? {
+    fn int(&self, s: Slot) -> RunResult<i64> {
+        match self.get(s)? {
             HV::I(i) => Ok(i),
             HV::F(f) => Ok(f as i64),
-            HV::Mem(_) => Err(RunError::Bundle("expected an integer".into())),
+            _ => Err(RunError::Bundle("expected an integer".into())),
         }
     }
-    fn float(&self, v: Value) -> RunResult<f64> {
-        match self.get(v)? {
+    fn float(&self, s: Slot) -> RunResult<f64> {
+        match self.get(s)? {
             HV::F(f) => Ok(f),
             HV::I(i) => Ok(i as f64),
-            HV::Mem(_) => Err(RunError::Bundle("expected a float".into())),
+            _ => Err(RunError::Bundle("expected a float".into())),
         }
     }
-    fn mem(&self, v: Value) -> RunResult<usize> {
-        match self.get(v)? {
+    fn mem(&self, s: Slot) -> RunResult<usize> {
+        match self.get(s)? {
             HV::Mem(m) => Ok(m),
             _ => Err(RunError::Bundle("expected a memref".into())),
         }
     }
-    fn ty(&self, v: Value) -> &str {
-        self.b.host.ty(v)
+    fn set(&mut self, s: Slot, v: HV) {
+        self.env[s as usize] = v;
     }
 
-    /// Runs ops; returns `Some(values)` at a terminator that yields/returns.
-    pub(super) fn block(&mut self, ops: &[Op]) -> RunResult<Option<Vec<HV>>> {
-        for op in ops {
-            match op.name.as_str() {
-                "func.return" | "scf.yield" => {
-                    let vals = op.operands.iter().map(|v| self.get(*v)).collect::<RunResult<Vec<_>>>()?;
-                    return Ok(Some(vals));
+    /// Runs a block's ops; returns the slots its terminator passes on.
+    pub(super) fn block<'p>(&mut self, b: &'p Block) -> RunResult<&'p [Slot]> {
+        for op in &b.ops {
+            self.op(op)?;
+        }
+        Ok(&b.yields)
+    }
+
+    /// Copies the values of slots `from` to slots `to` (which they may overlap).
+    fn pass(&mut self, from: &[Slot], to: &[Slot]) -> RunResult<()> {
+        match (from, to) {
+            ([], _) | (_, []) => Ok(()),
+            ([f], [t, ..]) => {
+                let v = self.get(*f)?;
+                self.set(*t, v);
+                Ok(())
+            }
+            _ => {
+                let vals = from.iter().map(|s| self.get(*s)).collect::<RunResult<Vec<_>>>()?;
+                for (t, v) in to.iter().zip(vals) {
+                    self.set(*t, v);
                 }
-                _ => self.op(op)?,
+                Ok(())
             }
         }
-        Ok(None)
     }
 
-    fn set(&mut self, op: &Op, v: HV) {
-        self.env.insert(op.results[0], v);
+    /// The flat element index of `indices` into memref `id`.
+    fn flat(&self, id: usize, indices: &[Slot]) -> RunResult<usize> {
+        let mut flat = 0usize;
+        for (k, s) in indices.iter().enumerate() {
+            flat = flat * self.mems[id].shape[k] + self.int(*s)? as usize;
+        }
+        Ok(flat)
     }
 
-    fn op(&mut self, op: &Op) -> RunResult<()> {
-        let n = op.name.as_str();
-        let o = &op.operands;
-        match n {
-            "arith.constant" => {
-                let text = op.attr("value").ok_or_else(|| RunError::Bundle("constant without value".into()))?;
-                let (val, ty) = text.rsplit_once(" : ").unwrap_or((text, self.ty(op.results[0])));
-                let ty = ty.trim();
-                let v = if ty.starts_with('f') {
-                    let f = if let Some(h) = val.strip_prefix("0x") {
-                        let bits = u64::from_str_radix(h, 16).map_err(|_| RunError::Bundle(format!("bad float constant {val}")))?;
-                        if ty == "f32" {
-                            f32::from_bits(bits as u32) as f64
-                        } else {
-                            f64::from_bits(bits)
-                        }
-                    } else {
-                        val.trim()
-                            .parse::<f64>()
-                            .map_err(|_| RunError::Bundle(format!("bad float constant {val}")))?
-                    };
-                    HV::F(f)
-                } else {
-                    match val.trim() {
-                        "true" => HV::I(1),
-                        "false" => HV::I(0),
-                        s => HV::I(
-                            s.parse::<i64>()
-                                .map_err(|_| RunError::Bundle(format!("bad integer constant {s}")))?,
-                        ),
-                    }
+    fn op(&mut self, op: &HostOp) -> RunResult<()> {
+        match op {
+            HostOp::Const { dst, value } => {
+                let v = match *value {
+                    Scalar::Int(i) => HV::I(i),
+                    Scalar::Float(f) => HV::F(f),
                 };
-                self.set(op, v);
+                self.set(*dst, v);
             }
-            "arith.addi" | "arith.subi" | "arith.muli" | "arith.divsi" | "arith.remsi" | "arith.ceildivsi" | "arith.floordivsi"
-            | "arith.maxsi" | "arith.minsi" | "arith.andi" | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.divui"
-            | "arith.remui" | "arith.shrui" | "arith.maxui" | "arith.minui" | "arith.ceildivui" | "math.ipowi" => {
-                let (a, b) = (self.int(o[0])?, self.int(o[1])?);
-                let bits = bits_of(self.ty(op.results[0]));
-                let zero_div = matches!(
-                    n,
-                    "arith.divsi"
-                        | "arith.remsi"
-                        | "arith.ceildivsi"
-                        | "arith.floordivsi"
-                        | "arith.divui"
-                        | "arith.remui"
-                        | "arith.ceildivui"
-                ) && b == 0;
-                if zero_div {
-                    return Err(RunError::Program("integer division by zero".into()));
-                }
-                // Unsigned ops read the operands' bits as unsigned numbers of their width.
-                let unsigned = |x: i64| match bits {
-                    1 => (x & 1) as u64,
-                    32 => x as u32 as u64,
-                    _ => x as u64,
+            HostOp::IntBin { op, bits, dst, a, b } => {
+                let r = int_bin(*op, *bits, self.int(*a)?, self.int(*b)?)?;
+                self.set(*dst, HV::I(r));
+            }
+            HostOp::FloatBin { op, f32, dst, a, b } => {
+                let r = hostmath::binary(*op, self.float(*a)?, self.float(*b)?);
+                self.set(*dst, HV::F(round(*f32, r)));
+            }
+            HostOp::FloatUn { op, f32, dst, a } => {
+                let r = hostmath::unary(*op, self.float(*a)?);
+                self.set(*dst, HV::F(round(*f32, r)));
+            }
+            HostOp::FloatClass { op, dst, a } => {
+                let r = hostmath::predicate(*op, self.float(*a)?);
+                self.set(*dst, HV::I(r as i64));
+            }
+            HostOp::Fma { f32, dst, a, b, c } => {
+                let r = self.float(*a)?.mul_add(self.float(*b)?, self.float(*c)?);
+                self.set(*dst, HV::F(round(*f32, r)));
+            }
+            HostOp::FPowI { f32, dst, a, b } => {
+                let r = self.float(*a)?.powi(self.int(*b)? as i32);
+                self.set(*dst, HV::F(round(*f32, r)));
+            }
+            HostOp::AbsI { bits, dst, a } => {
+                let r = wrap(self.int(*a)?.wrapping_abs(), *bits);
+                self.set(*dst, HV::I(r));
+            }
+            HostOp::CmpI { pred, dst, a, b } => {
+                let r = pred.eval(self.int(*a)?, self.int(*b)?);
+                self.set(*dst, HV::I(r as i64));
+            }
+            HostOp::CmpF { pred, dst, a, b } => {
+                let r = pred.eval(self.float(*a)?, self.float(*b)?);
+                self.set(*dst, HV::I(r as i64));
+            }
+            HostOp::Select { dst, cond, t, f } => {
+                let v = if self.int(*cond)? & 1 != 0 { self.get(*t)? } else { self.get(*f)? };
+                self.set(*dst, v);
+            }
+            HostOp::IntCast { op, from, to, dst, a } => {
+                let r = int_cast(*op, *from, *to, self.int(*a)?);
+                self.set(*dst, HV::I(r));
+            }
+            HostOp::IntToFloat {
+                unsigned,
+                from,
+                f32,
+                dst,
+                a,
+            } => {
+                let r = int_to_float(*unsigned, *from, *f32, self.int(*a)?);
+                self.set(*dst, HV::F(r));
+            }
+            HostOp::FloatToInt { bits, dst, a } => {
+                let r = wrap(self.float(*a)? as i64, *bits);
+                self.set(*dst, HV::I(r));
+            }
+            HostOp::ExtF { dst, a } => {
+                let r = self.float(*a)?;
+                self.set(*dst, HV::F(r));
+            }
+            HostOp::TruncF { dst, a } => {
+                let r = self.float(*a)? as f32 as f64;
+                self.set(*dst, HV::F(r));
+            }
+            HostOp::Bitcast { op, dst, a } => {
+                let v = match op {
+                    BitcastOp::F64ToI64 => HV::I(self.float(*a)?.to_bits() as i64),
+                    BitcastOp::F32ToI32 => HV::I((self.float(*a)? as f32).to_bits() as i32 as i64),
+                    BitcastOp::I64ToF64 => HV::F(f64::from_bits(self.int(*a)? as u64)),
+                    BitcastOp::I32ToF32 => HV::F(f32::from_bits(self.int(*a)? as u32) as f64),
                 };
-                let (ua, ub) = (unsigned(a), unsigned(b));
-                let r = match n {
-                    "arith.divui" => (ua / ub) as i64,
-                    "arith.remui" => (ua % ub) as i64,
-                    "arith.ceildivui" => ua.div_ceil(ub) as i64,
-                    "arith.maxui" => ua.max(ub) as i64,
-                    "arith.minui" => ua.min(ub) as i64,
-                    "arith.shrui" => ua.checked_shr(ub as u32).unwrap_or(0) as i64,
-                    "arith.addi" => a.wrapping_add(b),
-                    "arith.subi" => a.wrapping_sub(b),
-                    "arith.muli" => a.wrapping_mul(b),
-                    "arith.divsi" => a.wrapping_div(b),
-                    "arith.remsi" => a.wrapping_rem(b),
-                    "arith.ceildivsi" => {
-                        let q = a.wrapping_div(b);
-                        if (a % b != 0) && ((a < 0) == (b < 0)) { q + 1 } else { q }
-                    }
-                    "arith.floordivsi" => a.div_euclid(b) - if b < 0 && a.rem_euclid(b) != 0 { 1 } else { 0 },
-                    "arith.maxsi" => a.max(b),
-                    "arith.minsi" => a.min(b),
-                    "arith.andi" => a & b,
-                    "arith.ori" => a | b,
-                    "arith.xori" => a ^ b,
-                    "arith.shli" => a.wrapping_shl(b as u32),
-                    "arith.shrsi" => a.wrapping_shr(b as u32),
-                    _ => {
-                        if b < 0 {
-                            0
-                        } else {
-                            a.wrapping_pow(b as u32)
-                        }
-                    }
-                };
-                self.set(op, HV::I(wrap(r, bits)));
+                self.set(*dst, v);
             }
-            "arith.addf" | "arith.subf" | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.maximumf" | "arith.minimumf"
-            | "arith.maxnumf" | "arith.minnumf" | "math.powf" | "math.atan2" | "math.copysign" => {
-                let (a, b) = (self.float(o[0])?, self.float(o[1])?);
-                let r = crate::hostmath::binary(n, a, b).ok_or_else(|| RunError::Bundle(format!("{n} is not supported in host code")))?;
-                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
-                self.set(op, HV::F(r));
-            }
-            "math.fma" => {
-                let (a, b, c) = (self.float(o[0])?, self.float(o[1])?, self.float(o[2])?);
-                let r = a.mul_add(b, c);
-                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
-                self.set(op, HV::F(r));
-            }
-            "math.fpowi" => {
-                let (a, b) = (self.float(o[0])?, self.int(o[1])?);
-                self.set(op, HV::F(a.powi(b as i32)));
-            }
-            n if crate::hostmath::unary(n, 0.0).is_some() => {
-                let a = self.float(o[0])?;
-                let r = crate::hostmath::unary(n, a).expect("checked above");
-                let r = if self.ty(op.results[0]) == "f32" { r as f32 as f64 } else { r };
-                self.set(op, HV::F(r));
-            }
-            n if crate::hostmath::predicate(n, 0.0).is_some() => {
-                let a = self.float(o[0])?;
-                let r = crate::hostmath::predicate(n, a).expect("checked above");
-                self.set(op, HV::I(r as i64));
-            }
-            "math.absi" => {
-                let a = self.int(o[0])?;
-                self.set(op, HV::I(a.wrapping_abs()));
-            }
-            "arith.cmpi" => {
-                let (a, b) = (self.int(o[0])?, self.int(o[1])?);
-                let p: i64 = op
-                    .attr("predicate")
-                    .and_then(|s| s.split(' ').next()?.parse().ok())
-                    .ok_or_else(|| RunError::Bundle("bad cmpi".into()))?;
-                let r = match p {
-                    0 => a == b,
-                    1 => a != b,
-                    2 => a < b,
-                    3 => a <= b,
-                    4 => a > b,
-                    5 => a >= b,
-                    6 => (a as u64) < (b as u64),
-                    7 => (a as u64) <= (b as u64),
-                    8 => (a as u64) > (b as u64),
-                    _ => (a as u64) >= (b as u64),
-                };
-                self.set(op, HV::I(r as i64));
-            }
-            "arith.cmpf" => {
-                let (a, b) = (self.float(o[0])?, self.float(o[1])?);
-                let p: i64 = op
-                    .attr("predicate")
-                    .and_then(|s| s.split(' ').next()?.parse().ok())
-                    .ok_or_else(|| RunError::Bundle("bad cmpf".into()))?;
-                let uno = a.is_nan() || b.is_nan();
-                let r = match p {
-                    0 => false,
-                    1 => !uno && a == b,
-                    2 => !uno && a > b,
-                    3 => !uno && a >= b,
-                    4 => !uno && a < b,
-                    5 => !uno && a <= b,
-                    6 => !uno && a != b,
-                    7 => !uno,
-                    8 => uno || a == b,
-                    9 => uno || a > b,
-                    10 => uno || a >= b,
-                    11 => uno || a < b,
-                    12 => uno || a <= b,
-                    13 => uno || a != b,
-                    14 => uno,
-                    _ => true,
-                };
-                self.set(op, HV::I(r as i64));
-            }
-            "arith.bitcast" => {
-                let (from, to) = (self.ty(o[0]).to_string(), self.ty(op.results[0]).to_string());
-                let v = match (from.as_str(), to.as_str()) {
-                    ("f64", "i64") => HV::I(self.float(o[0])?.to_bits() as i64),
-                    ("f32", "i32") => HV::I((self.float(o[0])? as f32).to_bits() as i32 as i64),
-                    ("i64", "f64") => HV::F(f64::from_bits(self.int(o[0])? as u64)),
-                    ("i32", "f32") => HV::F(f32::from_bits(self.int(o[0])? as u32) as f64),
-                    _ => {
-                        return Err(RunError::Bundle(format!(
-                            "arith.bitcast from {from} to {to} is not supported in host code"
-                        )));
-                    }
-                };
-                self.set(op, v);
-            }
-            "arith.select" => {
-                let c = self.int(o[0])?;
-                let v = if c & 1 != 0 { self.get(o[1])? } else { self.get(o[2])? };
-                self.set(op, v);
-            }
-            "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" | "arith.trunci" => {
-                let a = self.int(o[0])?;
-                let from = bits_of(self.ty(o[0]));
-                let to = bits_of(self.ty(op.results[0]));
-                let v = if n == "arith.extui" && from == 1 {
-                    a & 1
-                } else if n == "arith.extui" && from == 32 {
-                    a as u32 as i64
-                } else {
-                    wrap(a, to)
-                };
-                self.set(op, HV::I(v));
-            }
-            "arith.sitofp" | "arith.uitofp" => {
-                let a = self.int(o[0])?;
-                let a = if n == "arith.uitofp" && bits_of(self.ty(o[0])) == 1 {
-                    (a & 1) as f64
-                } else {
-                    a as f64
-                };
-                let r = if self.ty(op.results[0]) == "f32" { a as f32 as f64 } else { a };
-                self.set(op, HV::F(r));
-            }
-            "arith.fptosi" => {
-                let a = self.float(o[0])?;
-                self.set(op, HV::I(wrap(a as i64, bits_of(self.ty(op.results[0])))));
-            }
-            "arith.extf" => {
-                let a = self.float(o[0])?;
-                self.set(op, HV::F(a));
-            }
-            "arith.truncf" => {
-                let a = self.float(o[0])?;
-                self.set(op, HV::F(a as f32 as f64));
-            }
-            "scf.if" => {
-                let c = self.int(o[0])? & 1 != 0;
-                let region = if c { &op.regions[0] } else { &op.regions[1] };
-                let vals = match region.blocks.first() {
-                    Some(b) => self.block(&b.ops)?.unwrap_or_default(),
-                    None => vec![],
-                };
-                for (r, v) in op.results.iter().zip(vals) {
-                    self.env.insert(*r, v);
-                }
-            }
-            "scf.for" => {
-                let (lb, ub, st) = (self.int(o[0])?, self.int(o[1])?, self.int(o[2])?);
-                let mut carried: Vec<HV> = o[3..].iter().map(|v| self.get(*v)).collect::<RunResult<_>>()?;
-                let blk = op.body(0);
-                let mut i = lb;
-                while i < ub {
-                    self.check_interrupt()?;
-                    self.env.insert(blk.args[0], HV::I(i));
-                    for (a, v) in blk.args[1..].iter().zip(&carried) {
-                        self.env.insert(*a, *v);
-                    }
-                    carried = self.block(&blk.ops)?.unwrap_or_default();
-                    i += st;
-                }
-                for (r, v) in op.results.iter().zip(carried) {
-                    self.env.insert(*r, v);
-                }
-            }
-            "memref.alloc" | "memref.alloca" => {
-                let ty = self.ty(op.results[0]).to_string();
-                let (dtype, rank) = parse_memref(&ty).ok_or_else(|| RunError::Bundle(format!("unsupported memref type {ty}")))?;
-                let inner = ty.trim_start_matches("memref<").trim_end_matches('>');
-                let parts: Vec<&str> = inner.split('x').collect();
-                let mut dyn_i = 0;
-                let mut shape = vec![];
-                for p in &parts[..rank] {
-                    if *p == "?" {
-                        shape.push(self.int(o[dyn_i])?.max(0) as usize);
-                        dyn_i += 1;
-                    } else {
-                        shape.push(p.parse::<usize>().map_err(|_| RunError::Bundle(format!("bad memref type {ty}")))?);
-                    }
-                }
-                // Sizes computed by the program from its arguments: checked.
-                let bytes = crate::array::bytes_of(dtype, &shape).map_err(RunError::Program)?;
-                let elems = bytes / dtype.size();
-                if n == "memref.alloca" {
-                    self.mems.push(Mem::slot(dtype, shape, elems));
-                } else {
-                    let bytes = bytes.max(1);
-                    let ptr = self.dev.alloc(bytes)?;
-                    self.mems.push(Mem::device(ptr, bytes, dtype, shape));
-                }
-                let id = self.mems.len() - 1;
-                self.set(op, HV::Mem(id));
-            }
-            "memref.dealloc" => {
-                let id = self.mem(o[0])?;
-                self.dealloc(id)?;
-            }
-            "memref.dim" => {
-                let id = self.mem(o[0])?;
-                let d = self.int(o[1])? as usize;
-                self.set(op, HV::I(self.mems[id].shape.get(d).copied().unwrap_or(0) as i64));
-            }
-            "memref.load" | "memref.store" | "memref.atomic_rmw" => {
-                let (mi, idx_from) = if n == "memref.load" { (0, 1) } else { (1, 2) };
-                let id = self.mem(o[mi])?;
-                let mut flat = 0usize;
-                for (k, v) in o[idx_from..].iter().enumerate() {
-                    flat = flat * self.mems[id].shape[k] + self.int(*v)? as usize;
-                }
-                let cur = self.read_elem(id, flat)?;
-                match n {
-                    "memref.load" => self.set(op, cur),
-                    "memref.store" => {
-                        let v = self.get(o[0])?;
-                        self.write_elem(id, flat, v)?;
-                    }
-                    _ => {
-                        let v = self.get(o[0])?;
-                        let kind: i64 = op.attr("kind").and_then(|s| s.split(' ').next()?.parse().ok()).unwrap_or(0);
-                        let new = match (kind, cur, v) {
-                            (0, HV::F(a), HV::F(b)) => HV::F(a + b),
-                            (1, HV::I(a), HV::I(b)) => HV::I(a + b),
-                            (4, HV::F(a), HV::F(b)) => HV::F(a.max(b)),
-                            (6, HV::I(a), HV::I(b)) => HV::I(a.max(b)),
-                            (8, HV::F(a), HV::F(b)) => HV::F(a.min(b)),
-                            (10, HV::I(a), HV::I(b)) => HV::I(a.min(b)),
-                            (12, HV::F(a), HV::F(b)) => HV::F(a * b),
-                            (13, HV::I(a), HV::I(b)) => HV::I(a * b),
-                            _ => return Err(RunError::Bundle(format!("unsupported host atomic kind {kind}"))),
-                        };
-                        self.write_elem(id, flat, new)?;
-                        self.set(op, cur);
-                    }
-                }
-            }
-            "gpu.launch_func" => {
-                let kernel = op.attr("kernel").ok_or_else(|| RunError::Bundle("launch without kernel".into()))?;
-                let kname = kernel.rsplit("::@").next().unwrap_or(kernel).trim_start_matches('@');
-                let k = self
-                    .b
-                    .kernels
-                    .iter()
-                    .position(|x| x.name == kname)
-                    .filter(|k| *k < self.kernels.len())
-                    .ok_or_else(|| RunError::Bundle(format!("kernel {kname} not loaded")))?;
-                let grid = [self.int(o[0])?, self.int(o[1])?, self.int(o[2])?];
-                let block = [self.int(o[3])?, self.int(o[4])?, self.int(o[5])?];
-                let args = o[6..].iter().map(|v| self.get(*v)).collect::<RunResult<Vec<_>>>()?;
-                self.launch(k, grid, block, &args)?;
-            }
-            "appy.gemm" => {
-                if o.len() != 14 {
-                    return Err(RunError::Bundle("malformed appy.gemm".into()));
-                }
-                let mems = [self.mem(o[0])?, self.mem(o[1])?, self.mem(o[2])?];
-                let mut idx = [0i64; 6];
-                for (k, v) in o[3..9].iter().enumerate() {
-                    idx[k] = self.int(*v)?;
-                }
-                let flag = |name: &str| op.attr(name).is_some_and(|v| v.trim().starts_with('1'));
-                let g = GemmArgs {
-                    mems,
-                    idx,
-                    m: self.int(o[9])?,
-                    n: self.int(o[10])?,
-                    k: self.int(o[11])?,
-                    alpha: self.float(o[12])?,
-                    beta: self.float(o[13])?,
-                    trans_a: flag("trans_a"),
-                    trans_b: flag("trans_b"),
-                    vec: flag("vec"),
-                };
-                self.gemm(g)?;
-            }
-            "appy.trsv" => {
-                if o.len() != 4 {
-                    return Err(RunError::Bundle(format!("malformed {}", op.name)));
-                }
-                let mems = [self.mem(o[0])?, self.mem(o[1])?, self.mem(o[2])?];
-                let n = self.int(o[3])?;
-                self.trsv(mems, n)?;
-            }
-            "appy.print" => {
-                let pieces = op
-                    .attr("pieces")
-                    .and_then(appy_ir::pyfmt::parse_pieces)
-                    .ok_or_else(|| RunError::Bundle("malformed appy.print".into()))?;
-                let kinds: Vec<appy_ir::pyfmt::Kind> = pieces
-                    .iter()
-                    .filter_map(|p| match p {
-                        appy_ir::pyfmt::Piece::Value(k, _) => Some(*k),
-                        _ => None,
-                    })
-                    .collect();
-                let mut vals = vec![];
-                for (k, v) in kinds.iter().zip(o) {
-                    vals.push(appy_ir::pyfmt::from_bits(*k, self.int(*v)?));
+            HostOp::Print { pieces, values } => {
+                let kinds = pieces.iter().filter_map(|p| match p {
+                    Piece::Value(k, _) => Some(*k),
+                    Piece::Text(_) => None,
+                });
+                let mut vals = Vec::with_capacity(values.len());
+                for (k, v) in kinds.zip(values) {
+                    vals.push(pyfmt::from_bits(k, self.int(*v)?));
                 }
                 use std::io::Write;
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(appy_ir::pyfmt::print_line(&pieces, &vals).as_bytes());
+                let _ = out.write_all(pyfmt::print_line(pieces, &vals).as_bytes());
                 let _ = out.flush();
             }
-            "appy.potrf" => {
-                if o.len() != 2 {
-                    return Err(RunError::Bundle(format!("malformed {}", op.name)));
+            HostOp::If {
+                cond,
+                then,
+                orelse,
+                results,
+            } => {
+                let yields = if self.int(*cond)? & 1 != 0 {
+                    self.block(then)?
+                } else if let Some(e) = orelse {
+                    self.block(e)?
+                } else {
+                    &[]
+                };
+                self.pass(yields, results)?;
+            }
+            HostOp::For {
+                lb,
+                ub,
+                step,
+                inits,
+                iv,
+                iter_args,
+                body,
+                results,
+            } => {
+                let (lb, ub, st) = (self.int(*lb)?, self.int(*ub)?, self.int(*step)?);
+                self.pass(inits, iter_args)?;
+                let mut i = lb;
+                while i < ub {
+                    self.check_interrupt()?;
+                    self.set(*iv, HV::I(i));
+                    let yields = self.block(body)?;
+                    self.pass(yields, iter_args)?;
+                    i += st;
                 }
-                let a = self.mem(o[0])?;
-                let n = self.int(o[1])?;
+                // The loop's results are its carried values (its inits when it ran
+                // no iteration).
+                self.pass(iter_args, results)?;
+            }
+            HostOp::Alloc { dst, dtype, shape, stack } => {
+                let mut dims = Vec::with_capacity(shape.len());
+                for e in shape {
+                    dims.push(match e {
+                        Extent::Static(n) => *n,
+                        Extent::Dynamic(s) => self.int(*s)?.max(0) as usize,
+                    });
+                }
+                // Sizes computed by the program from its arguments: checked.
+                let bytes = crate::array::bytes_of(*dtype, &dims).map_err(RunError::Program)?;
+                let elems = bytes / dtype.size();
+                if *stack {
+                    self.mems.push(Mem::slot(*dtype, dims, elems));
+                } else {
+                    let bytes = bytes.max(1);
+                    let ptr = self.dev.alloc(bytes)?;
+                    self.mems.push(Mem::device(ptr, bytes, *dtype, dims));
+                }
+                let id = self.mems.len() - 1;
+                self.set(*dst, HV::Mem(id));
+            }
+            HostOp::Dealloc { mem } => {
+                let id = self.mem(*mem)?;
+                self.dealloc(id)?;
+            }
+            HostOp::Dim { dst, mem, index } => {
+                let id = self.mem(*mem)?;
+                let d = self.int(*index)? as usize;
+                let n = self.mems[id].shape.get(d).copied().unwrap_or(0) as i64;
+                self.set(*dst, HV::I(n));
+            }
+            HostOp::Load { dst, mem, indices } => {
+                let id = self.mem(*mem)?;
+                let flat = self.flat(id, indices)?;
+                let v = self.read_elem(id, flat)?;
+                self.set(*dst, v);
+            }
+            HostOp::Store { value, mem, indices } => {
+                let id = self.mem(*mem)?;
+                let flat = self.flat(id, indices)?;
+                let v = self.get(*value)?;
+                self.write_elem(id, flat, v)?;
+            }
+            HostOp::AtomicRmw {
+                kind,
+                dst,
+                value,
+                mem,
+                indices,
+            } => {
+                let id = self.mem(*mem)?;
+                let flat = self.flat(id, indices)?;
+                let cur = self.read_elem(id, flat)?;
+                let v = self.get(*value)?;
+                let new = atomic(*kind, self.mems[id].dtype, cur, v)?;
+                self.write_elem(id, flat, new)?;
+                self.set(*dst, cur);
+            }
+            HostOp::Launch { kernel, grid, block, args } => {
+                let k = *kernel as usize;
+                if k >= self.kernels.len() {
+                    return Err(RunError::Bundle(format!("kernel {k} not loaded")));
+                }
+                let grid = [self.int(grid[0])?, self.int(grid[1])?, self.int(grid[2])?];
+                let block = [self.int(block[0])?, self.int(block[1])?, self.int(block[2])?];
+                let mut vals = std::mem::take(&mut self.scratch);
+                vals.clear();
+                for a in args {
+                    vals.push(self.get(*a)?);
+                }
+                let r = self.launch(k, grid, block, &vals);
+                self.scratch = vals;
+                r?;
+            }
+            HostOp::Gemm {
+                mems,
+                offsets,
+                sizes,
+                alpha,
+                beta,
+                trans_a,
+                trans_b,
+                vec,
+            } => {
+                let mut idx = [0i64; 6];
+                for (k, s) in offsets.iter().enumerate() {
+                    idx[k] = self.int(*s)?;
+                }
+                let g = GemmArgs {
+                    mems: [self.mem(mems[0])?, self.mem(mems[1])?, self.mem(mems[2])?],
+                    idx,
+                    m: self.int(sizes[0])?,
+                    n: self.int(sizes[1])?,
+                    k: self.int(sizes[2])?,
+                    alpha: self.float(*alpha)?,
+                    beta: self.float(*beta)?,
+                    trans_a: *trans_a,
+                    trans_b: *trans_b,
+                    vec: *vec,
+                };
+                self.gemm(g)?;
+            }
+            HostOp::Trsv { mems, n } => {
+                let m = [self.mem(mems[0])?, self.mem(mems[1])?, self.mem(mems[2])?];
+                let n = self.int(*n)?;
+                self.trsv(m, n)?;
+            }
+            HostOp::Potrf { a, n } => {
+                let a = self.mem(*a)?;
+                let n = self.int(*n)?;
                 self.potrf(a, n)?;
             }
-            other => return Err(RunError::Bundle(format!("the GPU runner cannot execute `{other}` in host code"))),
+            HostOp::GpuId { op, .. } => {
+                return Err(RunError::Bundle(format!(
+                    "the GPU runner cannot execute `{}` in host code",
+                    op.name()
+                )));
+            }
+            HostOp::Other { name, .. } => {
+                return Err(RunError::Bundle(format!("the GPU runner cannot execute `{name}` in host code")));
+            }
         }
         Ok(())
+    }
+}
+
+/// The new value of an element of type `dt` holding `cur` after `memref.atomic_rmw`
+/// of kind `kind` with operand `v`: the kind's `arith` op applied to both.
+fn atomic(kind: AtomicKind, dt: DType, cur: HV, v: HV) -> RunResult<HV> {
+    let bad = || RunError::Bundle(format!("unsupported host atomic kind {}", kind as i64));
+    if kind == AtomicKind::Assign {
+        return Ok(v);
+    }
+    let name = kind.arith_op().ok_or_else(bad)?;
+    match (cur, v) {
+        (HV::F(a), HV::F(b)) => {
+            let op = FloatBinOp::from_name(name).ok_or_else(bad)?;
+            Ok(HV::F(round(dt == DType::F32, hostmath::binary(op, a, b))))
+        }
+        (HV::I(a), HV::I(b)) => {
+            let op = IntBinOp::from_name(name).ok_or_else(bad)?;
+            let bits = if dt == DType::Bool { 1 } else { dt.size() as u8 * 8 };
+            Ok(HV::I(int_bin(op, bits, a, b)?))
+        }
+        _ => Err(bad()),
     }
 }

@@ -6,10 +6,14 @@
 use super::{Executor, HV};
 use crate::device::Device;
 use crate::error::{RunError, RunResult};
-use crate::regions::{IndexBox, LaunchArg};
-use appy_ir::types::parse_memref;
+use crate::regions::{Accesses, IndexBox, LaunchArg};
+use appy_ir::host::Param;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::Instant;
+
+/// Access analyses of launches by (kernel, blocks, threads per block, arguments).
+pub(crate) type Analyses = HashMap<(usize, i64, i64, Vec<LaunchArg>), Rc<Accesses>>;
 
 /// The flat element range `[f0, f1)` of a tiled array parameter `p`, and whether the
 /// tile writes it.
@@ -17,27 +21,38 @@ type TileRange = (usize, usize, usize, bool);
 
 impl<D: Device> Executor<'_, D> {
     /// A launch's arguments as the access analysis sees them.
-    fn launch_args(&self, args: &[HV], params: &[String]) -> Vec<LaunchArg> {
+    fn launch_args(&self, args: &[HV], params: &[Param]) -> Vec<LaunchArg> {
         args.iter()
             .zip(params)
-            .map(|(v, ty)| match *v {
+            .map(|(v, p)| match *v {
                 HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
-                HV::I(i) if !ty.starts_with('f') => LaunchArg::Int(i),
+                HV::I(i) if !matches!(p, Param::F32 | Param::F64) => LaunchArg::Int(i),
                 _ => LaunchArg::Float,
             })
             .collect()
     }
 
+    /// The boxes launch `k` with `largs` on `grid` blocks of `block` threads accesses
+    /// (remembered: host loops repeat the same launches).
+    fn accesses(&mut self, k: usize, largs: Vec<LaunchArg>, grid: i64, block: i64) -> Rc<Accesses> {
+        let key = (k, grid, block, largs);
+        if let Some(a) = self.analyses.get(&key) {
+            return a.clone();
+        }
+        let acc = Rc::new(crate::regions::analyse(&self.p.kernels[k], &key.3, grid, block));
+        self.analyses.insert(key, acc.clone());
+        acc
+    }
+
     /// Launches kernel `k` of the bundle on `grid` blocks of `block` threads.
     pub(crate) fn launch(&mut self, k: usize, grid: [i64; 3], block: [i64; 3], args: &[HV]) -> RunResult<()> {
-        let info = &self.b.kernels[k];
-        let params = &info.params;
-        if args.len() != params.len() {
+        let kp = &self.p.kernels[k];
+        if args.len() != kp.params.len() {
             return Err(RunError::Bundle(format!(
                 "kernel {}: {} arguments for {} parameters",
-                info.name,
+                kp.name,
                 args.len(),
-                params.len()
+                kp.params.len()
             )));
         }
         if self.tiled {
@@ -47,15 +62,9 @@ impl<D: Device> Executor<'_, D> {
         // arrays already on the device (caller's buffers) need no analysis.
         let host_copies = args.iter().any(|v| matches!(*v, HV::Mem(id) if self.mems[id].shadow.is_some()));
         if !host_copies {
-        } else if let Some(kop) = crate::regions::find_kernel(&self.b.host, &info.name) {
-            let largs = self.launch_args(args, params);
-            let acc = crate::regions::analyse(
-                &self.b.host,
-                kop,
-                &largs,
-                grid[0] * grid[1] * grid[2],
-                block[0] * block[1] * block[2],
-            );
+        } else if kp.body.is_some() {
+            let largs = self.launch_args(args, &kp.params);
+            let acc = self.accesses(k, largs, grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]);
             for (p, v) in args.iter().enumerate() {
                 if let HV::Mem(id) = *v {
                     if self.mems[id].shadow.is_none() {
@@ -81,18 +90,29 @@ impl<D: Device> Executor<'_, D> {
                 }
             }
         }
-        let mut cells = self.marshal(k, args, &HashMap::new(), None)?;
-        self.raw_launch(k, &mut cells, grid, block)
+        let mut cells = std::mem::take(&mut self.cells);
+        let r = self
+            .marshal(k, args, &HashMap::new(), None, &mut cells)
+            .and_then(|()| self.raw_launch(k, &mut cells, grid, block));
+        self.cells = cells;
+        r
     }
 
     /// Kernel parameters, one 8-byte cell each (memrefs expand to descriptors).
     /// `ptrs` replaces the (allocated, aligned) pointers of some parameters (tiles);
     /// `offset` replaces the last parameter (the block offset).
-    fn marshal(&self, k: usize, args: &[HV], ptrs: &HashMap<usize, (u64, u64)>, offset: Option<i64>) -> RunResult<Vec<u64>> {
-        let params = &self.b.kernels[k].params;
-        let mut cells: Vec<u64> = vec![];
-        for (p, (v, ty)) in args.iter().zip(params).enumerate() {
-            if let Some((_, rank)) = parse_memref(ty) {
+    fn marshal(
+        &self,
+        k: usize,
+        args: &[HV],
+        ptrs: &HashMap<usize, (u64, u64)>,
+        offset: Option<i64>,
+        cells: &mut Vec<u64>,
+    ) -> RunResult<()> {
+        let params = &self.p.kernels[k].params;
+        cells.clear();
+        for (p, (v, param)) in args.iter().zip(params).enumerate() {
+            if let Param::Memref(rank) = *param {
                 let HV::Mem(id) = *v else {
                     return Err(RunError::Bundle("expected a memref".into()));
                 };
@@ -107,34 +127,34 @@ impl<D: Device> Executor<'_, D> {
                 for d in 0..rank {
                     cells.push(*m.shape.get(d).unwrap_or(&1) as u64);
                 }
+                let first = cells.len();
+                cells.resize(first + rank, 0);
                 let mut stride = 1u64;
-                let mut strides = vec![0u64; rank];
                 for d in (0..rank).rev() {
-                    strides[d] = stride;
+                    cells[first + d] = stride;
                     stride *= *m.shape.get(d).unwrap_or(&1) as u64;
                 }
-                cells.extend(strides);
             } else if p + 1 == args.len() && offset.is_some() {
                 cells.push(offset.unwrap_or(0) as u64);
             } else {
-                let raw = match (ty.as_str(), *v) {
-                    ("f32", HV::F(f)) => (f as f32).to_bits() as u64,
-                    ("f64", HV::F(f)) => f.to_bits(),
-                    ("i32", HV::I(i)) => i as i32 as u32 as u64,
+                let raw = match (param, *v) {
+                    (Param::F32, HV::F(f)) => (f as f32).to_bits() as u64,
+                    (Param::F64, HV::F(f)) => f.to_bits(),
+                    (Param::I32, HV::I(i)) => i as i32 as u32 as u64,
                     (_, HV::I(i)) => i as u64,
                     (t, _) => {
-                        return Err(RunError::Bundle(format!("cannot pass a value as kernel parameter of type {t}")));
+                        return Err(RunError::Bundle(format!("cannot pass a value as kernel parameter of type {t:?}")));
                     }
                 };
                 cells.push(raw);
             }
         }
-        Ok(cells)
+        Ok(())
     }
 
     fn raw_launch(&mut self, k: usize, cells: &mut [u64], grid: [i64; 3], block: [i64; 3]) -> RunResult<()> {
         let t0 = Instant::now();
-        let name = &self.b.kernels[k].name;
+        let name = &self.p.kernels[k].name;
         self.dev
             .launch(&self.kernels[k], name, grid.map(|g| g as u32), block.map(|b| b as u32), cells)?;
         if self.limits.sync_launches {
@@ -153,11 +173,13 @@ impl<D: Device> Executor<'_, D> {
     /// pointer is shifted so that global indices land in it), the tile runs, and what it
     /// wrote comes back to the host copy. Tiles shrink until their data fits the budget.
     fn launch_tiled(&mut self, k: usize, args: &[HV], total: i64, block: [i64; 3]) -> RunResult<()> {
-        let kname = self.b.kernels[k].name.clone();
-        let kop =
-            crate::regions::find_kernel(&self.b.host, &kname).ok_or_else(|| RunError::Bundle(format!("kernel {kname}: no IR to tile")))?;
+        let kp = &self.p.kernels[k];
+        let kname = kp.name.clone();
+        if kp.body.is_none() {
+            return Err(RunError::Bundle(format!("kernel {kname}: no IR to tile")));
+        }
         let nthreads = block[0] * block[1] * block[2];
-        let largs = self.launch_args(args, &self.b.kernels[k].params);
+        let largs = self.launch_args(args, &kp.params);
         // The flat element range [f0, f1) of each tiled array parameter for blocks
         // [off, off + n), and whether the tile writes it.
         let ranges = |this: &Self, off: i64, n: i64| -> Vec<TileRange> {
@@ -165,7 +187,7 @@ impl<D: Device> Executor<'_, D> {
             if let Some(last) = la.last_mut() {
                 *last = LaunchArg::Int(off);
             }
-            let acc = crate::regions::analyse(&this.b.host, kop, &la, n, nthreads);
+            let acc = crate::regions::analyse(&this.p.kernels[k], &la, n, nthreads);
             let mut out = vec![];
             for (p, v) in args.iter().enumerate() {
                 let HV::Mem(id) = *v else { continue };
@@ -223,7 +245,8 @@ impl<D: Device> Executor<'_, D> {
                 ptrs.insert(*p, (buf, buf.wrapping_sub((f0 * es) as u64)));
                 bufs.push((id, buf, *f0, *f1, *w));
             }
-            let mut cells = self.marshal(k, args, &ptrs, Some(off))?;
+            let mut cells = vec![];
+            self.marshal(k, args, &ptrs, Some(off), &mut cells)?;
             self.raw_launch(k, &mut cells, [n, 1, 1], block)?;
             self.dev.synchronize().map_err(|e| RunError::Kernel {
                 kernel: kname.clone(),

@@ -1,7 +1,9 @@
-//! The host-program executor: runs a bundle's host function against a [`Device`] —
-//! scalar code, host loops and conditionals, allocations, element reads and writes,
-//! kernel launches ([`launch`]) and library calls ([`library`]), with the residency of
-//! array arguments tracked per box ([`residency`]).
+//! The host-program executor: runs a bundle's host program
+//! ([`appy_ir::host::HostProgram`], typed ops over dense value slots) against a
+//! [`Device`] — scalar code ([`scalar`]), host loops and conditionals, allocations,
+//! element reads and writes ([`interp`]), kernel launches ([`launch`]) and library calls
+//! ([`library`]), with the residency of array arguments tracked per box
+//! ([`residency`]).
 //!
 //! It is generic over the device: [`crate::gpu::Gpu`] runs it on an NVIDIA GPU, and the
 //! tests run it against a device in host memory.
@@ -10,6 +12,7 @@ mod interp;
 mod launch;
 mod library;
 mod residency;
+pub mod scalar;
 #[cfg(test)]
 mod tests;
 
@@ -17,10 +20,9 @@ use crate::array::{HostArray, HostValue};
 use crate::device::Device;
 use crate::error::{RunError, RunResult};
 use appy_ir::bundle::Bundle;
-use appy_ir::ir::{Op, Value};
+use appy_ir::host::HostProgram;
 use appy_ir::types::{ArgType, DType};
 use residency::Mem;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// Options of a call.
@@ -73,12 +75,14 @@ impl Limits {
     }
 }
 
-/// A value of host code: an integer (also `index`, `i1`), a float, or a memref.
+/// A value of host code: an integer (also `index`, `i1`), a float, or a memref; a
+/// slot not yet defined is `Undef`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum HV {
     I(i64),
     F(f64),
     Mem(usize),
+    Undef,
 }
 
 /// One call's state: the device, the bundle, the memrefs and the values of host code.
@@ -86,13 +90,15 @@ pub struct Executor<'a, D: Device> {
     dev: &'a D,
     /// The bundle's kernels loaded on `dev`, in the order of [`Bundle::kernels`].
     kernels: &'a [D::Kernel],
-    b: &'a Bundle,
+    /// The bundle's host program.
+    p: &'a HostProgram,
     /// Arguments are not copied to the device whole: every launch runs in tiles of
     /// blocks whose data fits the memory budget (seed 002 §5.4).
     tiled: bool,
     budget: usize,
     limits: Limits,
-    env: HashMap<Value, HV>,
+    /// The value of each slot of the host program.
+    env: Vec<HV>,
     mems: Vec<Mem>,
     /// Memref ids of the array arguments, in order.
     arg_mems: Vec<usize>,
@@ -101,43 +107,45 @@ pub struct Executor<'a, D: Device> {
     last_check: Instant,
     /// The status buffer's memory, when the function takes one ([`appy_ir::status`]).
     status: Option<usize>,
-}
-
-/// The bundle's host function.
-fn host_function(b: &Bundle) -> RunResult<&Op> {
-    b.host
-        .body()
-        .iter()
-        .find(|o| o.name == "func.func")
-        .ok_or_else(|| RunError::Bundle("bundle has no host function".to_string()))
+    /// Reused buffers: a launch's argument values, its parameter cells.
+    scratch: Vec<HV>,
+    cells: Vec<u64>,
+    /// Access analyses of launches, by kernel and launch arguments (a host loop
+    /// launches the same kernels with the same arguments at every step).
+    analyses: launch::Analyses,
 }
 
 impl<'a, D: Device> Executor<'a, D> {
     /// An executor for one call of `b` on `dev`, with `kernels` loaded there.
     pub fn new(dev: &'a D, kernels: &'a [D::Kernel], b: &'a Bundle, tiled: bool, limits: &Limits) -> RunResult<Self> {
-        host_function(b)?;
+        let p = &b.program;
+        if p.kernels.len() != b.kernels.len() {
+            return Err(RunError::Bundle("the host program's kernels are not the bundle's".into()));
+        }
         Ok(Executor {
             dev,
             kernels,
-            b,
+            p,
             tiled,
             budget: usize::MAX,
             limits: limits.clone(),
-            env: HashMap::new(),
+            env: vec![HV::Undef; p.slots as usize],
             mems: vec![],
             arg_mems: vec![],
             timing: Timing::default(),
             interrupt: None,
             last_check: Instant::now(),
             status: None,
+            scratch: vec![],
+            cells: vec![],
+            analyses: Default::default(),
         })
     }
 
     /// Binds the host function's parameters to the call's arguments (host arrays get
     /// device memory, moved there when kernels need them).
     pub fn bind_args(&mut self, args: &[HostValue]) -> RunResult<()> {
-        let func = host_function(self.b)?;
-        for (v, a) in func.body(0).args.iter().zip(args) {
+        for (v, a) in self.p.params.iter().zip(args) {
             let hv = match a {
                 HostValue::Array(arr) => {
                     let id = self.upload(arr)?;
@@ -149,15 +157,15 @@ impl<'a, D: Device> Executor<'a, D> {
                 HostValue::Bool(x) => HV::I(*x as i64),
                 HostValue::Device { ptr, dtype, shape } => HV::Mem(self.borrow(*ptr, *dtype, shape)),
             };
-            self.env.insert(*v, hv);
+            self.env[*v as usize] = hv;
         }
         // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed.
-        if let Some(v) = func.body(0).args.get(args.len()) {
+        if let Some(&v) = self.p.params.get(args.len()) {
             let zeros =
                 HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN]).map_err(RunError::Program)?;
             let id = self.upload(&zeros)?;
             self.status = Some(id);
-            self.env.insert(*v, HV::Mem(id));
+            self.env[v as usize] = HV::Mem(id);
         }
         Ok(())
     }
@@ -180,8 +188,9 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// Runs the host function's body once; returns the values it returns.
     pub(crate) fn run_body(&mut self) -> RunResult<Vec<HV>> {
-        let func = host_function(self.b)?;
-        Ok(self.block(&func.body(0).ops)?.unwrap_or_default())
+        let p = self.p;
+        let yields = self.block(&p.body)?;
+        yields.iter().map(|s| self.get(*s)).collect()
     }
 
     /// What the call did so far.

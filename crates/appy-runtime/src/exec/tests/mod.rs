@@ -36,6 +36,7 @@ fn hand_built(results: &[ArgType], body: impl FnOnce(&mut Builder) -> Vec<appy_i
         .with_attr("function_type", format!("() -> ({})", tys.join(", ")))
         .with_region(Region::single(appy_ir::ir::Block { args: vec![], ops }));
     b.m.body_mut().push(f);
+    let program = appy_ir::host::lower(&b.m, &[]).unwrap();
     Bundle {
         version: BUNDLE_VERSION,
         func: "f".into(),
@@ -44,6 +45,7 @@ fn hand_built(results: &[ArgType], body: impl FnOnce(&mut Builder) -> Vec<appy_i
         results: results.to_vec(),
         mvl: 1024,
         host: b.m,
+        program,
         ptx: String::new(),
         kernels: vec![],
         variants: vec![],
@@ -186,6 +188,7 @@ fn host_array_arguments_are_released() {
     let v = b.host.value("memref<?xf64>");
     let f = b.host.body_mut().iter_mut().find(|o| o.name == "func.func").unwrap();
     f.regions[0].blocks[0].args.push(v);
+    b.program = appy_ir::host::lower(&b.host, &[]).unwrap();
     let dev = Mock::new();
     let mut args = [HostValue::Array(HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]))];
     call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
