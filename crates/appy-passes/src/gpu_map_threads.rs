@@ -21,6 +21,7 @@ use crate::util::*;
 use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
+use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
 use std::collections::{HashMap, HashSet};
@@ -126,14 +127,14 @@ fn is_chunk_reduction(op: &Op) -> bool {
 /// Whether `o` (or anything inside) writes (or, unless `writes_only`, reads) memory
 /// other than the private slots.
 fn accesses_global(o: &Op, private: &HashSet<Value>, writes_only: bool) -> bool {
+    let global = |acc: Access, x: &Op| match acc {
+        Access::None => false,
+        Access::Operands(ix) => ix.iter().any(|i| x.operands.get(*i).is_some_and(|m| !private.contains(m))),
+        Access::Any => true,
+    };
     o.walk_any(&|x| {
-        let (is, mem) = match x.name.as_str() {
-            "memref.store" => (true, x.operands.get(1)),
-            "memref.atomic_rmw" => (true, x.operands.get(1)),
-            "memref.load" => (!writes_only, x.operands.first()),
-            _ => (false, None),
-        };
-        is && mem.is_some_and(|m| !private.contains(m))
+        let e = effects(x);
+        global(e.writes, x) || (!writes_only && global(e.reads, x))
     })
 }
 

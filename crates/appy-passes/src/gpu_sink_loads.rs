@@ -24,6 +24,7 @@ use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{may_write, may_write_to};
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::ops::MemrefLoad;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -77,8 +78,7 @@ impl State<'_> {
             if op.name == "memref.alloca" {
                 self.host_allocas.extend(op.results.iter().copied());
             }
-            let array_load =
-                op.name == "memref.load" && op.operands.len() >= 2 && op.results.len() == 1 && !self.host_allocas.contains(&op.operands[0]);
+            let array_load = MemrefLoad::of(op).is_some_and(|l| !l.indices.is_empty() && !self.host_allocas.contains(&l.memref));
             // Loads before a write may not move past it, nor loads from before a loop
             // into its iterations (a later iteration runs after the loop's writes); the
             // ops of a conditional's regions are walked in order below.

@@ -18,6 +18,7 @@ use crate::util::is_parallel;
 use crate::{Pass, PassInfo};
 use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
 use appy_ir::diag::IrError;
+use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -171,11 +172,14 @@ fn mark_worker(w: &mut Op, defs: &Defs) {
         for o in ops {
             match o.name.as_str() {
                 "memref.alloca" => private.extend(o.results.iter().copied()),
-                "memref.load" => {
-                    raw.insert(o.operands[0]);
-                }
-                "memref.store" | "memref.atomic_rmw" => {
-                    raw.insert(o.operands[1]);
+                "memref.load" | "memref.store" | "memref.atomic_rmw" => {
+                    // The memref an element access reads or writes.
+                    let e = effects(o);
+                    for acc in [e.reads, e.writes] {
+                        if let Access::Operands(ix) = acc {
+                            raw.extend(ix.iter().filter_map(|i| o.operands.get(*i).copied()));
+                        }
+                    }
                 }
                 "appy.assign" => {
                     let Ok(a) = Assign::of(o) else { continue };
