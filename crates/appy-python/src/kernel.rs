@@ -388,7 +388,7 @@ impl Kernel {
         for x in &a.args {
             vals.push(match x {
                 Arg::Host { ptr, dtype, shape } => {
-                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e))?;
+                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
                     let n = arr.data.len();
                     if n > 0 {
                         // SAFETY: the caller's contiguous array of this shape.

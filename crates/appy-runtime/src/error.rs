@@ -37,6 +37,9 @@ pub enum RunError {
     /// The program cannot go on: integer division by zero, a library call's operand
     /// out of bounds, a library call under a memory budget.
     Program(String),
+    /// An array (an argument, a result, an allocation of the program) whose size is
+    /// wrong or too large.
+    Array(crate::array::ArrayError),
     /// The call was stopped by [`crate::exec::RunOptions::interrupt`].
     Interrupted,
 }
@@ -60,12 +63,19 @@ impl fmt::Display for RunError {
             RunError::OutOfMemory { bytes, detail } => write!(f, "device out of memory ({bytes} bytes): {detail}"),
             RunError::Driver { what, detail } => write!(f, "{what} failed: {detail}"),
             RunError::Kernel { kernel, detail } => write!(f, "kernel {kernel} {detail}"),
+            RunError::Array(e) => e.fmt(f),
             RunError::Interrupted => f.write_str("interrupted"),
         }
     }
 }
 
 impl std::error::Error for RunError {}
+
+impl From<crate::array::ArrayError> for RunError {
+    fn from(e: crate::array::ArrayError) -> RunError {
+        RunError::Array(e)
+    }
+}
 
 impl From<RunError> for String {
     fn from(e: RunError) -> String {

@@ -194,7 +194,7 @@ impl Jit {
                 ViewArg::I64(view) => arr.write_to_view(view),
                 ViewArg::Scalar(_) => Ok(()),
             };
-            r.map_err(Diagnostic::bare)?;
+            r.map_err(|e| Diagnostic::bare(e.to_string()))?;
         }
         Ok(ret)
     }

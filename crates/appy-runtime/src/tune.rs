@@ -10,7 +10,7 @@
 //! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
 
 use crate::array::HostValue;
-use crate::error::{RunError, RunResult};
+use crate::error::RunResult;
 use crate::gpu::{Gpu, Loaded};
 use appy_ir::bundle::Bundle;
 
@@ -98,7 +98,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
     let mut targs = args.to_vec();
     for a in &mut targs {
         if let HostValue::Device { ptr, dtype, shape } = a {
-            let bytes = crate::array::bytes_of(*dtype, shape).map_err(RunError::Program)?;
+            let bytes = crate::array::bytes_of(*dtype, shape)?;
             let c = gpu.device_copy(*ptr, bytes)?;
             copies.push(c);
             *ptr = c;

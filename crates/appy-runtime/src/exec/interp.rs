@@ -226,7 +226,7 @@ impl<D: Device> Executor<'_, D> {
                     });
                 }
                 // Sizes computed by the program from its arguments: checked.
-                let bytes = crate::array::bytes_of(*dtype, &dims).map_err(RunError::Program)?;
+                let bytes = crate::array::bytes_of(*dtype, &dims)?;
                 let elems = bytes / dtype.size();
                 if *stack {
                     self.mems.push(Mem::slot(*dtype, dims, elems));

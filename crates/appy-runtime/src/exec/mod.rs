@@ -227,7 +227,7 @@ impl<'a, D: Device> Executor<'a, D> {
             }
             (HV::Mem(id), ArgType::Array { dtype, .. }) => {
                 let shape = self.mems[id].shape.clone();
-                let mut arr = HostArray::try_zeros(*dtype, shape).map_err(RunError::Program)?;
+                let mut arr = HostArray::try_zeros(*dtype, shape)?;
                 self.download(id, &mut arr.data)?;
                 HostValue::Array(arr)
             }
@@ -257,7 +257,7 @@ pub fn run<D: Device>(
 ) -> RunResult<(Vec<HostValue>, Timing)> {
     // Shapes from callers (device arrays, C callers): their sizes must not overflow.
     for a in args.iter() {
-        a.check_size().map_err(RunError::Arguments)?;
+        a.check_size()?;
     }
     let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
     if sig != b.args {

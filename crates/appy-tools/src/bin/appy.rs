@@ -197,7 +197,7 @@ fn bind_args_from(params: &[String], raw: &[String], inputs: &mut Vec<Input>) ->
                 path: PathBuf::from(path),
                 what: format!("the array of parameter `{name}` (--arg {a})"),
             });
-            HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(Diagnostic::bare)?)
+            HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(|e| Diagnostic::bare(e.to_string()))?)
         } else {
             HostValue::parse_scalar(v).map_err(|e| Diagnostic::bare(format!("--arg {name}: {e}")))?
         };
