@@ -114,6 +114,40 @@ fn unsigned_integer_ops() {
     }
 }
 
+/// `arith.bitcast` between a float and the integer of its width keeps the bits.
+#[test]
+fn bitcasts_keep_the_bits() {
+    let (x64, x32) = (-1.5e-300f64, 3.25e-30f32);
+    let (i64v, i32v) = (0x4009_21FB_5444_2D18i64, 0x3F9D_70A4i32 as i64);
+    let f64t = ArgType::Scalar {
+        dtype: DType::F64,
+        weak: false,
+    };
+    let f32t = ArgType::Scalar {
+        dtype: DType::F32,
+        weak: false,
+    };
+    let bundle = hand_built(&[I64, I32, f64t, f32t], |bl| {
+        let (a, b) = (bl.float(x64, "f64"), bl.float(x32 as f64, "f32"));
+        let (c, d) = (bl.int(i64v, "i64"), bl.int(i32v, "i32"));
+        vec![
+            bl.op1("arith.bitcast", &[a], "i64", &[]),
+            bl.op1("arith.bitcast", &[b], "i32", &[]),
+            bl.op1("arith.bitcast", &[c], "f64", &[]),
+            bl.op1("arith.bitcast", &[d], "f32", &[]),
+        ]
+    });
+    let (res, _) = call_on(&Mock::new(), &bundle, &mut [], &Limits::default()).unwrap();
+    assert_eq!(int(&res[0]), x64.to_bits() as i64);
+    assert_eq!(int(&res[1]) as u32, x32.to_bits());
+    let float = |v: &HostValue| match v {
+        HostValue::Float(f, _, _) => *f,
+        other => panic!("expected a float, got {other:?}"),
+    };
+    assert_eq!(float(&res[2]).to_bits(), i64v as u64);
+    assert_eq!((float(&res[3]) as f32).to_bits(), i32v as u32);
+}
+
 /// Integer division by zero in host code is an error, not a crash.
 #[test]
 fn division_by_zero_is_an_error() {
