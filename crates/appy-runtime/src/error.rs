@@ -40,6 +40,10 @@ pub enum RunError {
     /// An array (an argument, a result, an allocation of the program) whose size is
     /// wrong or too large.
     Array(crate::array::ArrayError),
+    /// The program's own error, found by its checks and reported through the status
+    /// buffer (`appy_ir::status`): an index out of bounds in checked mode, a negative
+    /// dimension. The message is a located `FILE:LINE:COL: error: ...`.
+    Checked(String),
     /// The call was stopped by [`crate::exec::RunOptions::interrupt`].
     Interrupted,
 }
@@ -57,9 +61,12 @@ impl RunError {
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RunError::Unavailable(s) | RunError::Library(s) | RunError::Arguments(s) | RunError::Bundle(s) | RunError::Program(s) => {
-                f.write_str(s)
-            }
+            RunError::Unavailable(s)
+            | RunError::Library(s)
+            | RunError::Arguments(s)
+            | RunError::Bundle(s)
+            | RunError::Program(s)
+            | RunError::Checked(s) => f.write_str(s),
             RunError::OutOfMemory { bytes, detail } => write!(f, "device out of memory ({bytes} bytes): {detail}"),
             RunError::Driver { what, detail } => write!(f, "{what} failed: {detail}"),
             RunError::Kernel { kernel, detail } => write!(f, "kernel {kernel} {detail}"),

@@ -105,8 +105,10 @@ pub struct Executor<'a, D: Device> {
     timing: Timing,
     interrupt: Option<&'a dyn Fn() -> bool>,
     last_check: Instant,
-    /// The status buffer's memory, when the function takes one ([`appy_ir::status`]).
+    /// The status buffer's memory, when the function takes one ([`appy_ir::status`]),
+    /// and its sites.
     status: Option<usize>,
+    sites: Option<&'a appy_ir::status::Status>,
     /// Reused buffers: a launch's argument values, its parameter cells.
     scratch: Vec<HV>,
     cells: Vec<u64>,
@@ -136,6 +138,7 @@ impl<'a, D: Device> Executor<'a, D> {
             interrupt: None,
             last_check: Instant::now(),
             status: None,
+            sites: b.status.as_ref(),
             scratch: vec![],
             cells: vec![],
             analyses: Default::default(),
@@ -161,8 +164,7 @@ impl<'a, D: Device> Executor<'a, D> {
         }
         // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed.
         if let Some(&v) = self.p.params.get(args.len()) {
-            let zeros =
-                HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN]).map_err(RunError::Program)?;
+            let zeros = HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN])?;
             let id = self.upload(&zeros)?;
             self.status = Some(id);
             self.env[v as usize] = HV::Mem(id);
@@ -173,7 +175,7 @@ impl<'a, D: Device> Executor<'a, D> {
     /// After a synchronised call: the status buffer's error (an index out of bounds in
     /// checked mode, a negative dimension), else its warnings queued.
     fn check_status(&mut self) -> RunResult<()> {
-        let (Some(id), Some(st)) = (self.status, &self.b.status) else {
+        let (Some(id), Some(st)) = (self.status, self.sites) else {
             return Ok(());
         };
         let mut bytes = vec![0u8; 8 * appy_ir::status::STATUS_LEN];
@@ -182,7 +184,7 @@ impl<'a, D: Device> Executor<'a, D> {
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
-        crate::status::queue(st.decode(&words).map_err(RunError::Program)?);
+        crate::status::queue(st.decode(&words).map_err(RunError::Checked)?);
         Ok(())
     }
 

@@ -43,6 +43,7 @@ fn hand_built(results: &[ArgType], body: impl FnOnce(&mut Builder) -> Vec<appy_i
         params: vec![],
         args: vec![],
         results: results.to_vec(),
+        status: None,
         mvl: 1024,
         host: b.m,
         program,

@@ -430,6 +430,37 @@ fn matrix_products() {
 
 /// A returned new array: downloaded, or left on the device for the caller, who then
 /// owns the buffer (it is not given back to the pool).
+/// Checked mode: an index out of bounds in host code is the program's located error
+/// (`RunError::Checked`), read from the status buffer after the call; a negative index
+/// counts from the end.
+#[test]
+fn checked_mode_reports_the_subscript() {
+    let src = "import appy\n\n@appy.jit\ndef pick(a, i):\n    return a[i]\n";
+    let file = SourceFile::new("k.py", src);
+    let opts = Options {
+        bounds_check: true,
+        ..Options::default()
+    };
+    let b = Compiler::new()
+        .compile_gpu(&file, "pick", &parse_signature("f64[:],int").unwrap(), &opts)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(b.status.is_some(), "checked code takes a status buffer");
+    let a = array(vec![5], 3);
+    let call = |i: i64| {
+        let mut args = vec![HostValue::Array(a.clone()), HostValue::Int(i, DType::I64, true)];
+        call_on(&Mock::new(), &b, &mut args, &Limits::default())
+    };
+    let want = floats(&a);
+    assert_eq!(float(&call(2).unwrap().0[0]), want[2]);
+    assert_eq!(float(&call(-1).unwrap().0[0]), want[4]);
+    let e = call(7).unwrap_err();
+    assert!(
+        matches!(&e, crate::error::RunError::Checked(m)
+            if m.starts_with("k.py:5:") && m.contains("index 7 is out of bounds for axis 0 with size 5")),
+        "{e}"
+    );
+}
+
 #[test]
 fn returned_arrays() {
     let b = compile("return_scaled", "f32[:],int,float");
