@@ -3,7 +3,8 @@
 //! with [`rewrite`]), its typed vocabulary (attribute values in [`attrs`], typed op
 //! views in [`ops`], memory effects in [`effects`], reductions in [`reduction`], types
 //! in [`types`]), the compiled-program format ([`bundle`]) with its typed host program
-//! ([`host`]), Python's formatting of printed values ([`pyfmt`]), every `APPY_*`
+//! ([`host`]), checked mode's status buffer ([`status`]), Python's formatting of
+//! printed values ([`pyfmt`]), every `APPY_*`
 //! environment variable ([`config`]), and (feature `mlir`) the bridge to MLIR itself
 //! ([`mlir`]): context, parsing, verification, pass pipelines.
 #![warn(missing_docs)]
