@@ -141,7 +141,7 @@ pub unsafe extern "C" fn appy_call(
     match r {
         Ok(_) => 0,
         Err(e) => {
-            set_err(err, errlen, &e);
+            set_err(err, errlen, &e.to_string());
             1
         }
     }

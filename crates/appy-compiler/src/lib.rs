@@ -21,7 +21,7 @@ pub mod target;
 use appy_frontend::ast::Program;
 use appy_frontend::lower::{LowerOptions, Lowered};
 use appy_ir::bundle::{BUNDLE_VERSION, Bundle};
-use appy_ir::diag::{DResult, Diagnostic, SourceFile};
+use appy_ir::diag::{DResult, Diagnostic, IrError, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use appy_ir::types::ArgType;
@@ -132,59 +132,19 @@ impl Default for Compiler {
 }
 
 /// The start of an internal compiler error's message.
-pub const ICE: &str = "internal compiler error (please report): ";
+pub use appy_ir::diag::ICE;
 
-/// The first `"NAME":LINE:COL` in `msg` for one of `names`, as a span of `file`.
-fn located(file: &SourceFile, msg: &str, names: &[&str]) -> Option<appy_ir::diag::Span> {
-    for name in names {
-        let quoted = format!("\"{name}\":");
-        if let Some(pos) = msg.find(&quoted) {
-            let rest = &msg[pos + quoted.len()..];
-            let mut it = rest.split(|c: char| !c.is_ascii_digit());
-            if let (Some(l), Some(c)) = (it.next().and_then(|x| x.parse().ok()), it.next().and_then(|x| x.parse().ok())) {
-                let off = file.offset(l, c);
-                return Some(appy_ir::diag::Span::new(off, off + 1));
-            }
-        }
-    }
-    None
+/// The diagnostic of an error about IR appy produced (a pass or MLIR failed): an
+/// internal compiler error at the source position it names ([`IrError::to_diagnostic`]).
+pub fn mlir_error(file: &SourceFile, e: &IrError) -> Diagnostic {
+    e.to_diagnostic(file)
 }
 
-/// Turns an MLIR failure on IR appy produced into an internal compiler error at the
-/// source location it names.
-pub fn mlir_error(file: &SourceFile, msg: &str) -> Diagnostic {
-    let text = format!("{ICE}{msg}");
-    match located(file, msg, &[file.name()]) {
-        Some(span) => Diagnostic::error(file, span, text),
-        None => Diagnostic::bare(text),
-    }
-}
-
-/// Turns an MLIR failure on IR or a pipeline the user gave (`appy-opt x.mlir`,
-/// `--pass-pipeline`) into an error at the location it names in `file` (MLIR names a
-/// parsed buffer `-`): the user's mistake, not a compiler bug.
-pub fn mlir_user_error(file: &SourceFile, msg: &str) -> Diagnostic {
-    // `what:\nloc("-":2:19): detail` reads `what: detail` at 2:19.
-    let text = match msg.split_once(":\n") {
-        Some((what, rest)) => {
-            let detail = rest.lines().next().unwrap_or("");
-            let detail = match detail.find("): ") {
-                Some(p) if detail.starts_with("loc(") => &detail[p + 3..],
-                _ => detail,
-            };
-            let more: Vec<&str> = rest.lines().skip(1).collect();
-            if more.is_empty() {
-                format!("{what}: {detail}")
-            } else {
-                format!("{what}: {detail}\n{}", more.join("\n"))
-            }
-        }
-        None => msg.to_string(),
-    };
-    match located(file, msg, &[file.name(), "-"]) {
-        Some(span) => Diagnostic::error(file, span, text),
-        None => Diagnostic::bare(text),
-    }
+/// The diagnostic of an MLIR failure on IR or a pipeline the user gave (`appy-opt
+/// x.mlir`, `--pass-pipeline`): the user's mistake, not a compiler bug, at the location
+/// it names in `file` ([`IrError::to_user_diagnostic`]).
+pub fn mlir_user_error(file: &SourceFile, e: &IrError) -> Diagnostic {
+    e.to_user_diagnostic(file)
 }
 
 impl Compiler {
@@ -210,7 +170,7 @@ impl Compiler {
             bounds_check: opts.bounds_check,
         };
         let l = appy_frontend::lower::lower(file, program, args, &lo)?;
-        self.ctx.load(&l.module).map_err(|e| mlir_error(file, &e))?;
+        self.ctx.load(&l.module).map_err(|e| e.to_diagnostic(file))?;
         self.warnings.borrow_mut().extend(l.warnings.iter().cloned());
         Ok(l)
     }
@@ -224,7 +184,7 @@ impl Compiler {
     /// Runs pipeline text over a module.
     pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
-        p.run(&self.ctx, m, after).map_err(|e| mlir_error(file, &e))
+        p.run(&self.ctx, m, after).map_err(|e| e.to_diagnostic(file))
     }
 
     /// [`Compiler::run`] for a pipeline or module the user gave: failures are the
@@ -260,8 +220,9 @@ impl Compiler {
 
     fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
-        let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| mlir_error(file, &e))?;
+        let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| e.to_diagnostic(file))?;
         let host = target::nvptx::host_module(&gpu);
+        let program = appy_ir::host::lower(&host, &kernels).map_err(|e| e.to_diagnostic(file))?;
         Ok(Bundle {
             version: BUNDLE_VERSION,
             func: l.name.clone(),
@@ -271,6 +232,7 @@ impl Compiler {
             status: l.status.clone(),
             mvl: opts.mvl,
             host,
+            program,
             ptx,
             kernels,
             variants: vec![],

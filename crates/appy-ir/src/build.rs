@@ -1,7 +1,9 @@
 //! A small builder that appends MLIR operations (in the owned mirror form) to the
 //! region being built, with the current source location attached.
 
+use crate::attrs::{CmpFPredicate, CmpIPredicate, Scalar};
 use crate::ir::{Block, Module, Op, Region, Value};
+use crate::reduction::Reduction;
 use crate::types::{DType, STy};
 
 /// Appends ops to a stack of open op lists (one per region under construction).
@@ -15,32 +17,10 @@ pub struct Builder {
 }
 
 /// `arith.cmpi` predicates.
-#[derive(Clone, Copy, Debug)]
-#[allow(missing_docs)]
-pub enum IPred {
-    Eq = 0,
-    Ne = 1,
-    Slt = 2,
-    Sle = 3,
-    Sgt = 4,
-    Sge = 5,
-    Ult = 6,
-}
+pub type IPred = CmpIPredicate;
 
-/// `arith.cmpf` predicates (the ordered ones, and `une`).
-#[derive(Clone, Copy, Debug)]
-#[allow(missing_docs)]
-pub enum FPred {
-    Oeq = 1,
-    Ogt = 2,
-    Oge = 3,
-    Olt = 4,
-    Ole = 5,
-    One = 6,
-    Ord = 7,
-    Une = 13,
-    Uno = 14,
-}
+/// `arith.cmpf` predicates.
+pub type FPred = CmpFPredicate;
 
 impl Builder {
     /// A builder over a fresh module.
@@ -52,9 +32,18 @@ impl Builder {
             consts: Default::default(),
         }
     }
+    /// A builder over an existing module's value table (its ops are not touched).
+    pub fn over(m: Module) -> Self {
+        Builder { m, ..Builder::new() }
+    }
     /// Opens a new op list (the body of a region being built).
     pub fn begin(&mut self) {
         self.stack.push(vec![]);
+    }
+    /// Takes the ops appended so far to the innermost open list, leaving it open and
+    /// empty (the insertion point stays where it is).
+    pub fn take(&mut self) -> Vec<Op> {
+        std::mem::take(self.stack.last_mut().expect("open op list"))
     }
     /// Closes the innermost op list and returns its ops.
     pub fn end(&mut self) -> Vec<Op> {
@@ -125,6 +114,37 @@ impl Builder {
             self.int(v as i64, t.mlir())
         }
     }
+    /// A constant of type `ty` (MLIR text).
+    pub fn constant(&mut self, v: Scalar, ty: &str) -> Value {
+        match v {
+            Scalar::Int(i) => self.int(i, ty),
+            Scalar::Float(f) => self.float(f, ty),
+        }
+    }
+    /// The identity of reduction `r` over the element type `ty`.
+    pub fn identity(&mut self, r: Reduction, ty: &str) -> Result<Value, String> {
+        let dt = DType::from_mlir(ty).ok_or_else(|| format!("unsupported reduction type {ty}"))?;
+        Ok(self.constant(r.identity(dt), ty))
+    }
+    /// `combine(x, y)` for reduction `r`.
+    pub fn combine(&mut self, r: Reduction, x: Value, y: Value) -> Value {
+        let float = self.m.ty(x).starts_with('f');
+        self.bin(r.arith_op(float), x, y)
+    }
+    /// The combiner region of an `scf.reduce` for reduction `r` over `ty`.
+    pub fn combiner(&mut self, r: Reduction, ty: &str) -> Region {
+        let x = self.m.value(ty);
+        let y = self.m.value(ty);
+        let res = self.m.value(ty);
+        let ops = vec![
+            Op::new(r.arith_op(ty.starts_with('f')))
+                .with_operands([x, y])
+                .with_results([res])
+                .with_loc(self.loc.clone()),
+            Op::new("scf.reduce.return").with_operands([res]).with_loc(self.loc.clone()),
+        ];
+        Builder::region(vec![x, y], ops)
+    }
     /// `i64` → `index`.
     pub fn to_index(&mut self, v: Value) -> Value {
         if self.m.ty(v) == "index" {
@@ -146,11 +166,11 @@ impl Builder {
     }
     /// Integer comparison.
     pub fn cmpi(&mut self, p: IPred, a: Value, b: Value) -> Value {
-        self.op1("arith.cmpi", &[a, b], "i1", &[("predicate", format!("{} : i64", p as i64))])
+        self.op1("arith.cmpi", &[a, b], "i1", &[("predicate", p.attr())])
     }
     /// Float comparison.
     pub fn cmpf(&mut self, p: FPred, a: Value, b: Value) -> Value {
-        self.op1("arith.cmpf", &[a, b], "i1", &[("predicate", format!("{} : i64", p as i64))])
+        self.op1("arith.cmpf", &[a, b], "i1", &[("predicate", p.attr())])
     }
     /// `arith.select`.
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {

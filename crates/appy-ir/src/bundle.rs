@@ -1,13 +1,15 @@
-//! The compiled-program format for the GPU: the host function (at the `gpu` level,
-//! interpreted by the runtime), the PTX of its kernels, and their parameter types.
-//! A bundle needs no MLIR to run: only the NVIDIA driver.
+//! The compiled-program format for the GPU: the host program (the `gpu`-level host
+//! function lowered to typed ops, [`crate::host`], which the runtime executes), the PTX
+//! of its kernels and their parameter types, and the `gpu`-level module itself (for
+//! reading and tools). A bundle needs no MLIR to run: only the NVIDIA driver.
 
+use crate::host::HostProgram;
 use crate::ir::Module;
 use crate::types::ArgType;
 use serde::{Deserialize, Serialize};
 
-/// Format version; bumped on incompatible changes.
-pub const BUNDLE_VERSION: u32 = 3;
+/// Format version; bumped on incompatible changes (4: the host program).
+pub const BUNDLE_VERSION: u32 = 4;
 
 /// One kernel of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -38,8 +40,12 @@ pub struct Bundle {
     /// Threads per block.
     pub mvl: i64,
     /// The `gpu`-level module: the host `func.func`, whose body launches kernels
-    /// (`gpu.launch_func`), and the kernels' `gpu.module` (for access analysis).
+    /// (`gpu.launch_func`), and the kernels' `gpu.module`. The runtime does not read
+    /// it: it is the source of [`Bundle::program`], kept for reading and tools.
     pub host: Module,
+    /// The host program the runtime executes, with the kernels' bodies for the access
+    /// analysis ([`crate::host::lower`] of `host`).
+    pub program: HostProgram,
     /// PTX text of the kernels (empty when there are none).
     pub ptx: String,
     /// The kernels.

@@ -252,6 +252,153 @@ impl std::error::Error for Diagnostic {}
 /// Result type of everything that can reject a user's program.
 pub type DResult<T> = Result<T, Diagnostic>;
 
+/// A source position as an MLIR location records it: `"k.py":3:5`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    /// The file name, as the frontend recorded it.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+}
+
+impl Location {
+    /// The first file position in an MLIR location's text (an op's `loc` in the owned
+    /// mirror, without `loc(...)`): `"k.py":3:5`, also inside `fused[...]`, a
+    /// name location's child or a call site.
+    pub fn parse(text: &str) -> Option<Location> {
+        let start = text.find('"')?;
+        let rest = &text[start + 1..];
+        let end = rest.find('"')?;
+        let file = &rest[..end];
+        let after = rest[end + 1..].strip_prefix(':');
+        let Some(after) = after else {
+            // A name location (`"x"(...)`): look further.
+            return Location::parse(&rest[end + 1..]);
+        };
+        let mut nums = after.split(|c: char| !c.is_ascii_digit());
+        let line = nums.next()?.parse().ok()?;
+        let col = nums.next()?.parse().ok()?;
+        Some(Location {
+            file: file.to_string(),
+            line,
+            col,
+        })
+    }
+    /// The span of this position in `file`, if it is that file.
+    pub fn span_in(&self, file: &SourceFile) -> Option<Span> {
+        (self.file == file.name()).then(|| {
+            let off = file.offset(self.line, self.col);
+            Span::new(off, off + 1)
+        })
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+/// The start of an internal compiler error's message.
+pub const ICE: &str = "internal compiler error (please report): ";
+
+/// An error about IR, located at the source position of the op (or MLIR diagnostic) it
+/// concerns: what the Rust passes and MLIR report. The compiler driver turns it into a
+/// [`Diagnostic`] on the source file ([`IrError::to_diagnostic`]). Such errors are
+/// compiler bugs: the frontend rejects what appy cannot compile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrError {
+    /// What went wrong.
+    pub message: String,
+    /// Where, if the IR knew.
+    pub location: Option<Location>,
+    /// Further messages (other MLIR diagnostics, their notes), each with its location.
+    pub notes: Vec<(Option<Location>, String)>,
+}
+
+impl IrError {
+    /// An error with no location.
+    pub fn new(message: impl Into<String>) -> Self {
+        IrError {
+            message: message.into(),
+            location: None,
+            notes: vec![],
+        }
+    }
+    /// An error at the location of `op`.
+    pub fn at(op: &crate::ir::Op, message: impl Into<String>) -> Self {
+        IrError::located(op.loc.as_deref(), message)
+    }
+    /// An error at an MLIR location text (an op's `loc`), if it names a file position.
+    pub fn located(loc: Option<&str>, message: impl Into<String>) -> Self {
+        IrError {
+            location: loc.and_then(Location::parse),
+            ..IrError::new(message)
+        }
+    }
+    /// The same error with `context: ` before its message (e.g. the pass's name).
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+    /// The diagnostic on `file`: an internal compiler error at the location when it is
+    /// in `file`, with the notes.
+    pub fn to_diagnostic(&self, file: &SourceFile) -> Diagnostic {
+        self.diagnostic(file, ICE, &[file.name()])
+    }
+    /// The diagnostic on `file` of an error in IR or a pipeline the user wrote
+    /// (`appy-opt x.mlir`): the user's mistake, at the location when it is in `file`
+    /// (MLIR names a buffer it parsed `-`), with the notes.
+    pub fn to_user_diagnostic(&self, file: &SourceFile) -> Diagnostic {
+        self.diagnostic(file, "", &[file.name(), "-"])
+    }
+    fn diagnostic(&self, file: &SourceFile, prefix: &str, names: &[&str]) -> Diagnostic {
+        let text = format!("{prefix}{}", self.message);
+        let span = self.location.as_ref().filter(|l| names.contains(&l.file.as_str())).map(|l| {
+            let off = file.offset(l.line, l.col);
+            Span::new(off, off + 1)
+        });
+        let mut d = match (span, &self.location) {
+            (Some(span), _) => Diagnostic::error(file, span, text),
+            (None, Some(l)) => Diagnostic::bare(format!("{l}: {text}")),
+            (None, None) => Diagnostic::bare(text),
+        };
+        for (l, n) in &self.notes {
+            d = d.with_note(match l {
+                Some(l) => format!("note: {l}: {n}"),
+                None => format!("note: {n}"),
+            });
+        }
+        d
+    }
+}
+
+impl fmt::Display for IrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(l) = &self.location {
+            write!(f, "{l}: ")?;
+        }
+        f.write_str(&self.message)?;
+        for (l, n) in &self.notes {
+            match l {
+                Some(l) => write!(f, "\n  note: {l}: {n}")?,
+                None => write!(f, "\n  note: {n}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for IrError {}
+
+impl From<IrError> for String {
+    fn from(e: IrError) -> String {
+        e.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +425,24 @@ mod tests {
         assert!(r.starts_with("k.py:2:11: error: expected an operand\n"), "{r}");
         assert!(r.contains("          ^"), "{r}");
         assert_eq!(f.offset(2, 11), pos);
+    }
+
+    #[test]
+    fn locations_from_mlir_text() {
+        let l = Location::parse("\"k.py\":3:5").unwrap();
+        assert_eq!((l.file.as_str(), l.line, l.col), ("k.py", 3, 5));
+        let fused = Location::parse("fused[\"a.py\":1:2, \"b.py\":3:4]").unwrap();
+        assert_eq!(fused.file, "a.py");
+        let named = Location::parse("\"x\"(\"k.py\":7:1)").unwrap();
+        assert_eq!((named.file.as_str(), named.line), ("k.py", 7));
+        assert!(Location::parse("unknown").is_none());
+        let f = SourceFile::new("k.py", "a\nbcd\n");
+        let d = IrError::located(Some("\"k.py\":2:2"), "boom").context("appy-x").to_diagnostic(&f);
+        assert!(
+            d.render()
+                .starts_with("k.py:2:2: error: internal compiler error (please report): appy-x: boom"),
+            "{}",
+            d.render()
+        );
     }
 }

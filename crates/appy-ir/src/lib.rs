@@ -1,20 +1,31 @@
 //! appy's IR layer: source locations and diagnostics ([`diag`]), the owned mirror of
-//! MLIR operations that Rust passes rewrite ([`ir`]), and (feature `mlir`) the bridge
-//! to MLIR itself ([`mlir`]): context, parsing, verification, pass pipelines; every
-//! `APPY_*` environment variable ([`config`]).
+//! MLIR operations that Rust passes rewrite ([`ir`], built with [`build`], rewritten
+//! with [`rewrite`]), its typed vocabulary (attribute values in [`attrs`], typed op
+//! views in [`ops`], memory effects in [`effects`], reductions in [`reduction`], types
+//! in [`types`]), the compiled-program format ([`bundle`]) with its typed host program
+//! ([`host`]), checked mode's status buffer ([`status`]), Python's formatting of
+//! printed values ([`pyfmt`]), every `APPY_*`
+//! environment variable ([`config`]), and (feature `mlir`) the bridge to MLIR itself
+//! ([`mlir`]): context, parsing, verification, pass pipelines.
 #![warn(missing_docs)]
 // `Diagnostic`, the error of everything that can reject a user's program, is large;
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod attrs;
 pub mod build;
 pub mod bundle;
 pub mod config;
 pub mod diag;
+pub mod effects;
+pub mod host;
 pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod mlir;
+pub mod ops;
 pub mod pyfmt;
+pub mod reduction;
+pub mod rewrite;
 pub mod status;
 pub mod types;
 

@@ -1,10 +1,14 @@
 //! The bridge to MLIR (feature `mlir`): context set-up, parsing and verifying text,
 //! importing an MLIR module into the owned mirror ([`crate::ir`]), running textual
-//! pass pipelines, and capturing MLIR's diagnostics as located errors.
+//! pass pipelines, and capturing MLIR's diagnostics with their locations (through the
+//! diagnostic handler and MLIR's location API, not from message text) as
+//! [`IrError`]s.
 
+use crate::diag::{IrError, Location};
 use crate::ir;
 use melior::{
     Context,
+    diagnostic::DiagnosticSeverity,
     dialect::DialectRegistry,
     ir::{
         BlockLike, Module, OperationRef, RegionLike, ValueLike,
@@ -18,11 +22,45 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// An MLIR context with every upstream dialect, pass and LLVM translation registered,
-/// and a diagnostic handler that records MLIR's messages.
+/// and a diagnostic handler that records MLIR's diagnostics with their locations.
 pub struct Ctx {
     /// The MLIR context.
     pub context: Context,
-    diags: Rc<RefCell<Vec<String>>>,
+    diags: Rc<RefCell<Vec<MlirDiagnostic>>>,
+}
+
+/// A diagnostic MLIR reported, its location resolved to a source position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MlirDiagnostic {
+    /// Whether it is an error (else a warning or remark).
+    pub is_error: bool,
+    /// The message.
+    pub message: String,
+    /// The first file position its location names (through name, call-site and
+    /// fused locations).
+    pub location: Option<Location>,
+    /// Its notes, each with its location.
+    pub notes: Vec<(Option<Location>, String)>,
+}
+
+/// The first file position of an MLIR location.
+fn resolve(loc: melior::ir::Location<'_>) -> Option<Location> {
+    if loc.is_file_line_col_range() {
+        let file = loc.file_line_col_range_filename();
+        Some(Location {
+            file: file.as_string_ref().as_str().ok()?.to_string(),
+            line: loc.file_line_col_range_start_line(),
+            col: loc.file_line_col_range_start_column(),
+        })
+    } else if loc.is_name() {
+        resolve(loc.name_child_location())
+    } else if loc.is_call_site() {
+        resolve(loc.call_site_callee()).or_else(|| resolve(loc.call_site_caller()))
+    } else if loc.is_fused() {
+        (0..loc.fused_num_locations()).find_map(|i| resolve(loc.fused_location(i)))
+    } else {
+        None
+    }
 }
 
 impl Default for Ctx {
@@ -33,99 +71,11 @@ impl Default for Ctx {
 
 static PASSES: std::sync::Once = std::sync::Once::new();
 
-/// The `appy` dialect, defined with IRDL: the ops the `appy` level needs beyond
-/// upstream MLIR. Loops and reductions are upstream `scf` ops carrying appy's
-/// annotations as discardable attributes (`appy.parallel`, `appy.simd`,
+/// The `appy` dialect, defined with IRDL (`appy.irdl.mlir`): the ops the `appy` level
+/// needs beyond upstream MLIR. Loops and reductions are upstream `scf` ops carrying
+/// appy's annotations as discardable attributes (`appy.parallel`, `appy.simd`,
 /// `appy.sequential`, and after strip-mining `appy.lanes`, `appy.chunks`).
-pub const APPY_IRDL: &str = r#"
-irdl.dialect @appy {
-  // `appy.MVL`: the maximum vector length, symbolic at the appy level; appy-strip-mine
-  // replaces it by the chosen constant, so one appy-level function serves every MVL.
-  irdl.operation @mvl {
-    %i64 = irdl.is i64
-    irdl.results(value: %i64)
-  }
-  // The tensor level (seed 001 §4): statements in sliced index notation, as SSA values
-  // that are functions of the statement's dimensions (numbered 0..k-1 per statement).
-  // `appy.view %array(%i...) {dims, steps}`: one i64 operand per array axis, either the
-  // slice's lower bound (dims[a] = the statement dimension) or a scalar index (dims[a] =
-  // -1); a sliced axis with `steps[a] = s` reads `lower + s * i` (1 when absent).
-  irdl.operation @view {
-    %mem = irdl.base "!builtin.memref"
-    %i64 = irdl.is i64
-    %t = irdl.base "!builtin.tensor"
-    irdl.operands(source: %mem, index: variadic %i64)
-    irdl.results(result: %t)
-  }
-  // `appy.print(%values...) {pieces}`: prints a line from the host code; `pieces` is the
-  // text and the value fields, encoded by `appy_ir::pyfmt::Piece`; each value is the 64
-  // bits of its representation (a float32 in the low 32).
-  irdl.operation @print {
-    %i64 = irdl.is i64
-    irdl.operands(values: variadic %i64)
-  }
-  // `appy.iota {dims = [d]}`: the index of statement dimension d (i64), for `np.arange`.
-  irdl.operation @iota {
-    %t = irdl.base "!builtin.tensor"
-    irdl.results(result: %t)
-  }
-  // `appy.ew {op = "arith.addf", ...}`: the scalar op `op` applied element-wise; its one
-  // to three operands are tensors or scalars (broadcast); the other attributes are the
-  // scalar op's.
-  irdl.operation @ew {
-    %a = irdl.any
-    %b = irdl.any
-    %c = irdl.any
-    %t = irdl.base "!builtin.tensor"
-    irdl.operands(a: %a, b: optional %b, c: optional %c)
-    irdl.results(result: %t)
-  }
-  // `appy.reduce {kind = "sum"|"max"|"min", dims}`: reduces the listed dimensions.
-  irdl.operation @reduce {
-    %t = irdl.base "!builtin.tensor"
-    %any = irdl.any
-    irdl.operands(input: %t)
-    irdl.results(result: %any)
-  }
-  // `appy.assign %target(%i...) = %value` over extents %e (one per statement dimension);
-  // the loop order and per-dimension properties of the tensor pragma are attributes.
-  // `appy.gemm C(ci, cj) = alpha * op(A)(ai, aj) @ op(B)(bi, bj) + beta * C` over M x N x
-  // K (a matrix product delegated to a library: cuBLAS on the GPU); operands C, A, B,
-  // the six view offsets, M, N, K, alpha, beta; attributes `trans_a`, `trans_b`.
-  // A vector operand (rank 1) is a column (`vec_x = 1`, n x 1) or a row (`vec_x = 2`,
-  // 1 x n) matrix: matrix-vector products are the same op.
-  irdl.operation @gemm {
-    %mc = irdl.base "!builtin.memref"
-    %ma = irdl.base "!builtin.memref"
-    %mb = irdl.base "!builtin.memref"
-    %i64 = irdl.is i64
-    %f = irdl.any
-    irdl.operands(c: %mc, a: %ma, b: %mb, index: variadic %i64, alpha: %f, beta: %f)
-  }
-  // `appy.trsv(L, x, b, n)`: x[:n] = b[:n], then x = L⁻¹ x with the lower triangle of
-  // L[:n, :n] (forward substitution, delegated to a library: cuBLAS on the GPU).
-  irdl.operation @trsv {
-    %ml = irdl.base "!builtin.memref"
-    %mx = irdl.base "!builtin.memref"
-    %mb = irdl.base "!builtin.memref"
-    %i64 = irdl.is i64
-    irdl.operands(l: %ml, x: %mx, b: %mb, n: %i64)
-  }
-  // `appy.potrf(A, n)`: the lower triangle of A[:n, :n] becomes its Cholesky factor L
-  // (A = L Lᵀ); the rest of A is untouched (cuSOLVER on the GPU).
-  irdl.operation @potrf {
-    %m = irdl.base "!builtin.memref"
-    %i64 = irdl.is i64
-    irdl.operands(a: %m, n: %i64)
-  }
-  irdl.operation @assign {
-    %mem = irdl.base "!builtin.memref"
-    %any = irdl.any
-    %i64 = irdl.is i64
-    irdl.operands(target: %mem, value: %any, index: variadic %i64, extents: variadic %i64)
-  }
-}
-"#;
+pub const APPY_IRDL: &str = include_str!("appy.irdl.mlir");
 
 impl Ctx {
     /// Creates a context (single-threaded: appy's modules are small, and the machines
@@ -137,16 +87,19 @@ impl Ctx {
         let context = Context::new_with_registry(&registry, false);
         context.load_all_available_dialects();
         register_all_llvm_translations(&context);
-        let diags: Rc<RefCell<Vec<String>>> = Rc::default();
+        let diags: Rc<RefCell<Vec<MlirDiagnostic>>> = Rc::default();
         let sink = diags.clone();
         context.attach_diagnostic_handler(move |d| {
-            let mut msg = format!("{}: {}", d.location(), d);
-            for i in 0..d.note_count() {
-                if let Ok(n) = d.note(i) {
-                    msg.push_str(&format!("\n  note: {}: {}", n.location(), n));
-                }
-            }
-            sink.borrow_mut().push(msg);
+            let notes = (0..d.note_count())
+                .filter_map(|i| d.note(i).ok())
+                .map(|n| (resolve(n.location()), n.to_string()))
+                .collect();
+            sink.borrow_mut().push(MlirDiagnostic {
+                is_error: matches!(d.severity(), DiagnosticSeverity::Error),
+                message: d.to_string(),
+                location: resolve(d.location()),
+                notes,
+            });
             true
         });
         let ctx = Ctx { context, diags };
@@ -156,21 +109,31 @@ impl Ctx {
     }
 
     /// Takes the diagnostics MLIR reported since the last call.
-    pub fn take_diagnostics(&self) -> Vec<String> {
+    pub fn take_diagnostics(&self) -> Vec<MlirDiagnostic> {
         std::mem::take(&mut self.diags.borrow_mut())
     }
 
-    fn failure(&self, what: &str) -> String {
-        let d = self.take_diagnostics();
-        if d.is_empty() {
-            what.to_string()
-        } else {
-            format!("{what}:\n{}", d.join("\n"))
+    /// The error `what`, at the first error MLIR reported (with the others as notes).
+    fn failure(&self, what: &str) -> IrError {
+        let mut diags = self.take_diagnostics();
+        let Some(first) = diags.iter().position(|d| d.is_error).or((!diags.is_empty()).then_some(0)) else {
+            return IrError::new(what);
+        };
+        let d = diags.remove(first);
+        let mut notes = d.notes;
+        for other in diags {
+            notes.push((other.location, other.message));
+            notes.extend(other.notes);
+        }
+        IrError {
+            message: format!("{what}: {}", d.message),
+            location: d.location,
+            notes,
         }
     }
 
     /// Parses and verifies MLIR text (any syntax).
-    pub fn parse(&self, text: &str) -> Result<Module<'_>, String> {
+    pub fn parse(&self, text: &str) -> Result<Module<'_>, IrError> {
         self.take_diagnostics();
         let m = Module::parse(&self.context, text).ok_or_else(|| self.failure("MLIR failed to parse the module"))?;
         if !m.as_operation().verify() {
@@ -180,7 +143,7 @@ impl Ctx {
     }
 
     /// Prints a mirror module generically, re-parses and verifies it with MLIR.
-    pub fn load(&self, m: &ir::Module) -> Result<Module<'_>, String> {
+    pub fn load(&self, m: &ir::Module) -> Result<Module<'_>, IrError> {
         let text = m.to_generic();
         self.parse(&text).inspect_err(|_| {
             tracing::debug!(target: "appy::ir", "module that failed to verify:\n{text}");
@@ -188,7 +151,7 @@ impl Ctx {
     }
 
     /// Runs a textual pass pipeline (`builtin.module(...)`) over a module.
-    pub fn run_pipeline(&self, module: &mut Module<'_>, pipeline: &str) -> Result<(), String> {
+    pub fn run_pipeline(&self, module: &mut Module<'_>, pipeline: &str) -> Result<(), IrError> {
         self.take_diagnostics();
         let pm = PassManager::new(&self.context);
         pm.enable_verifier(true);
@@ -351,5 +314,23 @@ func.func @f(%a: memref<?xf64>, %n: index, %s: f64) -> f64 {
         let text = mirror.to_generic();
         let again = ctx.parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(pretty(&m, false), pretty(&again, false));
+    }
+
+    /// A verifier error is reported at the op's location, read from MLIR's location
+    /// and not from the message text.
+    #[test]
+    fn verifier_errors_are_located() {
+        let src = r#"
+func.func @f(%a: i64) -> i64 {
+  %b = "arith.addi"(%a, %a) : (i64, i64) -> i32 loc("k.py":4:7)
+  return %a : i64
+}
+"#;
+        let ctx = Ctx::new();
+        let e = ctx.parse(src).unwrap_err();
+        let l = e.location.clone().expect("located");
+        assert_eq!((l.file.as_str(), l.line, l.col), ("k.py", 4, 7), "{e}");
+        assert!(e.message.contains("'arith.addi' op requires the same type"), "{e}");
+        assert!(!e.message.contains("k.py"), "{e}");
     }
 }

@@ -7,7 +7,7 @@
 //! attribute needs no escaping. Both back ends format with [`print_line`].
 
 /// One piece of a printed line.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Piece {
     /// Literal text.
     Text(String),
@@ -16,7 +16,7 @@ pub enum Piece {
 }
 
 /// How a printed value is typed (how `str()` shows it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// A Python float or `np.float64` (shortest repr, scientific below 1e-4 and from 1e16).
     F64,

@@ -148,11 +148,56 @@ pub fn memref_type(dtype: DType, rank: usize) -> String {
 
 /// Parses `memref<?x?xf32>` into element type and rank.
 pub fn parse_memref(ty: &str) -> Option<(DType, usize)> {
-    let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
-    let parts: Vec<&str> = inner.split('x').collect();
-    let last = *parts.last()?;
-    let dt = if last == "i8" { DType::Bool } else { DType::from_mlir(last)? };
-    Some((dt, parts.len() - 1))
+    MemRefType::parse(ty).map(|m| (m.elem, m.rank()))
+}
+
+/// A parsed memref type: element type and shape (`None` for a dynamic size `?`).
+/// Booleans are stored as bytes: an `i8` element is [`DType::Bool`]. Layouts and memory
+/// spaces (`memref<4xf32, 3>`) are ignored.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MemRefType {
+    /// The element type.
+    pub elem: DType,
+    /// Per dimension: its static size, or `None` for `?`.
+    pub shape: Vec<Option<usize>>,
+}
+
+impl MemRefType {
+    /// Parses `memref<?x4xf64>` (`None` for anything else).
+    pub fn parse(ty: &str) -> Option<MemRefType> {
+        let inner = ty.trim().strip_prefix("memref<")?.strip_suffix('>')?;
+        let inner = inner.split(',').next()?.trim();
+        let mut parts: Vec<&str> = inner.split('x').collect();
+        let last = parts.pop()?;
+        let elem = if last == "i8" { DType::Bool } else { DType::from_mlir(last)? };
+        let shape = parts
+            .iter()
+            .map(|p| if *p == "?" { Some(None) } else { p.parse::<usize>().ok().map(Some) })
+            .collect::<Option<Vec<_>>>()?;
+        Some(MemRefType { elem, shape })
+    }
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    /// Number of dynamic dimensions (the operands of `memref.alloc`).
+    pub fn dynamic_dims(&self) -> usize {
+        self.shape.iter().filter(|d| d.is_none()).count()
+    }
+}
+
+impl fmt::Display for MemRefType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("memref<")?;
+        for d in &self.shape {
+            match d {
+                Some(n) => write!(f, "{n}x")?,
+                None => f.write_str("?x")?,
+            }
+        }
+        f.write_str(if self.elem == DType::Bool { "i8" } else { self.elem.mlir() })?;
+        f.write_str(">")
+    }
 }
 
 // ----- scalar types with NumPy's promotion rules (NEP 50: Python scalars are "weak") -----
@@ -382,6 +427,17 @@ mod sty_tests {
             let e = parse_signature(bad).unwrap_err();
             assert!(e.contains(want), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn memref_types() {
+        let m = MemRefType::parse("memref<?x4xf32>").unwrap();
+        assert_eq!((m.elem, m.shape.clone(), m.dynamic_dims()), (DType::F32, vec![None, Some(4)], 1));
+        assert_eq!(m.to_string(), "memref<?x4xf32>");
+        assert_eq!(MemRefType::parse(&memref_type(DType::Bool, 2)).unwrap().elem, DType::Bool);
+        assert_eq!(parse_memref("memref<f64>"), Some((DType::F64, 0)));
+        assert_eq!(MemRefType::parse("memref<2xf64, 3>").unwrap().rank(), 1);
+        assert!(MemRefType::parse("tensor<?xf64>").is_none());
     }
 
     #[test]

@@ -8,8 +8,9 @@
 //! instead of tens of thousands; smaller ones come from `malloc`. Both are released
 //! with `free` (the runtime frees returned arrays it adopts the same way).
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region, Value};
 
 /// Blocks from this size (bytes) are huge-page backed.
@@ -74,7 +75,7 @@ impl Pass for CpuAlloc {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let names: Vec<String> = m
             .body()
             .iter()

@@ -7,7 +7,8 @@
 //! that LLVM lowers to the C library's functions. Runs on the CPU pipeline only: on the
 //! GPU the ops become libdevice's accurate functions.
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region};
 
 /// The pass.
@@ -29,7 +30,7 @@ impl Pass for CpuLibm {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut needed: Vec<(&'static str, String)> = vec![];
         let types = m.types.clone();
         m.op.walk_mut(&mut |op| {

@@ -36,8 +36,9 @@
 
 use crate::cpu_atomics as atomics;
 use crate::util::{builder_for, emit_identity, finish, is_parallel, split_parallel};
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -87,7 +88,7 @@ impl Pass for CpuOpenMp {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         // The mark of the `cpu` level (a module without parallel loops has no OpenMP
         // operations to tell it by).
         m.op.set_attr("appy.cpu", "unit");
@@ -133,7 +134,7 @@ impl Pass for CpuOpenMp {
 }
 
 impl CpuOpenMp {
-    fn lower(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx, st: &mut State) -> Result<Vec<Op>, PassError> {
+    fn lower(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx, st: &mut State) -> Result<Vec<Op>, IrError> {
         let mut out = vec![];
         for mut op in ops {
             if op.name == "scf.parallel" {
@@ -167,7 +168,7 @@ impl CpuOpenMp {
 
     /// An `scf.parallel` as nested `scf.for` loops (one per dimension) carrying its
     /// reductions as iteration arguments.
-    fn sequential(&self, b: &mut Builder, op: Op, ctx: Ctx, st: &mut State) -> Result<Vec<Op>, PassError> {
+    fn sequential(&self, b: &mut Builder, op: Op, ctx: Ctx, st: &mut State) -> Result<Vec<Op>, IrError> {
         let loc = op.loc.clone();
         let attrs: Vec<(String, String)> = op.attrs.iter().filter(|(k, _)| k.starts_with("appy.")).cloned().collect();
         let results = op.results.clone();
@@ -223,7 +224,7 @@ impl CpuOpenMp {
 
     /// The outermost parallel loop as an OpenMP parallel region (a parallel loop nested
     /// in it runs sequentially, as a loop LLVM vectorises).
-    fn to_openmp(&self, b: &mut Builder, op: Op, st: &mut State, out: &mut Vec<Op>) -> Result<(), PassError> {
+    fn to_openmp(&self, b: &mut Builder, op: Op, st: &mut State, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
         // A body without inner loops runs on several threads only from PARALLEL_MIN
@@ -249,7 +250,7 @@ impl CpuOpenMp {
         let mut syms = vec![];
         for (k, ty) in tys.iter().enumerate() {
             let region = &p.reduce.regions[k];
-            let sym = declare_reduction(b, st, region, ty).map_err(|e| PassError::new(e, loc.clone()))?;
+            let sym = declare_reduction(b, st, region, ty).map_err(|e| IrError::located(loc.as_deref(), e))?;
             syms.push(sym);
             let one = match st.one {
                 Some(v) => v,
@@ -318,7 +319,7 @@ impl CpuOpenMp {
         } else {
             b.begin();
             let c = chunked(b, &p.lbs, &p.ubs, &p.steps, &p.ivs, &p.reduce, &tys, trip, body, &loc)
-                .map_err(|e| PassError::new(e, loc.clone()))?;
+                .map_err(|e| IrError::located(loc.as_deref(), e))?;
             out.extend(b.end());
             c
         };

@@ -10,7 +10,8 @@
 //! callback. (A function pointer, not a symbol: compiled code then needs no symbol
 //! resolution, in the execution engine or in a cached shared object.)
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op};
 
 /// The pass.
@@ -32,7 +33,7 @@ impl Pass for CpuPrint {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut globals: Vec<Op> = vec![];
         let mut body = std::mem::take(m.body_mut());
         let mut any = false;
@@ -70,7 +71,7 @@ impl Pass for CpuPrint {
     }
 }
 
-fn rewrite(m: &mut Module, ops: &mut Vec<Op>, cb: appy_ir::ir::Value, globals: &mut Vec<Op>) -> Result<(), PassError> {
+fn rewrite(m: &mut Module, ops: &mut Vec<Op>, cb: appy_ir::ir::Value, globals: &mut Vec<Op>) -> Result<(), IrError> {
     let mut out = Vec::with_capacity(ops.len());
     for mut op in std::mem::take(ops) {
         for r in &mut op.regions {

@@ -1,6 +1,7 @@
 //! `appy-cpu-strided`: array parameters that take any strided layout.
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 
 /// `appy-cpu-strided`: gives the marked array parameters of every function a fully
@@ -32,7 +33,7 @@ impl Pass for StridedArgs {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut changes = vec![];
         for f in m.body() {
             if f.name != "func.func" || f.regions.is_empty() || f.regions[0].blocks.is_empty() {
@@ -43,7 +44,7 @@ impl Pass for StridedArgs {
                     continue;
                 }
                 let Some((dt, rank)) = appy_ir::types::parse_memref(m.ty(*a)) else {
-                    return Err(PassError::new(format!("parameter {k} is not an array"), f.loc.clone()));
+                    return Err(IrError::located(f.loc.as_deref(), format!("parameter {k} is not an array")));
                 };
                 let dims = "?x".repeat(rank);
                 let strides = vec!["?"; rank].join(", ");

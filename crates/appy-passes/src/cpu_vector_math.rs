@@ -21,8 +21,9 @@
 //! per instruction set (uniform over the function's domain, over [-3, 3], over [0.001,
 //! 100], and log-uniform over its magnitudes) against the `long double` C library.
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region};
 use std::collections::HashSet;
 
@@ -140,7 +141,7 @@ impl Pass for CpuVectorMath {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut new = vec![];
         let mut used = vec![];
         let mut body = std::mem::take(m.body_mut());

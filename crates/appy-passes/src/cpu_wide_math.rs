@@ -11,7 +11,8 @@
 //! would make it an LLVM intrinsic, which the vectoriser does not map). CPU only.
 
 use crate::cpu_vector_math::{ACCURATE_F64, VECTOR_MATH, WIDE};
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region};
 
 /// The pass.
@@ -30,7 +31,7 @@ impl Pass for CpuWideMath {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut needed: Vec<(String, usize)> = vec![];
         let mut body = std::mem::take(m.body_mut());
         for f in body.iter_mut() {

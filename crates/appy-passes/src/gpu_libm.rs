@@ -10,7 +10,8 @@
 //!
 //! Runs on the GPU pipeline only, on the kernels (`gpu.func`) after outlining.
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 
 /// The pass.
@@ -41,7 +42,7 @@ impl Pass for GpuLibm {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut root = std::mem::take(&mut m.op);
         rewrite(&mut root, m, false);
         m.op = root;

@@ -18,9 +18,12 @@
 use crate::gpu_outline::{MAX_THREADS, WORKER_PARTIAL};
 use crate::gpu_sink_loads::SUNK;
 use crate::util::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, IPred};
+use appy_ir::diag::IrError;
+use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Region, Value};
+use appy_ir::rewrite::rewrite;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -45,19 +48,14 @@ impl Pass for MapThreads {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
-        let mut b = builder_for(m);
-        let mut result = Ok(());
-        for k in body.iter_mut().filter(|o| o.name == "gpu.module").flat_map(kernels) {
-            result = self.map_kernel(&mut b, k);
-            if result.is_err() {
-                break;
-            }
-        }
-        finish(&mut b, m);
-        *m.body_mut() = body;
-        result?;
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        rewrite(m, |rw| {
+            rw.top
+                .iter_mut()
+                .filter(|o| o.name == "gpu.module")
+                .flat_map(kernels)
+                .try_for_each(|k| self.map_kernel(&mut rw.b, k))
+        })?;
         resolve_aliases(m);
         Ok(())
     }
@@ -86,7 +84,7 @@ pub fn private_slots(ops: &[Op]) -> HashSet<Value> {
 }
 
 impl MapThreads {
-    fn map_kernel(&self, b: &mut Builder, k: &mut Op) -> Result<(), PassError> {
+    fn map_kernel(&self, b: &mut Builder, k: &mut Op) -> Result<(), IrError> {
         let loc = k.loc.clone();
         let entry = &mut k.regions[0].blocks[0];
         // The thread id appy-gpu-outline made; a kernel without one has no worker code.
@@ -129,14 +127,14 @@ fn is_chunk_reduction(op: &Op) -> bool {
 /// Whether `o` (or anything inside) writes (or, unless `writes_only`, reads) memory
 /// other than the private slots.
 fn accesses_global(o: &Op, private: &HashSet<Value>, writes_only: bool) -> bool {
+    let global = |acc: Access, x: &Op| match acc {
+        Access::None => false,
+        Access::Operands(ix) => ix.iter().any(|i| x.operands.get(*i).is_some_and(|m| !private.contains(m))),
+        Access::Any => true,
+    };
     o.walk_any(&|x| {
-        let (is, mem) = match x.name.as_str() {
-            "memref.store" => (true, x.operands.get(1)),
-            "memref.atomic_rmw" => (true, x.operands.get(1)),
-            "memref.load" => (!writes_only, x.operands.first()),
-            _ => (false, None),
-        };
-        is && mem.is_some_and(|m| !private.contains(m))
+        let e = effects(x);
+        global(e.writes, x) || (!writes_only && global(e.reads, x))
     })
 }
 
@@ -222,7 +220,7 @@ impl State<'_> {
     /// [`annotate_barriers`] placed them. At the `top` level of a kernel, the loads
     /// marked `appy.sunk` stay as they are, and the worker's updates of cross-worker
     /// reductions (`appy.worker_partial`) run on thread 0, after everything else.
-    fn worker(&mut self, ops: Vec<Op>, tid: Value, top: bool) -> Result<Vec<Op>, PassError> {
+    fn worker(&mut self, ops: Vec<Op>, tid: Value, top: bool) -> Result<Vec<Op>, IrError> {
         let mut out = vec![];
         let mut ops = ops.into_iter().peekable();
         while let Some(mut op) = ops.next() {
@@ -239,7 +237,7 @@ impl State<'_> {
                 // The updates index their one-element buffers with a constant 0.
                 let c0 = group[0].operands[2];
                 let is0 = b.cmpi(IPred::Eq, tid, c0);
-                out.extend(take(b));
+                out.extend(b.take());
                 let mut then = vec![];
                 for mut a in group {
                     a.remove_attr(WORKER_PARTIAL);
@@ -279,7 +277,7 @@ impl State<'_> {
                 let b = &mut *self.b;
                 let c0 = b.index(0);
                 let is0 = b.cmpi(IPred::Eq, tid, c0);
-                out.extend(take(b));
+                out.extend(b.take());
                 let loc = op.loc.clone();
                 if before {
                     out.push(Op::new("gpu.barrier").with_loc(loc.clone()));
@@ -298,7 +296,7 @@ impl State<'_> {
                 let b = &mut *self.b;
                 let c0 = b.index(0);
                 let is0 = b.cmpi(IPred::Eq, tid, c0);
-                out.extend(take(b));
+                out.extend(b.take());
                 let loc = op.loc.clone();
                 // The atomic's old value is not used by the frontend's code.
                 let res = op.results.clone();
@@ -312,10 +310,7 @@ impl State<'_> {
                         .with_loc(loc),
                 );
             } else if is_parallel(&op) || is_simd(&op) {
-                return Err(PassError::new(
-                    "nested parallel loop left at the gpu level (compiler bug)",
-                    op.loc.clone(),
-                ));
+                return Err(IrError::at(&op, "nested parallel loop left at the gpu level (compiler bug)"));
             } else {
                 for r in &mut op.regions {
                     for blk in &mut r.blocks {
@@ -332,12 +327,12 @@ impl State<'_> {
     /// A reduction over the chunks of a simd loop: each thread accumulates its lanes'
     /// partial values across all chunks, and one block reduction combines the threads
     /// at the end (instead of one block reduction per chunk).
-    fn chunk_reduction(&mut self, mut op: Op, tid: Value, out: &mut Vec<Op>) -> Result<(), PassError> {
+    fn chunk_reduction(&mut self, mut op: Op, tid: Value, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let nres = op.results.len();
         let body = std::mem::take(&mut op.regions[0].blocks[0].ops);
         let Some(li) = body.iter().position(is_lanes) else {
-            return Err(PassError::new("chunk loop without lanes (compiler bug)", loc));
+            return Err(IrError::located(loc.as_deref(), "chunk loop without lanes (compiler bug)"));
         };
         let lanes_inits: Vec<Value> = {
             let l = &body[li];
@@ -346,7 +341,7 @@ impl State<'_> {
         };
         let combiners: Vec<Region> = body[li].body(0).ops.last().expect("terminator").regions.clone();
         if lanes_inits.len() != nres || combiners.len() != nres {
-            return Err(PassError::new("unexpected chunk loop shape (compiler bug)", loc));
+            return Err(IrError::located(loc.as_deref(), "unexpected chunk loop shape (compiler bug)"));
         }
         // Per-thread accumulators start at the identity (the lanes loop's inits).
         let orig_inits: Vec<Value> = op.operands[3..].to_vec();
@@ -378,7 +373,7 @@ impl State<'_> {
     /// A lanes loop becomes the code of one thread (lane = thread id). With
     /// `per_thread`, its reduction results are the thread's own partial values;
     /// otherwise they are reduced across the block and combined with the inits.
-    fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>, per_thread: bool) -> Result<(), PassError> {
+    fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>, per_thread: bool) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
         let p = split_parallel(op);
@@ -401,12 +396,12 @@ impl State<'_> {
             let c1 = b.index(1);
             let cper = b.index(per);
             let ct = b.index(self.mvl / per);
-            out.extend(take(b));
+            out.extend(b.take());
             let k = b.m.value("index");
             let accs: Vec<Value> = p.inits.iter().map(|v| b.m.value(b.m.ty(*v).to_string())).collect();
             let koff = b.bin("arith.muli", k, ct);
             let l = b.bin("arith.addi", tid, koff);
-            let mut body = take(b);
+            let mut body = b.take();
             map.insert(p.ivs[0], l);
             for mut o in p.body {
                 o.remap_uses(&map);
@@ -416,7 +411,7 @@ impl State<'_> {
             for ((acc, part), region) in accs.iter().zip(&p.reduce.operands).zip(&p.reduce.regions) {
                 next.push(emit_combine(b, region, *acc, *part));
             }
-            body.extend(take(b));
+            body.extend(b.take());
             body.push(Builder::yield_op(&next));
             let res: Vec<Value> = accs.iter().map(|a| b.m.value(b.m.ty(*a).to_string())).collect();
             out.push(
@@ -452,10 +447,11 @@ fn block_reduce(
     res: Value,
     loc: &Option<String>,
     out: &mut Vec<Op>,
-) -> Result<(), PassError> {
+) -> Result<(), IrError> {
     let ty = b.m.ty(part).to_string();
-    let kind = all_reduce_kind(combiner_kind(region).unwrap_or(""))
-        .ok_or_else(|| PassError::new("unsupported reduction operator in a simd loop", loc.clone()))?;
+    let kind = reduction_of(region)
+        .map(|(r, float)| r.all_reduce_kind(float))
+        .ok_or_else(|| IrError::located(loc.as_deref(), "unsupported reduction operator in a simd loop"))?;
     let r = b.m.value(ty);
     b.push(
         Op::new("gpu.all_reduce")
@@ -466,24 +462,7 @@ fn block_reduce(
             .with_region(Region::default()),
     );
     let c = emit_combine(b, region, init, r);
-    out.extend(take(b));
+    out.extend(b.take());
     out.push(Op::new("appy.alias").with_operands([c]).with_results([res]));
     Ok(())
-}
-
-fn all_reduce_kind(comb: &str) -> Option<&'static str> {
-    Some(match comb {
-        "arith.addf" | "arith.addi" => "add",
-        "arith.mulf" | "arith.muli" => "mul",
-        "arith.maximumf" => "maximumf",
-        "arith.minimumf" => "minimumf",
-        "arith.maxnumf" => "maxnumf",
-        "arith.minnumf" => "minnumf",
-        "arith.maxsi" => "maxsi",
-        "arith.minsi" => "minsi",
-        "arith.andi" => "and",
-        "arith.ori" => "or",
-        "arith.xori" => "xor",
-        _ => return None,
-    })
 }

@@ -27,9 +27,13 @@
 use crate::gpu_sink_loads::SUNK;
 use crate::strip_mine::nest_depth;
 use crate::util::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::attrs::{parse_str, str_attr};
 use appy_ir::build::{Builder, IPred};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region, Value};
+use appy_ir::rewrite::rewrite;
+use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
 /// The pass.
@@ -62,38 +66,35 @@ impl Pass for Outline {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut kernels = vec![];
-        for f in &mut body {
-            if f.name != "func.func" || f.regions.is_empty() || f.regions[0].blocks.is_empty() {
-                continue;
+        let outlined = rewrite(m, |rw| {
+            rw.rewrite_functions(|b, f, ops| {
+                let fname = f.attr("sym_name").map(parse_str).unwrap_or("f").to_string();
+                let mut st = State {
+                    b,
+                    kernels: &mut kernels,
+                    fname,
+                    mvl: self.mvl,
+                    consts: HashMap::new(),
+                };
+                st.host(ops)
+            })?;
+            let outlined = !kernels.is_empty();
+            if outlined {
+                let gm = Op::new("gpu.module")
+                    .with_attr("sym_name", str_attr(KERNEL_MODULE))
+                    .with_region(Region::single(Block {
+                        args: vec![],
+                        ops: std::mem::take(&mut kernels),
+                    }));
+                rw.top.insert(0, gm);
             }
-            let fname = f.attr("sym_name").unwrap_or("\"f\"").trim_matches('"').to_string();
-            let mut b = builder_for(m);
-            let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
-            let mut st = State {
-                b: &mut b,
-                kernels: &mut kernels,
-                fname,
-                mvl: self.mvl,
-                consts: HashMap::new(),
-            };
-            let r = st.host(ops);
-            finish(&mut b, m);
-            f.regions[0].blocks[0].ops = r?;
-        }
-        if !kernels.is_empty() {
-            let gm = Op::new("gpu.module")
-                .with_attr("sym_name", format!("\"{KERNEL_MODULE}\""))
-                .with_region(Region::single(Block {
-                    args: vec![],
-                    ops: kernels,
-                }));
-            body.insert(0, gm);
+            Ok::<bool, IrError>(outlined)
+        })?;
+        if outlined {
             m.op.set_attr("gpu.container_module", "unit");
         }
-        *m.body_mut() = body;
         resolve_aliases(m);
         Ok(())
     }
@@ -109,7 +110,7 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn host(&mut self, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
+    fn host(&mut self, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
         let mut out = vec![];
         for mut op in ops {
             if op.name == "arith.constant" {
@@ -118,9 +119,9 @@ impl State<'_> {
             if is_parallel(&op) {
                 self.launch(op, &mut out)?;
             } else if is_simd(&op) || is_lanes(&op) {
-                return Err(PassError::new(
+                return Err(IrError::at(
+                    &op,
                     "vector loop outside a parallel loop at the gpu level (run appy-strip-mine first)",
-                    op.loc.clone(),
                 ));
             } else {
                 for r in &mut op.regions {
@@ -136,7 +137,7 @@ impl State<'_> {
     }
 
     /// Replaces a top-level parallel nest by a kernel and its launch.
-    fn launch(&mut self, mut root: Op, out: &mut Vec<Op>) -> Result<(), PassError> {
+    fn launch(&mut self, mut root: Op, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = root.loc.clone();
         self.b.loc = loc.clone();
         // The loads appy-gpu-sink-loads copied into the nest run first in the kernel:
@@ -176,9 +177,9 @@ impl State<'_> {
         loop {
             let d = cur.body(0).args.len();
             if d != 1 {
-                return Err(PassError::new(
+                return Err(IrError::located(
+                    loc.as_deref(),
                     "multi-dimensional scf.parallel is not supported at the gpu level",
-                    loc.clone(),
                 ));
             }
             let level_depth = levels.len() + 1;
@@ -216,7 +217,7 @@ impl State<'_> {
                 &format!("memref<1x{t}>"),
                 &[("operandSegmentSizes", "array<i32: 0, 0>".into())],
             );
-            let id = emit_identity(b, region, t).map_err(|e| PassError::new(e, loc.clone()))?;
+            let id = emit_identity(b, region, t).map_err(|e| IrError::located(loc.as_deref(), e))?;
             b.store(id, buf, &[zero]);
             bufs.push(buf);
         }
@@ -227,7 +228,7 @@ impl State<'_> {
         let mut slot_copies = vec![];
         for v in &free {
             let ty = b.m.ty(*v).to_string();
-            if ty.starts_with("memref<") && !ty.contains('x') {
+            if MemRefType::parse(&ty).is_some_and(|m| m.rank() == 0) {
                 let d = b.op1("memref.alloc", &[], &ty, &[("operandSegmentSizes", "array<i32: 0, 0>".into())]);
                 let x = b.load(*v, &[]);
                 b.store(x, d, &[]);
@@ -254,7 +255,7 @@ impl State<'_> {
         let has_lanes = worker_body.iter().any(|o| o.walk_any(&is_lanes)) || pre_ops.iter().flatten().any(|o| o.walk_any(&is_lanes));
         let nthreads = if has_lanes { self.mvl.min(MAX_THREADS) } else { 1 };
         let threads = b.index(nthreads);
-        out.extend(take(b));
+        out.extend(b.take());
         let kname = format!("_appy_{}_k{}", self.fname, self.kernels.len());
         let n_args = host_args.len();
         let mut launch_operands = vec![total, one, one, threads, one, one];
@@ -278,12 +279,12 @@ impl State<'_> {
             b.store(x, *slot, &[]);
             b.op0("memref.dealloc", &[*d], &[]);
         }
-        out.extend(take(b));
+        out.extend(b.take());
         for (((buf, init), region), res) in bufs.iter().zip(&inits).zip(&reduce.regions).zip(&root_results) {
             let v = b.load(*buf, &[zero]);
             let r = emit_combine(b, region, *init, v);
             b.op0("memref.dealloc", &[*buf], &[]);
-            out.extend(take(b));
+            out.extend(b.take());
             // Rename: uses of the nest's result now use `r`.
             out.push(Op::new("appy.alias").with_operands([r]).with_results([*res]));
         }
@@ -337,7 +338,7 @@ impl State<'_> {
                 rem = b.bin("arith.divsi", rem, ktrips[d]);
             }
         }
-        kops.extend(take(b));
+        kops.extend(b.take());
         let mut ivmap = map.clone();
         for (d, (lb, _, st, iv)) in levels.iter().enumerate() {
             let lb = *map.get(lb).unwrap_or(lb);
@@ -346,7 +347,7 @@ impl State<'_> {
             let i = b.bin("arith.addi", lb, s);
             ivmap.insert(*iv, i);
         }
-        kops.extend(take(b));
+        kops.extend(b.take());
         let mut body: Vec<Op> = pre_ops.into_iter().flatten().collect();
         body.extend(worker_body);
         for o in &mut body {
@@ -358,16 +359,17 @@ impl State<'_> {
             for ((p, buf), region) in reduce.operands.iter().zip(&kbufs).zip(&reduce.regions) {
                 let p = *ivmap.get(p).unwrap_or(p);
                 let ty = b.m.ty(p).to_string();
-                let kind = atomic_kind(combiner_kind(region).unwrap_or(""))
-                    .ok_or_else(|| PassError::new("unsupported reduction operator for a parallel loop", loc.clone()))?;
+                let kind = reduction_of(region)
+                    .map(|(r, float)| r.atomic_kind(float))
+                    .ok_or_else(|| IrError::located(loc.as_deref(), "unsupported reduction operator for a parallel loop"))?;
                 b.op1(
                     "memref.atomic_rmw",
                     &[p, *buf, c0],
                     &ty,
-                    &[("kind", format!("{kind} : i64")), (WORKER_PARTIAL, "unit".into())],
+                    &[("kind", kind.attr()), (WORKER_PARTIAL, "unit".into())],
                 );
             }
-            kops.extend(take(b));
+            kops.extend(b.take());
         }
         kops.push(Op::new("gpu.return"));
         for o in &mut kops {
@@ -390,19 +392,4 @@ impl State<'_> {
         self.kernels.push(kernel);
         Ok(())
     }
-}
-
-/// The `memref.atomic_rmw` kind of a reduction combiner.
-fn atomic_kind(comb: &str) -> Option<i64> {
-    Some(match comb {
-        "arith.addf" => 0,
-        "arith.addi" => 1,
-        "arith.maximumf" | "arith.maxnumf" => 4,
-        "arith.maxsi" => 6,
-        "arith.minimumf" | "arith.minnumf" => 8,
-        "arith.minsi" => 10,
-        "arith.mulf" => 12,
-        "arith.muli" => 13,
-        _ => return None,
-    })
 }

@@ -20,8 +20,11 @@
 
 use crate::strip_mine::nest_depth;
 use crate::util::{is_lanes, is_parallel, is_simd};
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
+use appy_ir::effects::{may_write, may_write_to};
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::ops::MemrefLoad;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -43,7 +46,7 @@ impl Pass for SinkLoads {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut body = std::mem::take(m.body_mut());
         for f in &mut body {
             if f.name != "func.func" || f.regions.is_empty() || f.regions[0].blocks.is_empty() {
@@ -75,8 +78,7 @@ impl State<'_> {
             if op.name == "memref.alloca" {
                 self.host_allocas.extend(op.results.iter().copied());
             }
-            let array_load =
-                op.name == "memref.load" && op.operands.len() >= 2 && op.results.len() == 1 && !self.host_allocas.contains(&op.operands[0]);
+            let array_load = MemrefLoad::of(op).is_some_and(|l| !l.indices.is_empty() && !self.host_allocas.contains(&l.memref));
             // Loads before a write may not move past it, nor loads from before a loop
             // into its iterations (a later iteration runs after the loop's writes); the
             // ops of a conditional's regions are walked in order below.
@@ -144,24 +146,4 @@ impl State<'_> {
         }
         body.splice(0..0, sunk);
     }
-}
-
-/// Whether `op` (or anything inside it) may write (or free) memory that a host load reads.
-fn may_write(op: &Op) -> bool {
-    op.walk_any(&|o| {
-        matches!(
-            o.name.as_str(),
-            "memref.store" | "memref.atomic_rmw" | "memref.copy" | "memref.dealloc" | "func.call" | "scf.parallel" | "gpu.launch_func"
-        ) || o.name.starts_with("appy.")
-    })
-}
-
-/// Whether `op` (or anything inside it) may write the memref `mem`: a store, an atomic
-/// or a copy into it, or an op whose writes are not known (a call, an `appy` op).
-fn may_write_to(op: &Op, mem: Value) -> bool {
-    op.walk_any(&|o| match o.name.as_str() {
-        "memref.store" | "memref.atomic_rmw" | "memref.copy" => o.operands.get(1) == Some(&mem),
-        "func.call" => true,
-        n => n.starts_with("appy."),
-    })
 }

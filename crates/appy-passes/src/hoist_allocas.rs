@@ -9,7 +9,8 @@
 //! Every use of a private slot writes it before reading it in the same iteration, so
 //! sharing one slot across the sequential iterations of a thread is exact.
 
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op};
 
 /// The pass.
@@ -28,7 +29,7 @@ impl Pass for HoistAllocas {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         m.op.walk_mut(&mut |op| {
             if is_scope(op) && !op.regions.is_empty() && !op.regions[0].blocks.is_empty() {
                 let mut found = vec![];

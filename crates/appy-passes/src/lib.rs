@@ -42,43 +42,16 @@ pub mod tensor_to_loops;
 pub mod test_barriers;
 pub mod util;
 
+use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 use appy_ir::mlir::{self, Ctx};
-
-/// An error from a Rust pass, with the MLIR location of the offending op if known.
-#[derive(Clone, Debug)]
-pub struct PassError {
-    /// What went wrong.
-    pub message: String,
-    /// MLIR location text (e.g. `"k.py":3:5`).
-    pub loc: Option<String>,
-}
-
-impl PassError {
-    /// An error at `loc`.
-    pub fn new(message: impl Into<String>, loc: Option<String>) -> Self {
-        PassError {
-            message: message.into(),
-            loc,
-        }
-    }
-}
-
-impl std::fmt::Display for PassError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.loc {
-            Some(l) => write!(f, "{l}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
 
 /// A pass over the owned mirror of a module.
 pub trait Pass {
     /// The name used in pipelines.
     fn name(&self) -> &'static str;
-    /// Rewrites the module.
-    fn run(&self, m: &mut Module) -> Result<(), PassError>;
+    /// Rewrites the module; an error is located at the op it concerns.
+    fn run(&self, m: &mut Module) -> Result<(), IrError>;
 }
 
 /// How to construct a registered pass from its options.
@@ -279,13 +252,13 @@ impl Pipeline {
 
     /// Runs the pipeline. `after` is called with the stage name and the module's
     /// pretty text after each stage when IR printing is requested.
-    pub fn run(&self, ctx: &Ctx, m: Module, mut after: Option<AfterPass<'_>>) -> Result<Module, String> {
+    pub fn run(&self, ctx: &Ctx, m: Module, mut after: Option<AfterPass<'_>>) -> Result<Module, IrError> {
         let mut m = m;
         for st in &self.stages {
             match st {
                 Stage::Rust(p) => {
                     let _span = tracing::debug_span!("pass", name = p.name()).entered();
-                    p.run(&mut m).map_err(|e| format!("{}: {e}", p.name()))?;
+                    p.run(&mut m).map_err(|e| e.context(p.name()))?;
                     if after.is_none() && !verify_each() {
                         // Release builds: the next MLIR stage (or the PTX back end)
                         // parses, and so verifies, the module anyway.
@@ -294,7 +267,7 @@ impl Pipeline {
                     // Verify: re-parse with MLIR.
                     let parsed = ctx
                         .load(&m)
-                        .map_err(|e| format!("IR after {} does not verify (compiler bug): {e}", p.name()))?;
+                        .map_err(|e| e.context(format!("IR after {} does not verify (compiler bug)", p.name())))?;
                     if let Some(f) = after.as_deref_mut() {
                         f(p.name(), &mlir::pretty(&parsed, false));
                     }
@@ -302,7 +275,7 @@ impl Pipeline {
                 }
                 Stage::Upstream(text) => {
                     let _span = tracing::debug_span!("pipeline", text = text.as_str()).entered();
-                    let mut parsed = ctx.load(&m).map_err(|e| format!("IR before {text} does not verify: {e}"))?;
+                    let mut parsed = ctx.load(&m).map_err(|e| e.context(format!("IR before {text} does not verify")))?;
                     ctx.run_pipeline(&mut parsed, text)?;
                     if let Some(f) = after.as_deref_mut() {
                         f(text, &mlir::pretty(&parsed, false));

@@ -34,9 +34,13 @@
 //! A[i, j] /= A[j, j]` for `j < i`, then the diagonal). Only the GPU pipeline runs this
 //! pass; on the CPU the loops stay loops.
 
-use crate::tensor::{Assign, int_array, reduce_kind, reduced_dims, rewrite_module};
-use crate::{Pass, PassError, PassInfo};
+use crate::tensor::{Assign, int_array, reduced_dims, reduction, rewrite_module};
+use crate::{Pass, PassInfo};
+use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
+use appy_ir::diag::IrError;
+use appy_ir::effects::{self, Access, is_read_only};
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::reduction::Reduction;
 use appy_ir::types::{DType, parse_memref};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -56,7 +60,7 @@ impl Pass for SolveLibrary {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         if !m.op.walk_any(&|o| o.name == "scf.for") {
             return Ok(());
         }
@@ -124,23 +128,12 @@ fn recognise(
         return Some(("appy.trsv", vec![t.l, t.x, t.b], None));
     }
     // The row-by-row form starts with a store just before the loop.
-    if let Some(k) = before.iter().rposition(|o| !is_pure(o))
+    if let Some(k) = before.iter().rposition(|o| !is_read_only(o))
         && let Some(a) = cx.potrf_rows(&before[k], op).filter(float_matrix)
     {
         return Some(("appy.potrf", vec![a], Some(k)));
     }
     cx.potrf(op).filter(float_matrix).map(|a| ("appy.potrf", vec![a], None))
-}
-
-/// Ops without effects, which the matcher skips over.
-fn is_pure(o: &Op) -> bool {
-    let n = o.name.as_str();
-    o.regions.is_empty()
-        && (n.starts_with("arith.")
-            || n.starts_with("math.")
-            || n == "memref.load"
-            || n == "memref.dim"
-            || matches!(n, "appy.view" | "appy.ew" | "appy.reduce" | "appy.iota"))
 }
 
 /// A symbol of an affine index.
@@ -247,20 +240,11 @@ struct Cx<'a> {
 impl<'a> Cx<'a> {
     fn new(defs: &'a HashMap<Value, Op>, nest: &Op) -> Cx<'a> {
         let mut stored = HashSet::new();
-        nest.walk(&mut |o| {
-            if matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "appy.assign" | "appy.gemm")
-                && let Some(m) = o.operands.get(if o.name == "memref.store" || o.name == "memref.atomic_rmw" {
-                    1
-                } else {
-                    0
-                })
-            {
-                stored.insert(*m);
-            }
-            // Unknown side effects: no slot is trusted.
-            if matches!(o.name.as_str(), "func.call") {
-                stored.extend(o.operands.iter().copied());
-            }
+        nest.walk(&mut |o| match effects::effects(o).writes {
+            Access::None => {}
+            Access::Operands(ix) => stored.extend(ix.iter().filter_map(|i| o.operands.get(*i).copied())),
+            // Unknown side effects: no slot it sees is trusted.
+            Access::Any => stored.extend(o.operands.iter().copied()),
         });
         Cx {
             defs,
@@ -275,13 +259,10 @@ impl<'a> Cx<'a> {
         };
         let o = &op.operands;
         match op.name.as_str() {
-            "arith.constant" => {
-                let text = op.attr("value").unwrap_or("");
-                match text.split(':').next().and_then(|s| s.trim().parse::<i64>().ok()) {
-                    Some(c) if !text.contains("f32") && !text.contains("f64") => Aff::cst(c),
-                    _ => Aff::var(Var::V(v)),
-                }
-            }
+            "arith.constant" => match op.attr("value").and_then(|t| parse_constant(t, "")) {
+                Some(Scalar::Int(c)) => Aff::cst(c),
+                _ => Aff::var(Var::V(v)),
+            },
             "arith.index_cast" | "arith.index_castui" | "arith.extsi" if o.len() == 1 => self.aff(o[0]),
             "arith.addi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), 1),
             "arith.subi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), -1),
@@ -308,7 +289,7 @@ impl<'a> Cx<'a> {
                 let x = self.aff(o[2]);
                 let negative_test = self.defs.get(&o[0]).is_some_and(|c| {
                     c.name == "arith.cmpi"
-                        && c.attr("predicate").is_some_and(|p| p.trim().starts_with("2 "))
+                        && c.attr("predicate").and_then(CmpIPredicate::parse) == Some(CmpIPredicate::Slt)
                         && c.operands.first() == Some(&o[2])
                         && self.aff(c.operands[1]).as_const() == Some(0)
                 });
@@ -396,13 +377,15 @@ impl<'a> Cx<'a> {
             "appy.reduce" => {
                 let rd = reduced_dims(op);
                 match rd.as_slice() {
-                    [k] if reduce_kind(op) == "sum" && *k < exts.len() => Sym::Sum(*k, self.aff(exts[*k]), Box::new(self.sym(o[0], exts))),
+                    [k] if reduction(op).ok() == Some(Reduction::Sum) && *k < exts.len() => {
+                        Sym::Sum(*k, self.aff(exts[*k]), Box::new(self.sym(o[0], exts)))
+                    }
                     _ => Sym::Opaque(v),
                 }
             }
             "memref.load" if o.len() > 1 => Sym::Load(o[0], o[1..].iter().map(|x| self.aff(*x)).collect()),
-            "arith.constant" => match op.attr("value").and_then(|t| t.split(':').next()?.trim().parse::<f64>().ok()) {
-                Some(x) if op.attr("value").is_some_and(|t| t.contains(": f")) => Sym::Num(x),
+            "arith.constant" => match op.attr("value").and_then(|t| parse_constant(t, "")) {
+                Some(Scalar::Float(x)) => Sym::Num(x),
                 _ => Sym::Opaque(v),
             },
             "arith.addf" if o.len() == 2 => {
@@ -613,7 +596,7 @@ fn effects(body: &[Op]) -> Option<Vec<&Op>> {
     let mut out = vec![];
     for o in body {
         let n = o.name.as_str();
-        if is_pure(o) {
+        if is_read_only(o) {
             continue;
         }
         let array_store = n == "memref.store" && o.operands.len() > 2;

@@ -17,9 +17,12 @@
 //! loop) stay nests: they become a multi-dimensional grid of workers.
 
 use crate::util::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, IPred};
+use appy_ir::diag::IrError;
+use appy_ir::effects::is_pure;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::rewrite::rewrite;
 use std::collections::HashMap;
 
 /// The pass; `mvl` is the number of lanes.
@@ -41,7 +44,7 @@ impl Pass for StripMine {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         // `appy.mvl` becomes the chosen constant.
         m.op.walk_mut(&mut |o| {
             if o.name == "appy.mvl" {
@@ -49,18 +52,7 @@ impl Pass for StripMine {
                 o.set_attr("value", format!("{} : i64", self.mvl));
             }
         });
-        let mut body = std::mem::take(m.body_mut());
-        for f in &mut body {
-            if f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty() {
-                let mut b = builder_for(m);
-                let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
-                let r = self.process(&mut b, ops, Ctx::Host);
-                finish(&mut b, m);
-                f.regions[0].blocks[0].ops = r?;
-            }
-        }
-        *m.body_mut() = body;
-        Ok(())
+        rewrite(m, |rw| rw.rewrite_functions(|b, _, ops| self.process(b, ops, Ctx::Host)))
     }
 }
 
@@ -104,14 +96,8 @@ pub fn nest_depth(op: &Op) -> usize {
     }
 }
 
-/// Ops without memory effects or regions.
-pub fn is_pure(o: &Op) -> bool {
-    o.regions.is_empty()
-        && (o.name.starts_with("arith.") || o.name.starts_with("math.") || o.name.starts_with("index.") || o.name == "memref.dim")
-}
-
 impl StripMine {
-    fn process(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx) -> Result<Vec<Op>, PassError> {
+    fn process(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx) -> Result<Vec<Op>, IrError> {
         let mut out = vec![];
         for mut op in ops {
             let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
@@ -154,7 +140,7 @@ impl StripMine {
 
     /// A top-level parallel nest: strip-mine its innermost level or the vector
     /// loops inside it.
-    fn worker_root(&self, b: &mut Builder, mut op: Op, depth: usize, pre: &mut Vec<Op>) -> Result<Op, PassError> {
+    fn worker_root(&self, b: &mut Builder, mut op: Op, depth: usize, pre: &mut Vec<Op>) -> Result<Op, IrError> {
         if depth > 1 {
             let body = &mut op.regions[0].blocks[0].ops;
             let idx = body.iter().position(|o| o.name == "scf.parallel").expect("inner loop");
@@ -176,15 +162,15 @@ impl StripMine {
     }
 
     /// `scf.parallel {appy.parallel}` (1-D) → workers × lanes.
-    fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, PassError> {
+    fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, IrError> {
         let attrs = op.attrs.clone();
         let loc = op.loc.clone();
         let results = op.results.clone();
         let p = split_parallel(op);
         if p.ivs.len() != 1 {
-            return Err(PassError::new(
+            return Err(IrError::located(
+                loc.as_deref(),
                 "multi-dimensional scf.parallel is not supported by appy-strip-mine",
-                loc,
             ));
         }
         b.loc = loc.clone();
@@ -195,21 +181,21 @@ impl StripMine {
         let nw = b.bin("arith.ceildivsi", span, chunk);
         let c0 = b.index(0);
         let c1 = b.index(1);
-        pre.extend(take(b));
+        pre.extend(b.take());
         // Worker body: the lanes loop.
         let w = b.m.value("index");
         let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
         let mut ids = vec![];
         for (r, t) in p.reduce.regions.iter().zip(&tys) {
-            ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
+            ids.push(emit_identity(b, r, t).map_err(|e| IrError::located(loc.as_deref(), e))?);
         }
         let wbase = b.bin("arith.muli", w, chunk);
-        let wpre = take(b);
+        let wpre = b.take();
         let (lpre, lanes) = self.lanes_loop(
             b,
             LanesSpec {
                 base: wbase,
-                lb,
+                lb: Some(lb),
                 ub,
                 st,
                 iv: p.ivs[0],
@@ -242,7 +228,7 @@ impl StripMine {
     }
 
     /// A simd loop inside a worker → `scf.for` over chunks of lanes.
-    fn strip_simd(&self, b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Result<(), PassError> {
+    fn strip_simd(&self, b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
         let nosync = op.has_attr("appy.nosync");
@@ -254,7 +240,7 @@ impl StripMine {
             .is_some_and(|c| c > 0 && c <= self.mvl);
         let p = split_parallel(op);
         if p.ivs.len() != 1 {
-            return Err(PassError::new("multi-dimensional simd loops are not supported", loc));
+            return Err(IrError::located(loc.as_deref(), "multi-dimensional simd loops are not supported"));
         }
         b.loc = loc.clone();
         let (lb, ub, st) = (p.lbs[0], p.ubs[0], p.steps[0]);
@@ -263,9 +249,9 @@ impl StripMine {
         let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
         let mut ids = vec![];
         for (r, t) in p.reduce.regions.iter().zip(&tys) {
-            ids.push(emit_identity(b, r, t).map_err(|e| PassError::new(e, loc.clone()))?);
+            ids.push(emit_identity(b, r, t).map_err(|e| IrError::located(loc.as_deref(), e))?);
         }
-        out.extend(take(b));
+        out.extend(b.take());
         // A single vector (`le`) starts at the loop's lower bound; otherwise each chunk
         // starts at the chunk loop's induction variable.
         let base = if small { lb } else { b.m.value("index") };
@@ -274,7 +260,7 @@ impl StripMine {
             b,
             LanesSpec {
                 base,
-                lb: c_zero_marker(),
+                lb: None,
                 ub,
                 st,
                 iv: p.ivs[0],
@@ -299,7 +285,7 @@ impl StripMine {
                 map.insert(*res, v);
             }
             // The combined values take the loop results' ids.
-            let mut ops = take(b);
+            let mut ops = b.take();
             for o in &mut ops {
                 for r in &mut o.results {
                     if let Some((res, _)) = map.iter().find(|(_, v)| **v == *r) {
@@ -318,7 +304,7 @@ impl StripMine {
         for ((acc, r), region) in accs.iter().zip(&lres).zip(&reduce.regions) {
             next.push(emit_combine(b, region, *acc, *r));
         }
-        fbody.extend(take(b));
+        fbody.extend(b.take());
         fbody.push(Builder::yield_op(&next).with_loc(loc.clone()));
         let mut fop = Op::new("scf.for")
             .with_operands([lb, ub, chunk].into_iter().chain(p.inits))
@@ -335,18 +321,17 @@ impl StripMine {
 
     /// `scf.parallel {appy.lanes} (%l) = 0 to MVL`: lane `l` runs iteration
     /// `i = lb + base + l*st` (or `base + l*st` for chunk loops) when `i < ub`.
-    fn lanes_loop(&self, b: &mut Builder, s: LanesSpec<'_>) -> Result<(Vec<Op>, Op), PassError> {
+    fn lanes_loop(&self, b: &mut Builder, s: LanesSpec<'_>) -> Result<(Vec<Op>, Op), IrError> {
         let l = b.m.value("index");
         b.loc = s.loc.clone();
         let off = b.bin("arith.muli", l, s.st);
         let rel = b.bin("arith.addi", s.base, off);
-        let i = if s.lb == c_zero_marker() {
-            rel
-        } else {
-            b.bin("arith.addi", s.lb, rel)
+        let i = match s.lb {
+            Some(lb) => b.bin("arith.addi", lb, rel),
+            None => rel,
         };
         let inb = b.cmpi(IPred::Slt, i, s.ub);
-        let mut pre = take(b);
+        let mut pre = b.take();
         let mut map = HashMap::new();
         map.insert(s.iv, i);
         let mut body = s.body;
@@ -391,13 +376,15 @@ impl StripMine {
         let mut op = make_parallel(parts, results, &[("appy.lanes".into(), "unit".into())]);
         op.regions[0].blocks[0].ops.pop();
         op.loc = s.loc;
-        Ok((take(b), op))
+        Ok((b.take(), op))
     }
 }
 
 struct LanesSpec<'a> {
     base: Value,
-    lb: Value,
+    /// The loop's lower bound, added to `base`; `None` when `base` already includes it
+    /// (chunk loops start at `lb`).
+    lb: Option<Value>,
     ub: Value,
     st: Value,
     iv: Value,
@@ -406,11 +393,6 @@ struct LanesSpec<'a> {
     ids: &'a [Value],
     tys: &'a [String],
     loc: Option<String>,
-}
-
-/// A marker meaning "no lower bound to add" (chunk loops already start at `lb`).
-fn c_zero_marker() -> Value {
-    Value(u32::MAX)
 }
 
 /// A simd loop outside any parallel loop: one worker runs it.
@@ -427,7 +409,7 @@ fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     for (r, t) in op.body(0).ops.last().expect("terminator").regions.iter().zip(&tys) {
         ids.push(emit_identity(b, r, t).unwrap_or(inits[0]));
     }
-    out.extend(take(b));
+    out.extend(b.take());
     let mut inner = op;
     let outer_results = std::mem::take(&mut inner.results);
     let inner_results: Vec<Value> = tys.iter().map(|t| b.m.value(t.clone())).collect();
@@ -459,7 +441,7 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     b.loc = loc.clone();
     let c0 = b.index(0);
     let c1 = b.index(1);
-    out.extend(take(b));
+    out.extend(b.take());
     let w = b.m.value("index");
     let parts = ParallelParts {
         lbs: vec![c0],
@@ -477,12 +459,12 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
 
 /// A vector loop inside lanes runs sequentially: `scf.for` with the reductions as
 /// iteration arguments.
-fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> Result<(), PassError> {
+fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> Result<(), IrError> {
     let loc = op.loc.clone();
     let results = op.results.clone();
     let p = split_parallel(op);
     if p.ivs.len() != 1 {
-        return Err(PassError::new("multi-dimensional loops are not supported here", loc));
+        return Err(IrError::located(loc.as_deref(), "multi-dimensional loops are not supported here"));
     }
     b.loc = loc.clone();
     let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
@@ -492,7 +474,7 @@ fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> 
     for ((acc, part), region) in accs.iter().zip(&p.reduce.operands).zip(&p.reduce.regions) {
         next.push(emit_combine(b, region, *acc, *part));
     }
-    body.extend(take(b));
+    body.extend(b.take());
     body.push(Builder::yield_op(&next).with_loc(loc.clone()));
     let fop = Op::new("scf.for")
         .with_operands([p.lbs[0], p.ubs[0], p.steps[0]].into_iter().chain(p.inits))

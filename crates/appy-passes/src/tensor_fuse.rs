@@ -12,8 +12,9 @@
 //! mv(A, x) + y[:M]`) stays fused.
 
 use crate::tensor::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -33,7 +34,7 @@ impl Pass for TensorFuse {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         rewrite_module(m, &mut fuse_block)
     }
 }
@@ -78,20 +79,20 @@ fn boundary(b: &Builder, a: &Assign, defs: &HashMap<Value, Op>) -> Option<Value>
     None
 }
 
-fn fuse_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, PassError> {
+fn fuse_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, IrError> {
     let mut ops = ops;
     let mut guard = 0;
     'again: loop {
         guard += 1;
         if guard > 10_000 {
-            return Err(PassError::new("appy-tensor-fuse did not converge (compiler bug)", None));
+            return Err(IrError::new("appy-tensor-fuse did not converge (compiler bug)"));
         }
         let defs = tensor_defs(&ops);
         for (i, op) in ops.iter().enumerate() {
             if op.name != "appy.assign" {
                 continue;
             }
-            let a = Assign::of(op)?;
+            let a = Assign::of(op).map_err(|e| IrError::at(op, e))?;
             let Some(r) = boundary(b, &a, &defs) else { continue };
             let loc = op.loc.clone();
             b.loc = loc.clone();
@@ -114,9 +115,9 @@ fn fuse_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>,
             } else {
                 if in_worker {
                     b.end();
-                    return Err(PassError::new(
+                    return Err(IrError::located(
+                        loc.as_deref(),
                         "a reduction over part of a tensor used inside an expression in a parallel loop needs an array: assign it to an array slice first",
-                        loc,
                     ));
                 }
                 let sizes: Vec<Value> = rdims.iter().map(|d| b.to_index(a.exts[*d])).collect();

@@ -12,9 +12,11 @@
 //! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
 
 use crate::tensor::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::reduction::Reduction;
 use appy_ir::types::{DType, STy};
 use std::collections::HashMap;
 
@@ -34,7 +36,7 @@ impl Pass for TensorLibrary {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         rewrite_module(m, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) })
     }
 }
@@ -147,7 +149,7 @@ fn reduced_product(defs: &HashMap<Value, Op>, p: Value) -> Option<(i64, Vec<Valu
     for f in fs {
         match defs.get(&f) {
             None => scalars.push(f),
-            Some(op) if op.name == "appy.reduce" && reduce_kind(op) == "sum" && red.is_none() => red = Some(op),
+            Some(op) if op.name == "appy.reduce" && reduction(op).ok() == Some(Reduction::Sum) && red.is_none() => red = Some(op),
             _ => return None,
         }
     }
@@ -247,7 +249,7 @@ fn alpha_beta(b: &mut Builder, alpha: &[Value], beta: &Option<Vec<Value>>) -> (V
     (alpha, beta)
 }
 
-fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, PassError> {
+fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
         if a.steps.iter().any(|s| *s != 1) {
             // Strided targets (`C[::2, :]`) stay loops.

@@ -15,7 +15,10 @@
 
 use crate::tensor::*;
 use crate::util::is_parallel;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
+use appy_ir::diag::IrError;
+use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -35,7 +38,7 @@ impl Pass for TensorSync {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let mut defs: Defs = HashMap::new();
         m.op.walk(&mut |o| {
             if o.results.len() == 1 && (o.name.starts_with("arith.") || o.name == "memref.dim") {
@@ -83,15 +86,17 @@ fn norm(defs: &Defs, v: Value) -> Norm {
         false
     };
     match op.name.as_str() {
-        "arith.constant" => match op.attr("value").and_then(|t| t.split(':').next()?.trim().parse::<i64>().ok()) {
-            Some(c) => Norm::Const(c),
-            None => Norm::Val(v),
+        "arith.constant" => match op.attr("value").and_then(|t| parse_constant(t, "")) {
+            Some(Scalar::Int(c)) => Norm::Const(c),
+            _ => Norm::Val(v),
         },
         "arith.maxsi" if norm(defs, o[1]) == Norm::Const(0) => norm(defs, o[0]),
         "arith.minsi" if is_dim(o[1]) => norm(defs, o[0]),
         "arith.select"
             if defs.get(&o[0]).is_some_and(|c| {
-                c.name == "arith.cmpi" && c.attr("predicate").is_some_and(|p| p.trim().starts_with("2 ")) && c.operands[0] == o[2]
+                c.name == "arith.cmpi"
+                    && c.attr("predicate").and_then(CmpIPredicate::parse) == Some(CmpIPredicate::Slt)
+                    && c.operands[0] == o[2]
             }) =>
         {
             norm(defs, o[2])
@@ -167,11 +172,14 @@ fn mark_worker(w: &mut Op, defs: &Defs) {
         for o in ops {
             match o.name.as_str() {
                 "memref.alloca" => private.extend(o.results.iter().copied()),
-                "memref.load" => {
-                    raw.insert(o.operands[0]);
-                }
-                "memref.store" | "memref.atomic_rmw" => {
-                    raw.insert(o.operands[1]);
+                "memref.load" | "memref.store" | "memref.atomic_rmw" => {
+                    // The memref an element access reads or writes.
+                    let e = effects(o);
+                    for acc in [e.reads, e.writes] {
+                        if let Access::Operands(ix) = acc {
+                            raw.extend(ix.iter().filter_map(|i| o.operands.get(*i).copied()));
+                        }
+                    }
                 }
                 "appy.assign" => {
                     let Ok(a) = Assign::of(o) else { continue };

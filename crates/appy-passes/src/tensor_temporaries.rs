@@ -5,10 +5,12 @@
 //! the start of the function), then the temporary is copied to the target.
 
 use crate::tensor::*;
-use crate::util::{builder_for, finish};
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::rewrite::rewrite;
+use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
 /// The pass.
@@ -27,57 +29,53 @@ impl Pass for TensorTemporaries {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
-        let mut body = std::mem::take(m.body_mut());
-        let mut b = builder_for(m);
-        let mut r = Ok(());
-        for f in &mut body {
-            if f.name != "func.func" || f.regions.is_empty() {
-                continue;
-            }
-            // target array → its temporary
-            let mut temps: HashMap<Value, Value> = HashMap::new();
-            r = for_blocks(&mut b, f, false, &mut |b, ops, _| split_block(b, ops, &mut temps));
-            if r.is_err() {
-                break;
-            }
-            if temps.is_empty() {
-                continue;
-            }
-            // Allocate each temporary right after its array is defined.
-            let entry = &mut f.regions[0].blocks[0];
-            let mut order: Vec<(Value, Value)> = temps.into_iter().collect();
-            order.sort();
-            for (arr, tmp) in order.into_iter().rev() {
-                let pos = entry.ops.iter().position(|o| o.results.contains(&arr)).map(|p| p + 1).unwrap_or(0);
-                b.begin();
-                b.loc = entry.ops.get(pos.saturating_sub(1)).and_then(|o| o.loc.clone());
-                let ty = b.m.ty(arr).to_string();
-                let rank = ty.matches('?').count();
-                let mut sizes = vec![];
-                for k in 0..rank {
-                    let c = b.index(k as i64);
-                    sizes.push(b.op1("memref.dim", &[arr, c], "index", &[]));
-                }
-                let mut alloc = Op::new("memref.alloc")
-                    .with_operands(sizes)
-                    .with_results([tmp])
-                    .with_attr("operandSegmentSizes", format!("array<i32: {rank}, 0>"));
-                alloc.loc = b.loc.clone();
-                b.push(alloc);
-                let ops = b.end();
-                for (k, o) in ops.into_iter().enumerate() {
-                    entry.ops.insert(pos + k, o);
-                }
-            }
-        }
-        finish(&mut b, m);
-        *m.body_mut() = body;
-        r
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        rewrite(m, |rw| rw.top.iter_mut().try_for_each(|f| temporaries(&mut rw.b, f)))
     }
 }
 
-fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, PassError> {
+/// Splits the statements of function `f` that need a temporary, and allocates the
+/// temporaries.
+fn temporaries(b: &mut Builder, f: &mut Op) -> Result<(), IrError> {
+    if f.name != "func.func" || f.regions.is_empty() {
+        return Ok(());
+    }
+    // target array → its temporary
+    let mut temps: HashMap<Value, Value> = HashMap::new();
+    for_blocks(b, f, false, &mut |b, ops, _| split_block(b, ops, &mut temps))?;
+    if temps.is_empty() {
+        return Ok(());
+    }
+    // Allocate each temporary right after its array is defined.
+    let entry = &mut f.regions[0].blocks[0];
+    let mut order: Vec<(Value, Value)> = temps.into_iter().collect();
+    order.sort();
+    for (arr, tmp) in order.into_iter().rev() {
+        let pos = entry.ops.iter().position(|o| o.results.contains(&arr)).map(|p| p + 1).unwrap_or(0);
+        b.begin();
+        b.loc = entry.ops.get(pos.saturating_sub(1)).and_then(|o| o.loc.clone());
+        let ty = b.m.ty(arr).to_string();
+        let rank = MemRefType::parse(&ty).map_or(0, |t| t.dynamic_dims());
+        let mut sizes = vec![];
+        for k in 0..rank {
+            let c = b.index(k as i64);
+            sizes.push(b.op1("memref.dim", &[arr, c], "index", &[]));
+        }
+        let mut alloc = Op::new("memref.alloc")
+            .with_operands(sizes)
+            .with_results([tmp])
+            .with_attr("operandSegmentSizes", format!("array<i32: {rank}, 0>"));
+        alloc.loc = b.loc.clone();
+        b.push(alloc);
+        let ops = b.end();
+        for (k, o) in ops.into_iter().enumerate() {
+            entry.ops.insert(pos + k, o);
+        }
+    }
+    Ok(())
+}
+
+fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
         let conflict = dag(defs, a.value).into_iter().any(|v| {
             let d = &defs[&v];

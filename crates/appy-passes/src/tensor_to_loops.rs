@@ -16,9 +16,11 @@
 //! `appy-tensor-sync`) on the simd loops.
 
 use crate::tensor::*;
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::reduction::Reduction;
 use std::collections::HashMap;
 
 /// The pass.
@@ -37,12 +39,12 @@ impl Pass for TensorToLoops {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         rewrite_module(m, &mut lower_block)
     }
 }
 
-fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, PassError> {
+fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, IrError> {
     if !ops.iter().any(|o| o.name == "appy.assign" || is_tensor_op(o)) {
         return Ok(ops);
     }
@@ -98,8 +100,8 @@ struct Gen<'a> {
 type Env = HashMap<usize, Value>;
 
 impl Gen<'_> {
-    fn err(&self, msg: impl Into<String>) -> PassError {
-        PassError::new(msg, self.loc.clone())
+    fn err(&self, msg: impl Into<String>) -> IrError {
+        IrError::located(self.loc.as_deref(), msg)
     }
 
     fn kind(&self, d: usize, ctx: Ctx, reduction: bool) -> (Kind, Ctx) {
@@ -138,8 +140,8 @@ impl Gen<'_> {
         dims: &[usize],
         ctx: Ctx,
         env: &Env,
-        body: &mut dyn FnMut(&mut Builder, &Env, Ctx) -> Result<(), PassError>,
-    ) -> Result<(), PassError> {
+        body: &mut dyn FnMut(&mut Builder, &Env, Ctx) -> Result<(), IrError>,
+    ) -> Result<(), IrError> {
         let Some((&d, rest)) = dims.split_first() else {
             return body(b, env, ctx);
         };
@@ -169,19 +171,19 @@ impl Gen<'_> {
         Ok(())
     }
 
-    /// A reduction of `input` of kind `kind` over `dims` (in loop order) at `env`.
+    /// A reduction `red` of `input` over `dims` (in loop order) at `env`.
     #[allow(clippy::too_many_arguments)]
     fn reduce(
         &self,
         b: &mut Builder,
         input: Value,
-        kind: &str,
+        red: Reduction,
         ty: &str,
         dims: &[usize],
         ctx: Ctx,
         env: &Env,
         memo: &HashMap<Value, Value>,
-    ) -> Result<Value, PassError> {
+    ) -> Result<Value, IrError> {
         let Some((&d, rest)) = dims.split_first() else {
             return self.eval(b, input, env, ctx, memo);
         };
@@ -189,18 +191,18 @@ impl Gen<'_> {
         let iv = b.m.value("index");
         let mut env2 = env.clone();
         env2.insert(d, iv);
-        let e = |s: String| PassError::new(s, self.loc.clone());
+        let e = |s: String| self.err(s);
         match k {
             Kind::Seq => {
                 let (alloca, slot) = b.alloca_op(ty);
                 b.push(alloca);
-                let id = identity(b, kind, ty).map_err(e)?;
+                let id = b.identity(red, ty).map_err(e)?;
                 b.store(id, slot, &[]);
                 b.begin();
-                let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
+                let r = self.reduce(b, input, red, ty, rest, inner, &env2, memo);
                 let v = ended_on_error(b, r)?;
                 let acc = b.load(slot, &[]);
-                let n = combine(b, kind, ty, acc, v).map_err(e)?;
+                let n = b.combine(red, acc, v);
                 b.store(n, slot, &[]);
                 b.push(Builder::yield_op(&[]));
                 let ops = b.end();
@@ -213,13 +215,13 @@ impl Gen<'_> {
                 Ok(b.load(slot, &[]))
             }
             _ => {
-                let id = identity(b, kind, ty).map_err(e)?;
+                let id = b.identity(red, ty).map_err(e)?;
                 b.begin();
-                let r = self.reduce(b, input, kind, ty, rest, inner, &env2, memo);
+                let r = self.reduce(b, input, red, ty, rest, inner, &env2, memo);
                 let v = ended_on_error(b, r)?;
-                let mut red = Op::new("scf.reduce").with_operands([v]).with_loc(self.loc.clone());
-                red.regions.push(combiner(b, kind, ty).map_err(e)?);
-                b.push(red);
+                let mut reduce = Op::new("scf.reduce").with_operands([v]).with_loc(self.loc.clone());
+                reduce.regions.push(b.combiner(red, ty));
+                b.push(reduce);
                 let ops = b.end();
                 let res = b.m.value(ty);
                 let mut op = Op::new("scf.parallel")
@@ -237,7 +239,7 @@ impl Gen<'_> {
 
     /// The index of an array axis at `env`: `lo + step * iv` (sliced) or the scalar
     /// index.
-    fn index(&self, b: &mut Builder, lo: Value, d: i64, step: i64, env: &Env) -> Result<Value, PassError> {
+    fn index(&self, b: &mut Builder, lo: Value, d: i64, step: i64, env: &Env) -> Result<Value, IrError> {
         if d < 0 {
             return Ok(b.to_index(lo));
         }
@@ -254,12 +256,12 @@ impl Gen<'_> {
     }
 
     /// The element of `v` at `env`.
-    fn eval(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &HashMap<Value, Value>) -> Result<Value, PassError> {
+    fn eval(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &HashMap<Value, Value>) -> Result<Value, IrError> {
         let mut memo = memo.clone();
         self.eval_m(b, v, env, ctx, &mut memo)
     }
 
-    fn eval_m(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &mut HashMap<Value, Value>) -> Result<Value, PassError> {
+    fn eval_m(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &mut HashMap<Value, Value>) -> Result<Value, IrError> {
         if let Some(x) = memo.get(&v) {
             return Ok(*x);
         }
@@ -320,7 +322,7 @@ impl Gen<'_> {
                     return Err(self.err("a reduced dimension is also a loop of the statement (compiler bug)"));
                 }
                 let ordered: Vec<usize> = self.a.order.iter().copied().filter(|d| red.contains(d)).collect();
-                self.reduce(b, op.operands[0], &reduce_kind(op), &elem, &ordered, ctx, env, memo)?
+                self.reduce(b, op.operands[0], reduction(op)?, &elem, &ordered, ctx, env, memo)?
             }
             other => return Err(self.err(format!("unexpected tensor op {other}"))),
         };
@@ -328,7 +330,7 @@ impl Gen<'_> {
         Ok(r)
     }
 
-    fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, PassError> {
+    fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, IrError> {
         let mut idx = vec![];
         for ((lo, d), s) in self.a.idx.iter().zip(&self.a.dims).zip(&self.a.steps) {
             idx.push(self.index(b, *lo, *d, *s, env)?);
@@ -336,7 +338,7 @@ impl Gen<'_> {
         Ok(idx)
     }
 
-    fn store(&self, b: &mut Builder, x: Value, env: &Env) -> Result<(), PassError> {
+    fn store(&self, b: &mut Builder, x: Value, env: &Env) -> Result<(), IrError> {
         let idx = self.target_index(b, env)?;
         let stored = appy_ir::types::parse_memref(b.m.ty(self.a.target)).map(|(d, _)| d);
         let x = if stored == Some(appy_ir::types::DType::Bool) && b.m.ty(x) == "i1" {
@@ -344,14 +346,14 @@ impl Gen<'_> {
         } else {
             x
         };
-        match &self.a.atomic {
+        match self.a.atomic {
             Some(kind) => {
                 let ty = appy_ir::types::parse_memref(b.m.ty(self.a.target))
                     .map(|(d, _)| d.mlir())
                     .unwrap_or("f64");
                 let mut ops = vec![x, self.a.target];
                 ops.extend(idx);
-                b.op1("memref.atomic_rmw", &ops, ty, &[("kind", kind.clone())]);
+                b.op1("memref.atomic_rmw", &ops, ty, &[("kind", kind.attr())]);
             }
             None => b.store(x, self.a.target, &idx),
         }
@@ -360,15 +362,15 @@ impl Gen<'_> {
 }
 
 /// Closes the op list opened for a failed nested build, so the builder stays balanced.
-fn ended_on_error<T>(b: &mut Builder, r: Result<T, PassError>) -> Result<T, PassError> {
+fn ended_on_error<T>(b: &mut Builder, r: Result<T, IrError>) -> Result<T, IrError> {
     if r.is_err() {
         b.end();
     }
     r
 }
 
-fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool) -> Result<(), PassError> {
-    let a = Assign::of(op)?;
+fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool) -> Result<(), IrError> {
+    let a = Assign::of(op).map_err(|e| IrError::at(op, e))?;
     let c0 = b.index(0);
     let c1 = b.index(1);
     let ext: Vec<Value> = a.exts.iter().map(|e| b.to_index(*e)).collect();
@@ -416,14 +418,14 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
     if g.a.atomic.is_some() {
         return Err(g.err("`#pragma atomic` with a reduced dimension ordered before a target dimension is not supported"));
     }
-    let kind = reduce_kind(root);
+    let kind = reduction(root)?;
     let ty = tensor_type(b.m.ty(g.a.value)).map(|(_, e)| e).unwrap_or_else(|| "f64".into());
     let red = reduced_dims(root);
     let all: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d) || red.contains(d)).collect();
-    let e = |s: String| PassError::new(s, op.loc.clone());
+    let e = |s: String| IrError::at(op, s);
     // Initialise.
     g.nest(b, &kept_order, ctx0, &HashMap::new(), &mut |b, env, _| {
-        let id = identity(b, &kind, &ty).map_err(e)?;
+        let id = b.identity(kind, &ty).map_err(e)?;
         g.store(b, id, env)
     })?;
     // Accumulate: atomically when a reduced dimension runs in parallel or in lanes.
@@ -439,7 +441,7 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
         loc: g.loc.clone(),
     };
     if atomic {
-        g2.a.atomic = Some(format!("{} : i64", atomic_kind(&kind, ty.starts_with('f'))));
+        g2.a.atomic = Some(kind.atomic_kind(ty.starts_with('f')));
     }
     let memo = HashMap::new();
     g2.nest(b, &all, ctx0, &HashMap::new(), &mut |b, env, ctx| {
@@ -449,7 +451,7 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
         } else {
             let idx = g2.target_index(b, env)?;
             let old = b.load(g2.a.target, &idx);
-            let n = combine(b, &kind, &ty, old, x).map_err(e)?;
+            let n = b.combine(kind, old, x);
             b.store(n, g2.a.target, &idx);
             Ok(())
         }

@@ -9,7 +9,8 @@
 //! ```
 
 use crate::gpu_map_threads::{annotate_barriers, kernels, private_slots};
-use crate::{Pass, PassError, PassInfo};
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 
 /// The pass.
@@ -28,7 +29,7 @@ impl Pass for TestBarriers {
     fn name(&self) -> &'static str {
         INFO.name
     }
-    fn run(&self, m: &mut Module) -> Result<(), PassError> {
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
         for k in m.body_mut().iter_mut().filter(|o| o.name == "gpu.module").flat_map(kernels) {
             let ops = &mut k.regions[0].blocks[0].ops;
             let private = private_slots(ops);

@@ -1,9 +1,10 @@
 //! Helpers shared by the Rust passes: recognising appy's loop kinds, reductions
-//! (`scf.reduce` combiners and their identities), and splicing regions.
+//! (`scf.reduce` combiners and their identities), and splicing regions. What ops do
+//! to memory is `appy_ir::effects`; reductions are `appy_ir::reduction::Reduction`.
 
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Region, Value};
-use appy_ir::types::{DType, STy};
+use appy_ir::reduction::Reduction;
 use std::collections::HashMap;
 
 /// `scf.parallel` marked `appy.parallel` (a parallel loop: workers).
@@ -30,25 +31,6 @@ pub fn contains(op: &Op, pred: &dyn Fn(&Op) -> bool) -> bool {
         }
     }
     found
-}
-
-/// Whether `op` or anything inside writes memory.
-pub fn writes_memory(op: &Op) -> bool {
-    let mut w = false;
-    op.walk(&mut |o| {
-        w |= matches!(
-            o.name.as_str(),
-            "memref.store" | "memref.atomic_rmw" | "gpu.all_reduce" | "func.call"
-        )
-    });
-    w
-}
-
-/// Whether `op` or anything inside reads or writes memory.
-pub fn touches_memory(op: &Op) -> bool {
-    let mut w = false;
-    op.walk(&mut |o| w |= matches!(o.name.as_str(), "memref.store" | "memref.atomic_rmw" | "memref.load"));
-    w
 }
 
 /// The parts of an `scf.parallel`: bounds, inits, induction variable, body ops
@@ -112,9 +94,10 @@ pub fn make_parallel(p: ParallelParts, results: Vec<Value>, attrs: &[(String, St
     op
 }
 
-/// The combining op of a reduction region (`arith.addf`, ...).
-pub fn combiner_kind(r: &Region) -> Option<&str> {
-    r.blocks.first()?.ops.first().map(|o| o.name.as_str())
+/// The reduction an `scf.reduce` region computes (from its combining op), and whether
+/// it is the float one.
+pub fn reduction_of(r: &Region) -> Option<(Reduction, bool)> {
+    Reduction::of_arith_op(&r.blocks.first()?.ops.first()?.name)
 }
 
 /// Emits `combine(a, b)` by cloning a reduction region's ops; returns the result.
@@ -137,39 +120,11 @@ pub fn emit_combine(b: &mut Builder, r: &Region, x: Value, y: Value) -> Value {
 
 /// Emits the identity element of a reduction region for type `ty`.
 pub fn emit_identity(b: &mut Builder, r: &Region, ty: &str) -> Result<Value, String> {
-    let dt = DType::from_mlir(ty).ok_or_else(|| format!("unsupported reduction type {ty}"))?;
-    let t = STy::strong(dt);
-    let kind = combiner_kind(r).unwrap_or("");
-    Ok(match kind {
-        "arith.addf" | "arith.addi" | "arith.ori" | "arith.xori" => b.scalar(0.0, t),
-        "arith.mulf" | "arith.muli" => b.scalar(1.0, t),
-        "arith.andi" => b.int(-1, ty),
-        "arith.maximumf" | "arith.maxnumf" => b.float(f64::NEG_INFINITY, ty),
-        "arith.minimumf" | "arith.minnumf" => b.float(f64::INFINITY, ty),
-        "arith.maxsi" => b.int(if dt == DType::I32 { i32::MIN as i64 } else { i64::MIN }, ty),
-        "arith.minsi" => b.int(if dt == DType::I32 { i32::MAX as i64 } else { i64::MAX }, ty),
-        other => return Err(format!("unsupported reduction operator `{other}`")),
-    })
-}
-
-/// A builder that appends into a fresh op list over `m`'s value table; the caller
-/// takes the ops with [`take`] and the module back with [`finish`].
-pub fn builder_for(m: &mut Module) -> Builder {
-    let mut b = Builder::new();
-    std::mem::swap(&mut b.m, m);
-    b
-}
-
-/// Returns the module held by a builder made with [`builder_for`].
-pub fn finish(b: &mut Builder, m: &mut Module) {
-    std::mem::swap(&mut b.m, m);
-}
-
-/// Takes the ops appended so far to the builder's outermost list.
-pub fn take(b: &mut Builder) -> Vec<Op> {
-    let ops = b.end();
-    b.begin();
-    ops
+    let (red, _) = reduction_of(r).ok_or_else(|| {
+        let op = r.blocks.first().and_then(|b| b.ops.first()).map(|o| o.name.as_str()).unwrap_or("");
+        format!("unsupported reduction operator `{op}`")
+    })?;
+    b.identity(red, ty)
 }
 
 /// Removes the `appy.alias` pseudo-ops by renaming their results to their operands
@@ -205,4 +160,17 @@ pub fn resolve_aliases(m: &mut Module) {
     }
     strip(&mut m.op);
     m.op.remap_uses(&map);
+}
+
+/// A builder that appends into a fresh op list over `m`'s value table; the caller
+/// takes the ops with [`Builder::take`] and the module back with [`finish`].
+pub fn builder_for(m: &mut Module) -> Builder {
+    let mut b = Builder::new();
+    std::mem::swap(&mut b.m, m);
+    b
+}
+
+/// Returns the module held by a builder made with [`builder_for`].
+pub fn finish(b: &mut Builder, m: &mut Module) {
+    std::mem::swap(&mut b.m, m);
 }

@@ -290,7 +290,7 @@ impl Kernel {
                 let loaded = py.detach(|| {
                     let gpu = crate::gpu()?;
                     let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
-                    g.load_candidates(&bundle)
+                    g.load_candidates(&bundle).map_err(String::from)
                 });
                 let loaded = match loaded {
                     Ok(l) => l,
@@ -402,7 +402,7 @@ impl Kernel {
         for x in &a.args {
             vals.push(match x {
                 Arg::Host { ptr, dtype, shape } => {
-                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e))?;
+                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
                     let n = arr.data.len();
                     if n > 0 {
                         // SAFETY: the caller's contiguous array of this shape.

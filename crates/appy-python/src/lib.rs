@@ -52,7 +52,7 @@ static GPU: OnceLock<Result<Mutex<appy_runtime::gpu::Gpu>, String>> = OnceLock::
 
 /// The shared GPU, or why there is none. Call without the GIL (opening takes a while).
 pub(crate) fn gpu() -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
-    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new))
+    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new).map_err(String::from))
         .as_ref()
         .map_err(|e| e.clone())
 }

@@ -1,6 +1,88 @@
 //! Host arrays and values, and the `.npy` file format (version 1.0/2.0, C order).
 
 use appy_ir::types::{ArgType, DType};
+use std::fmt;
+
+/// What can be wrong with an array or a value from outside: its size, its `.npy`
+/// encoding, a command-line literal, a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayError {
+    /// Its size in bytes overflows (more than `isize::MAX`).
+    TooLarge {
+        /// Element type.
+        dtype: DType,
+        /// Shape.
+        shape: Vec<usize>,
+    },
+    /// Its data is not as long as its shape says.
+    WrongLength {
+        /// Shape.
+        shape: Vec<usize>,
+        /// Bytes held.
+        held: usize,
+        /// Bytes the shape needs.
+        needed: usize,
+    },
+    /// Its element type or shape is not the view's it is written into.
+    ViewMismatch {
+        /// The array's element type and shape.
+        array: (DType, Vec<usize>),
+        /// The view's.
+        view: (DType, Vec<usize>),
+    },
+    /// A scalar literal that is not a number appy takes (the message says why).
+    Scalar(String),
+    /// Bytes that are not a `.npy` file appy reads (the message says why).
+    Npy(String),
+    /// A file that cannot be read or written.
+    Io {
+        /// "read" or "write".
+        op: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// The system's message.
+        detail: String,
+    },
+    /// A `.npy` file whose contents are wrong ([`ArrayError::Npy`] and the others).
+    InFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        error: Box<ArrayError>,
+    },
+}
+
+impl fmt::Display for ArrayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArrayError::TooLarge { dtype, shape } => write!(
+                f,
+                "an array of shape ({}) of {dtype} is too large (more than {} bytes)",
+                shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                isize::MAX
+            ),
+            ArrayError::WrongLength { shape, held, needed } => {
+                write!(f, "an array of shape {shape:?} holds {held} bytes instead of {needed}")
+            }
+            ArrayError::ViewMismatch { array, view } => write!(
+                f,
+                "cannot write a {}{:?} array into a {}{:?} view",
+                array.0, array.1, view.0, view.1
+            ),
+            ArrayError::Scalar(m) | ArrayError::Npy(m) => f.write_str(m),
+            ArrayError::Io { op, path, detail } => write!(f, "cannot {op} {}: {detail}", path.display()),
+            ArrayError::InFile { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ArrayError {}
+
+impl From<ArrayError> for String {
+    fn from(e: ArrayError) -> String {
+        e.to_string()
+    }
+}
 
 /// Element types of appy arrays.
 pub trait Element: Copy + 'static {
@@ -197,30 +279,27 @@ pub fn checked_bytes(dtype: DType, shape: &[usize]) -> Option<usize> {
 }
 
 /// [`checked_bytes`], or an error naming the shape.
-pub fn bytes_of(dtype: DType, shape: &[usize]) -> Result<usize, String> {
-    checked_bytes(dtype, shape).ok_or_else(|| {
-        format!(
-            "an array of shape ({}) of {dtype} is too large (more than {} bytes)",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
-            isize::MAX
-        )
+pub fn bytes_of(dtype: DType, shape: &[usize]) -> Result<usize, ArrayError> {
+    checked_bytes(dtype, shape).ok_or_else(|| ArrayError::TooLarge {
+        dtype,
+        shape: shape.to_vec(),
     })
 }
 
 impl HostValue {
     /// Checks that an array argument's size is representable (its shape may come
     /// from a caller: a device array's interface, a C caller).
-    pub fn check_size(&self) -> Result<(), String> {
+    pub fn check_size(&self) -> Result<(), ArrayError> {
         match self {
             HostValue::Array(a) => bytes_of(a.dtype, &a.shape).and_then(|n| {
                 if n == a.data.len() {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "an array of shape {:?} holds {} bytes instead of {n}",
-                        a.shape,
-                        a.data.len()
-                    ))
+                    Err(ArrayError::WrongLength {
+                        shape: a.shape.clone(),
+                        held: a.data.len(),
+                        needed: n,
+                    })
                 }
             }),
             HostValue::Device { dtype, shape, .. } => bytes_of(*dtype, shape).map(|_| ()),
@@ -247,7 +326,7 @@ impl HostValue {
         }
     }
     /// Parses a scalar literal from the command line (`3`, `3.5`, `True`, `1e-3`).
-    pub fn parse_scalar(s: &str) -> Result<HostValue, String> {
+    pub fn parse_scalar(s: &str) -> Result<HostValue, ArrayError> {
         let t = s.trim();
         match t {
             "True" | "true" => return Ok(HostValue::Bool(true)),
@@ -260,11 +339,11 @@ impl HostValue {
         }
         let unsigned = digits.strip_prefix(['+', '-']).unwrap_or(&digits);
         if !unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!(
+            return Err(ArrayError::Scalar(format!(
                 "`{s}` does not fit in a 64-bit integer (appy's `int` is int64: {} to {})",
                 i64::MIN,
                 i64::MAX
-            ));
+            )));
         }
         match t.to_ascii_lowercase().as_str() {
             "inf" | "+inf" => return Ok(HostValue::Float(f64::INFINITY, DType::F64, true)),
@@ -273,7 +352,7 @@ impl HostValue {
         }
         t.parse::<f64>()
             .map(|f| HostValue::Float(f, DType::F64, true))
-            .map_err(|_| format!("`{s}` is not a number (use NAME=@file.npy for arrays)"))
+            .map_err(|_| ArrayError::Scalar(format!("`{s}` is not a number (use NAME=@file.npy for arrays)")))
     }
 }
 
@@ -284,7 +363,7 @@ impl HostArray {
         Self::try_zeros(dtype, shape).expect("array size")
     }
     /// A zero-filled array, or an error if its size overflows.
-    pub fn try_zeros(dtype: DType, shape: Vec<usize>) -> Result<Self, String> {
+    pub fn try_zeros(dtype: DType, shape: Vec<usize>) -> Result<Self, ArrayError> {
         let n = bytes_of(dtype, &shape)?;
         Ok(HostArray {
             dtype,
@@ -345,15 +424,12 @@ impl HostArray {
     }
 
     /// Writes the elements back into a view of the same shape (in logical order).
-    pub fn write_to_view<T: Element, D: ndarray::Dimension>(&self, v: &mut ndarray::ArrayViewMut<'_, T, D>) -> Result<(), String> {
+    pub fn write_to_view<T: Element, D: ndarray::Dimension>(&self, v: &mut ndarray::ArrayViewMut<'_, T, D>) -> Result<(), ArrayError> {
         if v.shape() != self.shape.as_slice() || T::DTYPE != self.dtype {
-            return Err(format!(
-                "cannot write a {}{:?} array into a {}{:?} view",
-                self.dtype,
-                self.shape,
-                T::DTYPE,
-                v.shape()
-            ));
+            return Err(ArrayError::ViewMismatch {
+                array: (self.dtype, self.shape.clone()),
+                view: (T::DTYPE, v.shape().to_vec()),
+            });
         }
         let es = T::DTYPE.size();
         for (k, x) in v.iter_mut().enumerate() {
@@ -363,15 +439,20 @@ impl HostArray {
     }
 
     /// Reads a `.npy` file (the data goes straight into the array's aligned buffer).
-    pub fn read_npy(path: &std::path::Path) -> Result<HostArray, String> {
+    pub fn read_npy(path: &std::path::Path) -> Result<HostArray, ArrayError> {
         use std::io::Read;
-        let ctx = |e: String| format!("{}: {e}", path.display());
-        let mut f = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let io = |e: std::io::Error| ArrayError::Io {
+            op: "read",
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        };
+        let ctx = |e: NpyError| ArrayError::InFile {
+            path: path.to_path_buf(),
+            error: Box::new(e.into()),
+        };
+        let mut f = std::fs::File::open(path).map_err(io)?;
         let mut head = vec![];
-        (&mut f)
-            .take(12)
-            .read_to_end(&mut head)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        (&mut f).take(12).read_to_end(&mut head).map_err(io)?;
         let total = npy_header_len(&head).map_err(ctx)?;
         let size = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
         if total as u64 > size {
@@ -387,17 +468,21 @@ impl HostArray {
         let mut got = 0;
         while got < need {
             match f.read(&mut data[got..]) {
-                Ok(0) => return Err(ctx(format!("truncated .npy data: expected {need} bytes, found {got}"))),
+                Ok(0) => return Err(ctx(format!("truncated .npy data: expected {need} bytes, found {got}").into())),
                 Ok(k) => got += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+                Err(e) => return Err(io(e)),
             }
         }
         Ok(HostArray { dtype, shape, data })
     }
 
     /// Parses `.npy` bytes.
-    pub fn from_npy(bytes: &[u8]) -> Result<HostArray, String> {
+    pub fn from_npy(bytes: &[u8]) -> Result<HostArray, ArrayError> {
+        Self::parse_npy(bytes).map_err(ArrayError::from)
+    }
+
+    fn parse_npy(bytes: &[u8]) -> Result<HostArray, NpyError> {
         let start = npy_header_len(bytes)?;
         if bytes.len() < start {
             return Err("truncated .npy header".into());
@@ -405,7 +490,7 @@ impl HostArray {
         let (dtype, shape, need) = npy_header(&bytes[..start])?;
         let data = &bytes[start..];
         if data.len() < need {
-            return Err(format!("truncated .npy data: expected {need} bytes, found {}", data.len()));
+            return Err(format!("truncated .npy data: expected {need} bytes, found {}", data.len()).into());
         }
         Ok(HostArray {
             dtype,
@@ -441,14 +526,51 @@ impl HostArray {
     }
 
     /// Writes a `.npy` file.
-    pub fn write_npy(&self, path: &std::path::Path) -> Result<(), String> {
-        std::fs::write(path, self.to_npy()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    pub fn write_npy(&self, path: &std::path::Path) -> Result<(), ArrayError> {
+        std::fs::write(path, self.to_npy()).map_err(|e| ArrayError::Io {
+            op: "write",
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })
+    }
+}
+
+/// An error of `.npy` parsing: a message about the format, or an [`ArrayError`].
+enum NpyError {
+    Format(String),
+    Array(ArrayError),
+}
+
+impl From<&str> for NpyError {
+    fn from(m: &str) -> Self {
+        NpyError::Format(m.to_string())
+    }
+}
+
+impl From<String> for NpyError {
+    fn from(m: String) -> Self {
+        NpyError::Format(m)
+    }
+}
+
+impl From<ArrayError> for NpyError {
+    fn from(e: ArrayError) -> Self {
+        NpyError::Array(e)
+    }
+}
+
+impl From<NpyError> for ArrayError {
+    fn from(e: NpyError) -> Self {
+        match e {
+            NpyError::Array(e) => e,
+            NpyError::Format(m) => ArrayError::Npy(m),
+        }
     }
 }
 
 /// The length of a `.npy` file's preamble and header (where the data starts), from its
 /// first 12 bytes.
-fn npy_header_len(bytes: &[u8]) -> Result<usize, String> {
+fn npy_header_len(bytes: &[u8]) -> Result<usize, NpyError> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err("not a .npy file (bad magic)".into());
     }
@@ -460,13 +582,13 @@ fn npy_header_len(bytes: &[u8]) -> Result<usize, String> {
             }
             Ok(12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize)
         }
-        v => Err(format!("unsupported .npy version {v}")),
+        v => Err(format!("unsupported .npy version {v}").into()),
     }
 }
 
 /// Parses a `.npy` preamble and header (exactly [`npy_header_len`] bytes): the dtype,
 /// the shape and the number of data bytes.
-fn npy_header(bytes: &[u8]) -> Result<(DType, Vec<usize>, usize), String> {
+fn npy_header(bytes: &[u8]) -> Result<(DType, Vec<usize>, usize), NpyError> {
     let start = if bytes[6] == 1 { 10 } else { 12 };
     let header = std::str::from_utf8(&bytes[start..]).map_err(|_| "bad .npy header")?;
     let field = |key: &str| -> Option<String> {
@@ -484,9 +606,7 @@ fn npy_header(bytes: &[u8]) -> Result<(DType, Vec<usize>, usize), String> {
         "<i8" | "=i8" => DType::I64,
         "|b1" => DType::Bool,
         d => {
-            return Err(format!(
-                "unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)"
-            ));
+            return Err(format!("unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)").into());
         }
     };
     let fortran = field("fortran_order").ok_or("no fortran_order in .npy header")?;
@@ -548,7 +668,8 @@ mod tests {
             ("|b1", "(9223372036854775808,)"),
         ] {
             let e = HostArray::from_npy(&npy(descr, shape, &[0; 64])).unwrap_err();
-            assert!(e.contains("too large"), "{shape}: {e}");
+            assert!(matches!(e, ArrayError::TooLarge { .. }), "{shape}: {e}");
+            assert!(e.to_string().contains("too large"), "{shape}: {e}");
         }
         // A shape entry that is not a size.
         assert!(HostArray::from_npy(&npy("<f8", "(-1,)", &[0; 8])).is_err());
@@ -558,7 +679,7 @@ mod tests {
         // A version-2 header length that overflows the offset is truncated, not a panic.
         let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
         v2.extend_from_slice(&u32::MAX.to_le_bytes());
-        assert!(HostArray::from_npy(&v2).unwrap_err().contains("truncated"));
+        assert!(HostArray::from_npy(&v2).unwrap_err().to_string().contains("truncated"));
         assert!(HostArray::try_zeros(DType::F64, vec![1 << 62, 4]).is_err());
         assert!(
             HostValue::Device {
@@ -574,10 +695,12 @@ mod tests {
     #[test]
     fn oversized_integers_are_not_floats() {
         let e = HostValue::parse_scalar("99999999999999999999").unwrap_err();
-        assert!(e.contains("does not fit in a 64-bit integer"), "{e}");
+        assert!(matches!(e, ArrayError::Scalar(_)), "{e}");
+        assert!(e.to_string().contains("does not fit in a 64-bit integer"), "{e}");
         assert!(
             HostValue::parse_scalar("-9_223_372_036_854_775_809")
                 .unwrap_err()
+                .to_string()
                 .contains("64-bit")
         );
         assert_eq!(
@@ -596,6 +719,6 @@ mod tests {
         assert!(HostArray::from_npy(b"garbage").is_err());
         let mut t = a.to_npy();
         t.truncate(t.len() - 3);
-        assert!(HostArray::from_npy(&t).unwrap_err().contains("truncated"));
+        assert!(HostArray::from_npy(&t).unwrap_err().to_string().contains("truncated"));
     }
 }

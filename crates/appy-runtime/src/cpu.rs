@@ -437,7 +437,8 @@ impl CpuFunction {
             print_cb: text.contains(PRINT_MARK),
             status: lowered.status,
         };
-        let f = Self::from_llvm(compiler, &text, meta, sig, object).map_err(|e| appy_compiler::mlir_error(file, &e))?;
+        let f = Self::from_llvm(compiler, &text, meta, sig, object)
+            .map_err(|e| appy_compiler::mlir_error(file, &appy_ir::diag::IrError::new(e)))?;
         Ok((f, payload))
     }
 

@@ -223,7 +223,7 @@ impl Jit {
                 ViewArg::I64(view) => arr.write_to_view(view),
                 ViewArg::Scalar(_) => Ok(()),
             };
-            r.map_err(Diagnostic::bare)?;
+            r.map_err(|e| Diagnostic::bare(e.to_string()))?;
         }
         Ok(ret)
     }
@@ -350,7 +350,7 @@ impl Jit {
                 let run = crate::tune::choose(gpu, b, loaded, args).and_then(|k| gpu.run(b.candidate(k), &loaded[k], args));
                 match run {
                     Ok((r, _)) => Ok(r),
-                    Err(e) if trial.is_none() && self.device == Device::Auto && !appy_ir::status::is_program_error(&e) => {
+                    Err(e) if trial.is_none() && self.device == Device::Auto && !matches!(e, crate::RunError::Checked(_)) => {
                         // A GPU failure (out of memory, a launch or JIT error) with
                         // `Device::Auto`: run on the CPU instead, from the original inputs.
                         tracing::warn!("the GPU failed ({e}); running `{func}` on the CPU");

@@ -10,10 +10,12 @@ pub mod array;
 pub mod cache;
 #[cfg(feature = "jit")]
 pub mod cpu;
+pub mod device;
+pub mod error;
+pub mod exec;
 pub mod files;
 #[cfg(feature = "cuda")]
 pub mod gpu;
-#[cfg(feature = "cuda")]
 pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;
@@ -27,6 +29,7 @@ pub mod status;
 pub mod tune;
 
 pub use array::{HostArray, HostValue};
+pub use error::RunError;
 
 /// Where to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,15 +1,17 @@
 //! Which parts of its array arguments a kernel launch reads and writes (seed 002 §5,
 //! restricted to boxes: a range of indices per dimension).
 //!
-//! The analysis runs when a kernel is launched, on the kernel's IR (`gpu.func`, kept in
-//! the bundle) with the launch's actual scalar arguments and grid: every index value is
-//! evaluated as an interval (block and thread ids range over the grid, loop variables
-//! over their bounds), and each `memref.load`/`store`/`atomic_rmw` on an array parameter
+//! The analysis runs when a kernel is launched, on the kernel's body as the bundle's
+//! host program carries it (`appy_ir::host`: the typed ops the runner executes, here
+//! evaluated over intervals) with the launch's actual scalar arguments and grid: every
+//! index value is evaluated as an interval (block and thread ids range over the grid,
+//! loop variables over their bounds), and each `memref.load`/`store`/`atomic_rmw` on an array parameter
 //! contributes the box of its index intervals, clamped to the array's shape. A kernel
 //! reading one row of a matrix reads one row's box; anything the analysis cannot bound
 //! counts as the whole dimension. The runtime transfers only these boxes.
 
-use appy_ir::ir::{Module, Op, Value};
+use appy_ir::attrs::{CmpIPredicate, Scalar};
+use appy_ir::host::{Block, GpuIdOp, HostOp, HostProgram, IntBinOp, IntCastOp, KernelProgram, Slot};
 use std::collections::HashMap;
 
 /// A box of indices: `lo[d] <= i[d] < hi[d]` in every dimension `d`.
@@ -151,18 +153,8 @@ pub struct Accesses {
     pub writes: HashMap<usize, IndexBox>,
 }
 
-/// The `gpu.func` named `name` in a `gpu`-level module.
-pub fn find_kernel<'m>(m: &'m Module, name: &str) -> Option<&'m Op> {
-    let quoted = format!("\"{name}\"");
-    m.body()
-        .iter()
-        .filter(|o| o.name == "gpu.module")
-        .flat_map(|g| g.body(0).ops.iter())
-        .find(|f| f.name == "gpu.func" && f.attr("sym_name") == Some(&quoted))
-}
-
 /// A scalar or array argument of a launch, as the analysis sees it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LaunchArg {
     /// An integer (or index) value.
     Int(i64),
@@ -172,39 +164,41 @@ pub enum LaunchArg {
     Array(Vec<usize>),
 }
 
-/// Analyses one launch of `kernel` (a `gpu.func` of `m`) with `args` on a grid of
-/// `grid` blocks of `block` threads.
-pub fn analyse(m: &Module, kernel: &Op, args: &[LaunchArg], grid: i64, block: i64) -> Accesses {
-    let mut a = Analysis::new(m, kernel, args, grid, block);
-    a.ops(&kernel.body(0).ops);
+/// Analyses one launch of `kernel` with `args` on a grid of `grid` blocks of `block`
+/// threads. A kernel whose body the bundle does not carry accesses nothing known: the
+/// caller moves whole arrays.
+pub fn analyse(kernel: &KernelProgram, args: &[LaunchArg], grid: i64, block: i64) -> Accesses {
+    let Some(body) = &kernel.body else {
+        return Accesses::default();
+    };
+    let mut a = Analysis::new(&[], kernel.slots, &kernel.args, args, grid, block);
+    a.block(body);
     a.acc
 }
 
 struct Analysis<'a> {
-    m: &'a Module,
-    env: HashMap<Value, Known>,
+    /// The kernels launches refer to (a host-program dry run).
+    kernels: &'a [KernelProgram],
+    env: Vec<Known>,
     shapes: HashMap<usize, Vec<usize>>,
     acc: Accesses,
     grid: i64,
     block: i64,
-    /// In a host-function dry run: the launches seen, with accesses keyed by the host
+    /// In a host-program dry run: the launches seen, with accesses keyed by the host
     /// function's argument index.
     launches: Vec<(String, Accesses)>,
-    /// Integer comparisons (`arith.cmpi` predicate, lhs, rhs), to narrow intervals inside
-    /// the `scf.if` they guard (the lanes' bounds masks).
-    conds: HashMap<Value, (i64, Value, Value)>,
+    /// Integer comparisons (predicate, lhs, rhs) by result slot, to narrow intervals
+    /// inside the `scf.if` they guard (the lanes' bounds masks).
+    conds: HashMap<Slot, (CmpIPredicate, Slot, Slot)>,
 }
 
-/// A dry run of a bundle's host function (`m` holds it and the kernels) for arguments
-/// `args`: for each kernel launch reached through straight-line host code, the boxes it
-/// reads and writes, keyed by the function's argument index. Host loops are not
-/// iterated (their bodies are analysed once with the loop variable as an interval).
-pub fn plan(m: &Module, args: &[LaunchArg]) -> Vec<(String, Accesses)> {
-    let Some(func) = m.body().iter().find(|o| o.name == "func.func") else {
-        return vec![];
-    };
-    let mut a = Analysis::new(m, func, args, 1, 1);
-    a.ops(&func.body(0).ops);
+/// A dry run of a bundle's host program for arguments `args`: for each kernel launch
+/// reached through straight-line host code, the boxes it reads and writes, keyed by the
+/// function's argument index. Host loops are not iterated (their bodies are analysed
+/// once with the loop variable as an interval).
+pub fn plan(p: &HostProgram, args: &[LaunchArg]) -> Vec<(String, Accesses)> {
+    let mut a = Analysis::new(&p.kernels, p.slots, &p.params, args, 1, 1);
+    a.block(&p.body);
     a.launches
 }
 
@@ -216,11 +210,12 @@ fn int(k: Known) -> Option<(i64, i64)> {
 }
 
 impl<'a> Analysis<'a> {
-    /// An analysis of `f`'s body with its arguments bound to `args`.
-    fn new(m: &'a Module, f: &Op, args: &[LaunchArg], grid: i64, block: i64) -> Self {
+    /// An analysis of a body with `slots` values whose parameters `params` are bound to
+    /// `args`.
+    fn new(kernels: &'a [KernelProgram], slots: u32, params: &[Slot], args: &[LaunchArg], grid: i64, block: i64) -> Self {
         let mut a = Analysis {
-            m,
-            env: HashMap::new(),
+            kernels,
+            env: vec![Known::Top; slots as usize],
             shapes: HashMap::new(),
             acc: Accesses::default(),
             grid,
@@ -228,7 +223,7 @@ impl<'a> Analysis<'a> {
             launches: vec![],
             conds: HashMap::new(),
         };
-        for (i, (v, arg)) in f.body(0).args.iter().zip(args).enumerate() {
+        for (i, (v, arg)) in params.iter().zip(args).enumerate() {
             let k = match arg {
                 LaunchArg::Int(x) => Known::Int(*x, *x),
                 LaunchArg::Float => Known::Top,
@@ -237,28 +232,26 @@ impl<'a> Analysis<'a> {
                     Known::Array(i)
                 }
             };
-            a.env.insert(*v, k);
+            a.env[*v as usize] = k;
         }
         a
     }
 
-    fn get(&self, v: Value) -> Known {
-        self.env.get(&v).copied().unwrap_or(Known::Top)
+    fn get(&self, s: Slot) -> Known {
+        self.env[s as usize]
     }
 
-    fn ops(&mut self, ops: &[Op]) {
-        for op in ops {
+    fn set(&mut self, s: Slot, k: Known) {
+        self.env[s as usize] = k;
+    }
+
+    fn block(&mut self, b: &Block) {
+        for op in &b.ops {
             self.op(op);
         }
     }
 
-    fn set(&mut self, op: &Op, k: Known) {
-        if let Some(r) = op.results.first() {
-            self.env.insert(*r, k);
-        }
-    }
-
-    fn record(&mut self, mem: Value, idx: &[Value], write: bool) {
+    fn record(&mut self, mem: Slot, idx: &[Slot], write: bool) {
         let Known::Array(p) = self.get(mem) else { return };
         let shape = self.shapes[&p].clone();
         let mut b = IndexBox::whole(&shape);
@@ -276,120 +269,104 @@ impl<'a> Analysis<'a> {
         *e = e.hull(&b);
     }
 
-    fn op(&mut self, op: &Op) {
-        let o = &op.operands;
-        let bin = |s: &Self, f: &dyn Fn(i64, i64, i64, i64) -> Option<(i64, i64)>| -> Known {
-            match (int(s.get(o[0])), int(s.get(o[1]))) {
-                (Some((a, b)), Some((c, d))) => f(a, b, c, d).map(|(l, h)| Known::Int(l, h)).unwrap_or(Known::Top),
-                _ => Known::Top,
-            }
+    /// The interval of a binary integer op, if the analysis follows it.
+    fn int_bin(&self, op: IntBinOp, a: Slot, b: Slot) -> Known {
+        let (Some((a, b)), Some((c, d))) = (int(self.get(a)), int(self.get(b))) else {
+            return Known::Top;
         };
-        match op.name.as_str() {
-            "arith.constant" => {
-                let ty = op.results.first().map(|r| self.m.ty(*r)).unwrap_or("");
-                let k = if ty == "index" || ty.starts_with('i') {
-                    let text = op.attr("value").unwrap_or("");
-                    let v = text.split(" : ").next().unwrap_or("").trim();
-                    match v {
-                        "true" => Known::Int(1, 1),
-                        "false" => Known::Int(0, 0),
-                        _ => v.parse::<i64>().map(|x| Known::Int(x, x)).unwrap_or(Known::Top),
-                    }
+        let r = match op {
+            IntBinOp::AddI => (|| Some((a.checked_add(c)?, b.checked_add(d)?)))(),
+            IntBinOp::SubI => (|| Some((a.checked_sub(d)?, b.checked_sub(c)?)))(),
+            IntBinOp::MulI => (|| {
+                let p = [a.checked_mul(c)?, a.checked_mul(d)?, b.checked_mul(c)?, b.checked_mul(d)?];
+                Some((*p.iter().min()?, *p.iter().max()?))
+            })(),
+            IntBinOp::DivSI | IntBinOp::FloorDivSI | IntBinOp::CeilDivSI => {
+                if c <= 0 || c != d {
+                    None
                 } else {
-                    Known::Top
-                };
-                self.set(op, k);
-            }
-            "gpu.block_id" => self.set(op, Known::Int(0, (self.grid - 1).max(0))),
-            "gpu.thread_id" => self.set(op, Known::Int(0, (self.block - 1).max(0))),
-            "gpu.block_dim" => self.set(op, Known::Int(self.block, self.block)),
-            "gpu.grid_dim" => self.set(op, Known::Int(self.grid, self.grid)),
-            "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.extui" => {
-                let k = self.get(o[0]);
-                self.set(op, k);
-            }
-            "arith.addi" => {
-                let k = bin(self, &|a, b, c, d| Some((a.checked_add(c)?, b.checked_add(d)?)));
-                self.set(op, k);
-            }
-            "arith.subi" => {
-                let k = bin(self, &|a, b, c, d| Some((a.checked_sub(d)?, b.checked_sub(c)?)));
-                self.set(op, k);
-            }
-            "arith.muli" => {
-                let k = bin(self, &|a, b, c, d| {
-                    let p = [a.checked_mul(c)?, a.checked_mul(d)?, b.checked_mul(c)?, b.checked_mul(d)?];
-                    Some((*p.iter().min()?, *p.iter().max()?))
-                });
-                self.set(op, k);
-            }
-            "arith.divsi" | "arith.floordivsi" | "arith.ceildivsi" => {
-                let k = bin(self, &|a, b, c, d| {
-                    if c <= 0 || c != d {
-                        return None;
-                    }
                     let f = |x: i64| {
-                        if op.name == "arith.ceildivsi" {
+                        if op == IntBinOp::CeilDivSI {
                             x.div_euclid(c) + i64::from(x.rem_euclid(c) != 0)
                         } else {
                             x.div_euclid(c)
                         }
                     };
                     Some((f(a), f(b)))
-                });
-                self.set(op, k);
+                }
             }
-            "arith.remsi" => {
-                let k = bin(self, &|a, _b, c, d| if a >= 0 && c > 0 && c == d { Some((0, c - 1)) } else { None });
-                self.set(op, k);
+            IntBinOp::RemSI => (a >= 0 && c > 0 && c == d).then_some((0, c - 1)),
+            IntBinOp::MaxSI => Some((a.max(c), b.max(d))),
+            IntBinOp::MinSI => Some((a.min(c), b.min(d))),
+            _ => None,
+        };
+        r.map(|(l, h)| Known::Int(l, h)).unwrap_or(Known::Top)
+    }
+
+    fn op(&mut self, op: &HostOp) {
+        match op {
+            HostOp::Const { dst, value } => {
+                let k = match value {
+                    Scalar::Int(x) => Known::Int(*x, *x),
+                    Scalar::Float(_) => Known::Top,
+                };
+                self.set(*dst, k);
             }
-            "arith.maxsi" => {
-                let k = bin(self, &|a, b, c, d| Some((a.max(c), b.max(d))));
-                self.set(op, k);
+            HostOp::GpuId { op, dst } => {
+                let k = match op {
+                    GpuIdOp::BlockId => Known::Int(0, (self.grid - 1).max(0)),
+                    GpuIdOp::ThreadId => Known::Int(0, (self.block - 1).max(0)),
+                    GpuIdOp::BlockDim => Known::Int(self.block, self.block),
+                    GpuIdOp::GridDim => Known::Int(self.grid, self.grid),
+                };
+                self.set(*dst, k);
             }
-            "arith.minsi" => {
-                let k = bin(self, &|a, b, c, d| Some((a.min(c), b.min(d))));
-                self.set(op, k);
+            HostOp::IntCast { op, dst, a, .. } => {
+                let k = if *op == IntCastOp::TruncI { Known::Top } else { self.get(*a) };
+                self.set(*dst, k);
             }
-            "arith.select" => {
-                let k = match (int(self.get(o[1])), int(self.get(o[2]))) {
+            HostOp::IntBin { op, dst, a, b, .. } => {
+                let k = self.int_bin(*op, *a, *b);
+                self.set(*dst, k);
+            }
+            HostOp::Select { dst, t, f, .. } => {
+                let k = match (int(self.get(*t)), int(self.get(*f))) {
                     (Some((a, b)), Some((c, d))) => Known::Int(a.min(c), b.max(d)),
                     _ => Known::Top,
                 };
-                self.set(op, k);
+                self.set(*dst, k);
             }
-            "memref.dim" => {
-                let k = match (self.get(o[0]), int(self.get(o[1]))) {
+            HostOp::Dim { dst, mem, index } => {
+                let k = match (self.get(*mem), int(self.get(*index))) {
                     (Known::Array(p), Some((d, d2))) if d == d2 => {
                         let s = &self.shapes[&p];
                         s.get(d as usize).map(|x| Known::Int(*x as i64, *x as i64)).unwrap_or(Known::Top)
                     }
                     _ => Known::Top,
                 };
-                self.set(op, k);
+                self.set(*dst, k);
             }
-            "memref.load" => {
-                self.record(o[0], &o[1..], false);
-                self.set(op, Known::Top);
+            HostOp::Load { dst, mem, indices } => {
+                self.record(*mem, indices, false);
+                self.set(*dst, Known::Top);
             }
-            "memref.store" => self.record(o[1], &o[2..], true),
-            "memref.atomic_rmw" => {
-                self.record(o[1], &o[2..], false);
-                self.record(o[1], &o[2..], true);
-                self.set(op, Known::Top);
+            HostOp::Store { mem, indices, .. } => self.record(*mem, indices, true),
+            HostOp::AtomicRmw { dst, mem, indices, .. } => {
+                self.record(*mem, indices, false);
+                self.record(*mem, indices, true);
+                self.set(*dst, Known::Top);
             }
-            "gpu.launch_func" => {
+            HostOp::Launch { kernel, grid, block, args } => {
                 let exact = |k: Known| match k {
                     Known::Int(l, h) if l == h => Some(l),
                     _ => None,
                 };
-                let g: Option<i64> = (0..3).map(|i| exact(self.get(o[i]))).product();
-                let b: Option<i64> = (3..6).map(|i| exact(self.get(o[i]))).product();
-                let name = op.attr("kernel").unwrap_or("").rsplit("::@").next().unwrap_or("").to_string();
-                let kernel = find_kernel(self.m, &name);
-                if let (Some(g), Some(b), Some(kernel)) = (g, b, kernel) {
+                let g: Option<i64> = grid.iter().map(|s| exact(self.get(*s))).product();
+                let b: Option<i64> = block.iter().map(|s| exact(self.get(*s))).product();
+                let Some(kp) = self.kernels.get(*kernel as usize) else { return };
+                if let (Some(g), Some(b), Some(_)) = (g, b, &kp.body) {
                     let mut owners = vec![];
-                    let largs: Vec<LaunchArg> = o[6..]
+                    let largs: Vec<LaunchArg> = args
                         .iter()
                         .map(|v| match self.get(*v) {
                             Known::Array(i) => {
@@ -406,14 +383,14 @@ impl<'a> Analysis<'a> {
                             }
                         })
                         .collect();
-                    let acc = analyse(self.m, kernel, &largs, g, b);
+                    let acc = analyse(kp, &largs, g, b);
                     let rekey = |m: &HashMap<usize, IndexBox>| -> HashMap<usize, IndexBox> {
                         m.iter()
                             .filter_map(|(p, bx)| owners.get(*p).copied().flatten().map(|h| (h, bx.clone())))
                             .collect()
                     };
                     self.launches.push((
-                        name,
+                        kp.name.clone(),
                         Accesses {
                             reads: rekey(&acc.reads),
                             writes: rekey(&acc.writes),
@@ -421,46 +398,57 @@ impl<'a> Analysis<'a> {
                     ));
                 }
             }
-            "arith.cmpi" => {
-                if let Some(p) = op.attr("predicate").and_then(|t| t.split(' ').next()?.parse::<i64>().ok()) {
-                    self.conds.insert(op.results[0], (p, o[0], o[1]));
-                }
-                self.set(op, Known::Int(0, 1));
+            HostOp::CmpI { pred, dst, a, b } => {
+                self.conds.insert(*dst, (*pred, *a, *b));
+                self.set(*dst, Known::Int(0, 1));
             }
-            "scf.if" => {
+            HostOp::If {
+                cond,
+                then,
+                orelse,
+                results,
+                ..
+            } => {
                 // In the then-branch the condition holds: narrow `x` in `x < y`, `x <= y`.
-                let saved = self.conds.get(&o[0]).copied().and_then(|(p, x, y)| {
+                let saved = self.conds.get(cond).copied().and_then(|(p, x, y)| {
                     let (xl, xh) = int(self.get(x))?;
                     let (_, yh) = int(self.get(y))?;
                     let hi = match p {
-                        2 => yh - 1,
-                        3 => yh,
+                        CmpIPredicate::Slt => yh - 1,
+                        CmpIPredicate::Sle => yh,
                         _ => return None,
                     };
                     let old = self.get(x);
-                    self.env.insert(x, Known::Int(xl, xh.min(hi)));
+                    self.set(x, Known::Int(xl, xh.min(hi)));
                     Some((x, old))
                 });
-                if let Some(b) = op.regions.first().and_then(|r| r.blocks.first()) {
-                    self.ops(&b.ops);
-                }
+                self.block(then);
                 if let Some((x, old)) = saved {
-                    self.env.insert(x, old);
+                    self.set(x, old);
                 }
-                if let Some(b) = op.regions.get(1).and_then(|r| r.blocks.first()) {
-                    self.ops(&b.ops);
+                if let Some(e) = orelse {
+                    self.block(e);
                 }
-                for r in &op.results {
-                    self.env.insert(*r, Known::Top);
+                for r in results {
+                    self.set(*r, Known::Top);
                 }
             }
-            "scf.for" => {
-                let iv = match (int(self.get(o[0])), int(self.get(o[1])), int(self.get(o[2]))) {
+            HostOp::For {
+                lb,
+                ub,
+                step,
+                iv,
+                iter_args,
+                body,
+                results,
+                ..
+            } => {
+                let k = match (int(self.get(*lb)), int(self.get(*ub)), int(self.get(*step))) {
                     (Some((lb, _)), Some((_, ub)), Some((st, _))) if st > 0 => {
                         if ub - 1 < lb {
                             // An empty loop: its body never runs.
-                            for r in &op.results {
-                                self.env.insert(*r, Known::Top);
+                            for r in results {
+                                self.set(*r, Known::Top);
                             }
                             return;
                         }
@@ -468,29 +456,30 @@ impl<'a> Analysis<'a> {
                     }
                     _ => Known::Top,
                 };
-                let blk = op.body(0);
-                self.env.insert(blk.args[0], iv);
-                for a in &blk.args[1..] {
-                    self.env.insert(*a, Known::Top);
+                self.set(*iv, k);
+                for a in iter_args {
+                    self.set(*a, Known::Top);
                 }
-                self.ops(&blk.ops);
-                for r in &op.results {
-                    self.env.insert(*r, Known::Top);
+                self.block(body);
+                for r in results {
+                    self.set(*r, Known::Top);
                 }
             }
-            _ => {
-                for r in &op.regions {
-                    for b in &r.blocks {
-                        for a in &b.args {
-                            self.env.insert(*a, Known::Top);
+            HostOp::Other { results, regions, .. } => {
+                for r in regions {
+                    for (args, b) in r {
+                        for a in args {
+                            self.set(*a, Known::Top);
                         }
-                        self.ops(&b.ops);
+                        self.block(b);
                     }
                 }
-                for r in &op.results {
-                    self.env.insert(*r, Known::Top);
+                for r in results {
+                    self.set(*r, Known::Top);
                 }
             }
+            // Values the analysis does not follow stay unknown (slots start as `Top`).
+            _ => {}
         }
     }
 }

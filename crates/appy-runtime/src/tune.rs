@@ -10,6 +10,7 @@
 //! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
 
 use crate::array::HostValue;
+use crate::error::RunResult;
 use crate::gpu::{Gpu, Loaded};
 use appy_ir::bundle::Bundle;
 
@@ -57,7 +58,7 @@ pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
 }
 
 /// Picks the candidate of `b` to run for `args`: from the cache, or by timing them.
-pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> Result<usize, String> {
+pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> RunResult<usize> {
     let n = b.candidates();
     // Nothing to choose: one candidate, or no kernels at all (the work is library calls,
     // e.g. cuBLAS / cuSOLVER, which the vector length does not affect).
@@ -77,7 +78,7 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
 type MemoKey = (usize, String, usize, String);
 static MEMO: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<MemoKey, usize>>> = std::sync::LazyLock::new(Default::default);
 
-fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> Result<usize, String> {
+fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> RunResult<usize> {
     let n = b.candidates();
     let key = key(gpu, b, args);
     let dir = crate::cache::dir();
@@ -116,7 +117,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
         times.push(t);
     }
     for c in copies {
-        gpu.free(c);
+        gpu.free_copy(c);
     }
     let best = (0..n).min_by(|x, y| times[*x].total_cmp(&times[*y])).unwrap_or(0);
     if !times[best].is_finite() {

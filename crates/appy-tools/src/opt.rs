@@ -216,7 +216,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let is_mlir = input == "-" || input.ends_with(".mlir");
     // MLIR input or a pipeline the user wrote: MLIR's complaints are the user's errors.
     let user_ir = is_mlir || a.pass_pipeline.is_some();
-    let ir_error = |e: &str| if user_ir { mlir_user_error(&file, e) } else { mlir_error(&file, e) };
+    let ir_error = |e: &appy_ir::diag::IrError| if user_ir { mlir_user_error(&file, e) } else { mlir_error(&file, e) };
     let opts = Options {
         mvl: a.mvl,
         bounds_check: a.bounds_check,

@@ -26,7 +26,7 @@ const INT: ArgType = ArgType::Scalar {
 fn one_row_of_a_matrix_moves_one_row() {
     let b = bundle("scale_row", &[arr(2), INT, INT]);
     let p = plan(
-        &b.host,
+        &b.program,
         &[LaunchArg::Array(vec![4096, 4096]), LaunchArg::Int(17), LaunchArg::Int(4096)],
     );
     assert_eq!(p.len(), 1, "one launch");
@@ -44,7 +44,7 @@ fn one_row_of_a_matrix_moves_one_row() {
 fn consecutive_regions_and_stencil_boxes() {
     let b = bundle("two_regions", &[arr(1), arr(1), INT]);
     let p = plan(
-        &b.host,
+        &b.program,
         &[LaunchArg::Array(vec![1000]), LaunchArg::Array(vec![1000]), LaunchArg::Int(1000)],
     );
     assert_eq!(p.len(), 2);
@@ -62,7 +62,7 @@ fn consecutive_regions_and_stencil_boxes() {
 
     let b = bundle("interior", &[arr(2), arr(2), INT, INT]);
     let p = plan(
-        &b.host,
+        &b.program,
         &[
             LaunchArg::Array(vec![50, 60]),
             LaunchArg::Array(vec![50, 60]),
@@ -100,7 +100,7 @@ fn strided_view_moves_only_its_elements() {
     assert_eq!(gathered.get_f64(3), 6.0);
     let b = bundle("two_regions", &[arr(1), arr(1), INT]);
     let p = plan(
-        &b.host,
+        &b.program,
         &[LaunchArg::Array(vec![1000]), LaunchArg::Array(vec![1000]), LaunchArg::Int(1000)],
     );
     let moved: usize = p[0].1.reads.get(&0).map(|b| b.len()).unwrap_or(0) * 8;

@@ -4,6 +4,7 @@
 use crate::Options;
 use crate::pipelines::nvvm_pipeline;
 use appy_ir::bundle::KernelInfo;
+use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
 use melior::ir::operation::OperationLike;
@@ -68,7 +69,7 @@ pub fn libdevice_id(opts: &Options) -> String {
 }
 
 /// Compiles the kernels of a `gpu`-level module to PTX.
-pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<KernelInfo>), String> {
+pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<KernelInfo>), IrError> {
     let kernels = kernel_infos(gpu);
     if kernels.is_empty() {
         return Ok((String::new(), kernels));
@@ -95,13 +96,15 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
         } else {
             ""
         };
-        return Err(format!("generated PTX has an unresolved external function: `{line}`{needs}"));
+        return Err(IrError::new(format!(
+            "generated PTX has an unresolved external function: `{line}`{needs}"
+        )));
     }
     Ok((ptx, kernels))
 }
 
 /// Runs the NVVM pipeline over a `gpu`-level module: the PTX of its kernels.
-fn nvvm_to_ptx(ctx: &Ctx, gpu: &Module, libdevice: Option<&std::path::Path>) -> Result<String, String> {
+fn nvvm_to_ptx(ctx: &Ctx, gpu: &Module, libdevice: Option<&std::path::Path>) -> Result<String, IrError> {
     let mut m = ctx.load(gpu)?;
     ctx.run_pipeline(&mut m, &nvvm_pipeline(libdevice))?;
     let mut ptx = None;
@@ -120,7 +123,7 @@ fn nvvm_to_ptx(ctx: &Ctx, gpu: &Module, libdevice: Option<&std::path::Path>) -> 
             }
             melior::ir::operation::WalkResult::Advance
         });
-    ptx.ok_or_else(|| "gpu-module-to-binary produced no PTX".to_string())
+    ptx.ok_or_else(|| IrError::new("gpu-module-to-binary produced no PTX"))
 }
 
 /// The module a bundle carries: the host function (interpreted by the runtime) and the

@@ -157,8 +157,12 @@ impl Lower<'_> {
                 };
                 let t = STy::strong(dt);
                 let slot = self.new_slot(t);
-                let rop = if matches!(op, BinOp::Mul) { RedOp::Mul } else { RedOp::Add };
-                let id = identity(&mut self.b, rop, t);
+                let rop = if matches!(op, BinOp::Mul) {
+                    Reduction::Prod
+                } else {
+                    Reduction::Sum
+                };
+                let id = self.b.constant(rop.identity(t.dt), t.mlir());
                 self.b.store(id, slot, &[]);
                 self.bind(name, Binding::Slot(slot, t));
             }
@@ -172,7 +176,7 @@ impl Lower<'_> {
         // they are reductions.
         let mut assigned = vec![];
         ast_names_assigned(body, &mut assigned);
-        let mut reductions: Vec<(String, RedOp)> = vec![];
+        let mut reductions: Vec<(String, Reduction)> = vec![];
         let mut cells: Vec<String> = vec![];
         let mut seen = HashSet::new();
         for (n, sp) in &assigned {
@@ -277,7 +281,7 @@ impl Lower<'_> {
         let mut accs = vec![];
         for ((n, op), t) in reductions.iter().zip(&red_tys) {
             let acc = self.new_slot(*t);
-            let id = identity(&mut self.b, *op, *t);
+            let id = self.b.constant(op.identity(t.dt), t.mlir());
             self.b.store(id, acc, &[]);
             self.bind(n, Binding::Slot(acc, *t));
             accs.push(acc);
@@ -293,7 +297,7 @@ impl Lower<'_> {
         }
         let mut reduce = Op::new("scf.reduce").with_operands(partials.iter().copied());
         for ((_, op), t) in reductions.iter().zip(&red_tys) {
-            reduce.regions.push(combiner(&mut self.b, *op, *t));
+            reduce.regions.push(self.b.combiner(*op, t.mlir()));
         }
         reduce.loc = self.b.loc.clone();
         self.b.push(reduce);

@@ -19,7 +19,7 @@
 //! The function is specialised for concrete argument types ([`ArgType`]).
 
 use crate::ast::*;
-use crate::sema::RedOp;
+use crate::sema::Reduction;
 use crate::sema::names::*;
 use crate::sema::reductions::*;
 use crate::sema::resolve::*;
@@ -331,50 +331,4 @@ fn const_int(e: &Expr) -> Option<i64> {
         ExprKind::Unary { op: UnaryOp::Neg, operand } => const_int(operand).map(|v| -v),
         _ => None,
     }
-}
-
-fn atomic_kind(op: RedOp, dt: DType) -> i64 {
-    match (op, dt.is_float()) {
-        (RedOp::Add, true) => 0,
-        (RedOp::Add, false) => 1,
-        (RedOp::Max, true) => 4,
-        (RedOp::Max, false) => 6,
-        (RedOp::Min, true) => 8,
-        (RedOp::Min, false) => 10,
-        (RedOp::Mul, true) => 12,
-        (RedOp::Mul, false) => 13,
-    }
-}
-
-fn identity(b: &mut Builder, op: RedOp, t: STy) -> Value {
-    match (op, t.is_float()) {
-        (RedOp::Add, _) => b.scalar(0.0, t),
-        (RedOp::Mul, _) => b.scalar(1.0, t),
-        (RedOp::Max, true) => b.float(f64::NEG_INFINITY, t.mlir()),
-        (RedOp::Min, true) => b.float(f64::INFINITY, t.mlir()),
-        (RedOp::Max, false) => b.int(if t.dt == DType::I32 { i32::MIN as i64 } else { i64::MIN }, t.mlir()),
-        (RedOp::Min, false) => b.int(if t.dt == DType::I32 { i32::MAX as i64 } else { i64::MAX }, t.mlir()),
-    }
-}
-
-fn combiner(b: &mut Builder, op: RedOp, t: STy) -> Region {
-    let x = b.m.value(t.mlir());
-    let y = b.m.value(t.mlir());
-    let f = t.is_float();
-    let name = match (op, f) {
-        (RedOp::Add, true) => "arith.addf",
-        (RedOp::Add, false) => "arith.addi",
-        (RedOp::Mul, true) => "arith.mulf",
-        (RedOp::Mul, false) => "arith.muli",
-        (RedOp::Max, true) => "arith.maximumf",
-        (RedOp::Max, false) => "arith.maxsi",
-        (RedOp::Min, true) => "arith.minimumf",
-        (RedOp::Min, false) => "arith.minsi",
-    };
-    let r = b.m.value(t.mlir());
-    let ops = vec![
-        Op::new(name).with_operands([x, y]).with_results([r]).with_loc(b.loc.clone()),
-        Op::new("scf.reduce.return").with_operands([r]).with_loc(b.loc.clone()),
-    ];
-    Builder::region(vec![x, y], ops)
 }

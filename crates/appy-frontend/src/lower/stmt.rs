@@ -448,9 +448,9 @@ impl Lower<'_> {
         let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
         if atomic {
             let (rop, neg) = match op {
-                BinOp::Add => (RedOp::Add, false),
-                BinOp::Sub => (RedOp::Add, true),
-                BinOp::Mul => (RedOp::Mul, false),
+                BinOp::Add => (Reduction::Sum, false),
+                BinOp::Sub => (Reduction::Sum, true),
+                BinOp::Mul => (Reduction::Prod, false),
                 _ => return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=`, `*=` and max/min updates")),
             };
             return self.atomic_update(target, rop, value, neg);
@@ -471,9 +471,9 @@ impl Lower<'_> {
         let usage = format!("`appy.atomic_{op}(a, index, value)` updates `a[index]` atomically (index: an integer or a tuple)");
         let [arr, idx, v] = args else { return Err(self.err(span, usage)) };
         let rop = match op {
-            "add" => RedOp::Add,
-            "max" => RedOp::Max,
-            "min" => RedOp::Min,
+            "add" => Reduction::Sum,
+            "max" => Reduction::Max,
+            "min" => Reduction::Min,
             _ => {
                 return Err(self.err(
                     span,
@@ -495,7 +495,7 @@ impl Lower<'_> {
         self.atomic_update(&target, rop, v, false)
     }
 
-    pub(super) fn atomic_update(&mut self, target: &Expr, op: RedOp, value: &Expr, neg: bool) -> DResult<()> {
+    pub(super) fn atomic_update(&mut self, target: &Expr, op: Reduction, value: &Expr, neg: bool) -> DResult<()> {
         let ExprKind::Subscript { value: arr, indices } = &target.kind else {
             return Err(self.err(target.span, "atomic updates need an array element target like `s[0]`"));
         };
@@ -508,12 +508,12 @@ impl Lower<'_> {
         if neg {
             x = self.negate(x, dt);
         }
-        let kind = atomic_kind(op, dt);
+        let kind = op.atomic_kind(dt.is_float()).attr();
         let mut ops = vec![x, m];
         ops.extend(idx);
         self.set_loc(target.span);
         self.guarded(ok, |me| {
-            me.b.op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", format!("{kind} : i64"))]);
+            me.b.op1("memref.atomic_rmw", &ops, dt.mlir(), &[("kind", kind)]);
         });
         Ok(())
     }

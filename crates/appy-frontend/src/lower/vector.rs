@@ -38,7 +38,7 @@ impl Lower<'_> {
         stmt.pragma = s.pragma.clone();
         // Hoist vector reductions into scalars bound to fresh names.
         let mut counter = 0;
-        let mut hoisted: Vec<(String, RedOp, Expr)> = vec![];
+        let mut hoisted: Vec<(String, Reduction, Expr)> = vec![];
         let mut rewrite = |e: &mut Expr, this: &Self| {
             rewrite_reductions(e, this, &mut counter, &mut hoisted);
         };
@@ -86,7 +86,7 @@ impl Lower<'_> {
         start: Value,
         len: Value,
         bound: Value,
-        red: Option<(RedOp, &Expr)>,
+        red: Option<(Reduction, &Expr)>,
         stmt: Option<&Stmt>,
     ) -> DResult<Option<(Value, STy)>> {
         let rem = self.b.bin("arith.subi", bound, start);
@@ -123,7 +123,7 @@ impl Lower<'_> {
             };
             red_ty = Some((op, t));
             let mut reduce = Op::new("scf.reduce").with_operands([x]);
-            reduce.regions.push(combiner(&mut self.b, op, t));
+            reduce.regions.push(self.b.combiner(op, t.mlir()));
             self.b.push(reduce);
         } else if let Some(s) = stmt {
             let mut s2 = s.clone();
@@ -143,7 +143,7 @@ impl Lower<'_> {
             .with_attr("appy.simd", "unit")
             .with_region(Builder::region(vec![iv], ops));
         if let Some((rop, t)) = red_ty {
-            let init = identity(&mut self.b, rop, t);
+            let init = self.b.constant(rop.identity(t.dt), t.mlir());
             let r = self.b.m.value(t.mlir());
             op.operands = vec![c0, ni, c1, init];
             op.results = vec![r];
@@ -160,7 +160,7 @@ impl Lower<'_> {
 }
 
 /// Replaces `sum(E)` / `max(E)` / `min(E)` of a vector `E` by a fresh name, recording it.
-fn rewrite_reductions(e: &mut Expr, this: &Lower<'_>, counter: &mut usize, out: &mut Vec<(String, RedOp, Expr)>) {
+fn rewrite_reductions(e: &mut Expr, this: &Lower<'_>, counter: &mut usize, out: &mut Vec<(String, Reduction, Expr)>) {
     if let ExprKind::Call { func, args, kwargs } = &e.kind
         && args.len() == 1
         && kwargs.is_empty()

@@ -4,7 +4,7 @@
 //! hints are generated from it, and `docs/SUBSET.md`'s function table is generated from
 //! it too (a test compares the two).
 
-use super::RedOp;
+use super::Reduction;
 
 /// How a function's result is typed and computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub(crate) enum Rule {
     /// array argument reduces it (builtins: over the first axis).
     MaxMin { max: bool, numpy: bool },
     /// A reduction over `axis=` (all axes by default); `mean` divides by the count.
-    Reduce(RedOp),
+    Reduce(Reduction),
     /// The arithmetic mean over `axis=`.
     Mean,
     /// The builtin `sum` (over the first axis of an array).
@@ -60,7 +60,7 @@ pub(crate) enum Rule {
     /// `appy.vidx(start, length, bound)`.
     Vidx,
     /// `appy.atomic_add/max/min(a, index, value)`.
-    Atomic(RedOp),
+    Atomic(Reduction),
 }
 
 /// The scalar operation of an element-wise function.
@@ -305,25 +305,25 @@ pub(crate) static FUNCS: &[Func] = &[
     f!(
         ["numpy.sum", "appy.sum", "torch.sum"],
         ["sum"],
-        Reduce(RedOp::Add),
+        Reduce(Reduction::Sum),
         "sum over `axis=` (all axes by default)"
     ),
     f!(
         ["numpy.prod", "appy.prod", "torch.prod"],
         ["prod"],
-        Reduce(RedOp::Mul),
+        Reduce(Reduction::Prod),
         "product over `axis=`"
     ),
     f!(
         ["numpy.max", "numpy.amax", "appy.max", "torch.amax"],
         ["max"],
-        Reduce(RedOp::Max),
+        Reduce(Reduction::Max),
         "maximum over `axis=`"
     ),
     f!(
         ["numpy.min", "numpy.amin", "appy.min", "torch.amin"],
         ["min"],
-        Reduce(RedOp::Min),
+        Reduce(Reduction::Min),
         "minimum over `axis=`"
     ),
     f!(
@@ -488,17 +488,17 @@ pub(crate) static FUNCS: &[Func] = &[
     f!(["builtins.range", "appy.prange", "numba.prange"], [], Range, "a loop's iterable"),
     f!(["builtins.print"], [], Print, "prints scalars and strings from the host code"),
     f!(["appy.vidx"], [], Vidx, "a vector of indices (assembly level)"),
-    f!(["appy.atomic_add"], [], Atomic(RedOp::Add), "`a[index] += value`, atomically"),
+    f!(["appy.atomic_add"], [], Atomic(Reduction::Sum), "`a[index] += value`, atomically"),
     f!(
         ["appy.atomic_max"],
         [],
-        Atomic(RedOp::Max),
+        Atomic(Reduction::Max),
         "`a[index] = max(a[index], value)`, atomically"
     ),
     f!(
         ["appy.atomic_min"],
         [],
-        Atomic(RedOp::Min),
+        Atomic(Reduction::Min),
         "`a[index] = min(a[index], value)`, atomically"
     ),
 ];
@@ -572,21 +572,21 @@ pub fn markdown() -> String {
 
 /// The reduction a two-argument max/min call performs (`max(s, x)`, `np.maximum(s, x)`,
 /// `from appy import maximum`), by the callee's qualified name.
-pub(crate) fn max_min(qualified: &str) -> Option<RedOp> {
+pub(crate) fn max_min(qualified: &str) -> Option<Reduction> {
     match lookup(qualified)?.rule {
-        Rule::MaxMin { max: true, .. } => Some(RedOp::Max),
-        Rule::MaxMin { max: false, .. } => Some(RedOp::Min),
+        Rule::MaxMin { max: true, .. } => Some(Reduction::Max),
+        Rule::MaxMin { max: false, .. } => Some(Reduction::Min),
         _ => None,
     }
 }
 
 /// The reduction of a one-argument reduction call (`sum(v)`, `np.max(v)`, `appy.sum`).
-pub(crate) fn reduction(qualified: &str) -> Option<RedOp> {
+pub(crate) fn reduction(qualified: &str) -> Option<Reduction> {
     match lookup(qualified)?.rule {
         Rule::Reduce(op) => Some(op),
-        Rule::BuiltinSum => Some(RedOp::Add),
-        Rule::MaxMin { max: true, numpy: false } => Some(RedOp::Max),
-        Rule::MaxMin { max: false, numpy: false } => Some(RedOp::Min),
+        Rule::BuiltinSum => Some(Reduction::Sum),
+        Rule::MaxMin { max: true, numpy: false } => Some(Reduction::Max),
+        Rule::MaxMin { max: false, numpy: false } => Some(Reduction::Min),
         _ => None,
     }
 }

@@ -9,15 +9,5 @@ pub(crate) mod reductions;
 pub(crate) mod resolve;
 pub(crate) mod simd;
 
-/// A reduction operator (`+`, `*`, `max`, `min`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RedOp {
-    /// Sum (`+=`, `-=`).
-    Add,
-    /// Product.
-    Mul,
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
-}
+/// A reduction operator (`+`, `*`, `max`, `min`): the IR's one vocabulary for them.
+pub(crate) use appy_ir::reduction::Reduction;

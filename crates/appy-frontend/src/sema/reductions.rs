@@ -1,23 +1,23 @@
 //! Reduction detection (seed 000): scalars updated by one reduction operator, and
 //! array updates that are reductions across the iterations of a loop.
 
-use super::RedOp;
+use super::Reduction;
 use super::names::*;
 use super::resolve::*;
 use crate::ast::*;
 
 /// If every assignment to `name` in `body` is a reduction with one operator and `name`
 /// is not otherwise read, returns that operator.
-pub(crate) fn reduction_op(name: &str, body: &[Stmt], imports: &Imports) -> Option<RedOp> {
-    let mut ops: Vec<RedOp> = vec![];
+pub(crate) fn reduction_op(name: &str, body: &[Stmt], imports: &Imports) -> Option<Reduction> {
+    let mut ops: Vec<Reduction> = vec![];
     let mut reads_in_forms = 0usize;
     let mut ok = true;
-    fn walk(name: &str, stmts: &[Stmt], imports: &Imports, ops: &mut Vec<RedOp>, rf: &mut usize, ok: &mut bool) {
+    fn walk(name: &str, stmts: &[Stmt], imports: &Imports, ops: &mut Vec<Reduction>, rf: &mut usize, ok: &mut bool) {
         for s in stmts {
             match &s.kind {
                 StmtKind::AugAssign { target, op, .. } if is_name(target, name) => match op {
-                    BinOp::Add | BinOp::Sub => ops.push(RedOp::Add),
-                    BinOp::Mul => ops.push(RedOp::Mul),
+                    BinOp::Add | BinOp::Sub => ops.push(Reduction::Sum),
+                    BinOp::Mul => ops.push(Reduction::Prod),
                     _ => *ok = false,
                 },
                 StmtKind::Assign { targets, value } if targets.iter().any(|t| is_name(t, name)) => {
@@ -31,11 +31,11 @@ pub(crate) fn reduction_op(name: &str, body: &[Stmt], imports: &Imports) -> Opti
                             let r = is_name(rhs, name);
                             match op {
                                 BinOp::Add | BinOp::Mul if l || r => {
-                                    ops.push(if *op == BinOp::Add { RedOp::Add } else { RedOp::Mul });
+                                    ops.push(if *op == BinOp::Add { Reduction::Sum } else { Reduction::Prod });
                                     *rf += 1;
                                 }
                                 BinOp::Sub if l => {
-                                    ops.push(RedOp::Add);
+                                    ops.push(Reduction::Sum);
                                     *rf += 1;
                                 }
                                 _ => *ok = false,

@@ -204,7 +204,7 @@ fn bind_args_from(params: &[String], raw: &[String], inputs: &mut Vec<Input>) ->
                 path: PathBuf::from(path),
                 what: format!("the array of parameter `{name}` (--arg {a})"),
             });
-            HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(Diagnostic::bare)?)
+            HostValue::Array(HostArray::read_npy(Path::new(path)).map_err(|e| Diagnostic::bare(e.to_string()))?)
         } else {
             HostValue::parse_scalar(v).map_err(|e| Diagnostic::bare(format!("--arg {name}: {e}")))?
         };
@@ -561,8 +561,8 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
 /// A runtime error; the program's own (`FILE:LINE:COL: error: ...` from checked mode)
 /// is located in its source file when that file is readable.
 #[cfg(feature = "cuda")]
-fn program_error(e: String) -> Diagnostic {
-    if appy_ir::status::is_program_error(&e) {
+fn program_error(e: appy_runtime::RunError) -> Diagnostic {
+    if let appy_runtime::RunError::Checked(e) = e {
         let path = e.split(':').next().unwrap_or_default();
         if let Ok(f) = appy_ir::diag::SourceFile::read(Path::new(path))
             && let Some(d) = Diagnostic::from_runtime_line(&f, &e)
@@ -572,8 +572,9 @@ fn program_error(e: String) -> Diagnostic {
         if let Some((loc, msg)) = e.split_once(": error: ") {
             return Diagnostic::bare(msg.to_string()).with_note(format!("at {loc}"));
         }
+        return Diagnostic::bare(e);
     }
-    Diagnostic::bare(e)
+    Diagnostic::bare(e.to_string())
 }
 
 #[cfg(not(feature = "jit"))]

@@ -560,12 +560,12 @@ impl Lower<'_> {
             format!("[{}]", names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")),
         );
         if atomic && let Some(bop) = aug {
-            let rop = if bop == BinOp::Mul { RedOp::Mul } else { RedOp::Add };
+            let rop = if bop == BinOp::Mul { Reduction::Prod } else { Reduction::Sum };
             let dt = match &v {
                 TV::S(_, t) => t.dt,
                 TV::T(t) => t.t.dt,
             };
-            op.set_attr("atomic", format!("{} : i64", atomic_kind(rop, dt)));
+            op.set_attr("atomic", rop.atomic_kind(dt.is_float()).attr());
         }
         self.set_loc(span);
         self.b.push(op);

@@ -96,10 +96,10 @@ impl Lower<'_> {
         })
     }
 
-    pub(in crate::lower) fn treduce(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: RedOp, span: Span) -> DResult<TV> {
+    pub(in crate::lower) fn treduce(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
         // Sums of booleans and integers are int64 (NumPy).
         let mut x = x;
-        if op == RedOp::Add && !x.t.is_float() && x.t != STy::INT {
+        if op == Reduction::Sum && !x.t.is_float() && x.t != STy::INT {
             let TV::T(c) = self.tcast(st, span, TV::T(x.clone()), STy::INT)? else {
                 unreachable!("a cast of a tensor is a tensor")
             };
@@ -122,12 +122,7 @@ impl Lower<'_> {
         if nodes.is_empty() {
             return Ok(TV::T(Tensor { v: x.v, axes, t: x.t }));
         }
-        let kind = match op {
-            RedOp::Add => "sum",
-            RedOp::Max => "max",
-            RedOp::Min => "min",
-            RedOp::Mul => "prod",
-        };
+        let kind = op.name();
         let v = self.b.m.value("tensor<*xf64>");
         let mut r = Op::new("appy.reduce").with_operands([x.v]).with_results([v]);
         r.set_attr("kind", format!("\"{kind}\""));
@@ -161,7 +156,7 @@ impl Lower<'_> {
         let TV::T(p) = p else {
             unreachable!("a product of tensors is a tensor")
         };
-        self.treduce(st, p, &[reduce_at], RedOp::Add, span)
+        self.treduce(st, p, &[reduce_at], Reduction::Sum, span)
     }
 
     pub(in crate::lower) fn texpr(&mut self, st: &mut TStmt, e: &Expr) -> DResult<TV> {
@@ -321,8 +316,8 @@ impl Lower<'_> {
         let builtin = matches!(f.rule, Rule::BuiltinSum | Rule::MaxMin { numpy: false, .. });
         let red = match f.rule {
             Rule::Reduce(op) => Some(op),
-            Rule::Mean | Rule::BuiltinSum => Some(RedOp::Add),
-            Rule::MaxMin { max, numpy: false } if all.len() == 1 => Some(if max { RedOp::Max } else { RedOp::Min }),
+            Rule::Mean | Rule::BuiltinSum => Some(Reduction::Sum),
+            Rule::MaxMin { max, numpy: false } if all.len() == 1 => Some(if max { Reduction::Max } else { Reduction::Min }),
             _ => None,
         };
         if let Some(op) = red {
@@ -346,7 +341,7 @@ impl Lower<'_> {
             let r = t.axes.len() as i64;
             let which: Vec<usize> = if builtin {
                 // Python's builtins iterate over the first axis.
-                if op != RedOp::Add && r > 1 {
+                if op != Reduction::Sum && r > 1 {
                     return Err(self
                         .err(span, format!("`{name}` of a {r}-dimensional array is ambiguous in Python"))
                         .with_note("help: use `np.max(x, axis=k)` / `np.min(x, axis=k)`"));

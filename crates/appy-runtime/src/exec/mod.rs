@@ -1,0 +1,324 @@
+//! The host-program executor: runs a bundle's host program
+//! ([`appy_ir::host::HostProgram`], typed ops over dense value slots) against a
+//! [`Device`] — scalar code ([`scalar`]), host loops and conditionals, allocations,
+//! element reads and writes ([`interp`]), kernel launches ([`launch`]) and library calls
+//! ([`library`]), with the residency of array arguments tracked per box
+//! ([`residency`]).
+//!
+//! It is generic over the device: [`crate::gpu::Gpu`] runs it on an NVIDIA GPU, and the
+//! tests run it against a device in host memory.
+
+mod interp;
+mod launch;
+mod library;
+mod residency;
+pub mod scalar;
+#[cfg(test)]
+mod tests;
+
+use crate::array::{HostArray, HostValue};
+use crate::device::Device;
+use crate::error::{RunError, RunResult};
+use appy_ir::bundle::Bundle;
+use appy_ir::host::HostProgram;
+use appy_ir::types::{ArgType, DType};
+use residency::Mem;
+use std::time::Instant;
+
+/// Options of a call.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Leave returned arrays in device memory ([`HostValue::Device`]) instead of
+    /// copying them to the host. A returned array that is not one of the caller's
+    /// device arguments is newly allocated: the caller owns it and frees it, e.g. with
+    /// [`crate::gpu::Gpu::adopt`].
+    pub results_on_device: bool,
+    /// Asked about every 20 ms while the host function runs a loop: returning `true`
+    /// stops the call with [`RunError::Interrupted`] (e.g. Ctrl-C in an embedding
+    /// interpreter). Kernels already launched finish first.
+    pub interrupt: Option<&'a dyn Fn() -> bool>,
+}
+
+/// Timing of one call.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Seconds spent in kernels (launch to completion, synchronised per launch when
+    /// `APPY_SYNC_LAUNCHES` is set; otherwise the whole call).
+    pub kernel_s: f64,
+    /// Number of launches (kernels and library calls).
+    pub launches: usize,
+    /// Bytes copied host → device.
+    pub htod_bytes: usize,
+    /// Bytes copied device → host.
+    pub dtoh_bytes: usize,
+    /// Tiles run by launches split to fit the memory budget.
+    pub tiles: usize,
+}
+
+/// Settings of the executor that come from the environment.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// The device memory budget for the arguments in bytes (`APPY_DEVICE_BUDGET`); by
+    /// default 90 % of the device's free memory. Beyond it, launches run in tiles.
+    pub budget: Option<usize>,
+    /// Synchronise after every launch and time it (`APPY_SYNC_LAUNCHES`).
+    pub sync_launches: bool,
+}
+
+impl Limits {
+    /// The settings from `APPY_DEVICE_BUDGET` and `APPY_SYNC_LAUNCHES`.
+    pub fn from_env() -> Limits {
+        Limits {
+            budget: appy_ir::config::device_budget(),
+            sync_launches: appy_ir::config::sync_launches(),
+        }
+    }
+}
+
+/// A value of host code: an integer (also `index`, `i1`), a float, or a memref; a
+/// slot not yet defined is `Undef`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum HV {
+    I(i64),
+    F(f64),
+    Mem(usize),
+    Undef,
+}
+
+/// One call's state: the device, the bundle, the memrefs and the values of host code.
+pub struct Executor<'a, D: Device> {
+    dev: &'a D,
+    /// The bundle's kernels loaded on `dev`, in the order of [`Bundle::kernels`].
+    kernels: &'a [D::Kernel],
+    /// The bundle's host program.
+    p: &'a HostProgram,
+    /// Arguments are not copied to the device whole: every launch runs in tiles of
+    /// blocks whose data fits the memory budget (seed 002 §5.4).
+    tiled: bool,
+    budget: usize,
+    limits: Limits,
+    /// The value of each slot of the host program.
+    env: Vec<HV>,
+    mems: Vec<Mem>,
+    /// Memref ids of the array arguments, in order.
+    arg_mems: Vec<usize>,
+    timing: Timing,
+    interrupt: Option<&'a dyn Fn() -> bool>,
+    last_check: Instant,
+    /// The status buffer's memory, when the function takes one ([`appy_ir::status`]),
+    /// and its sites.
+    status: Option<usize>,
+    sites: Option<&'a appy_ir::status::Status>,
+    /// Reused buffers: a launch's argument values, its parameter cells.
+    scratch: Vec<HV>,
+    cells: Vec<u64>,
+    /// Access analyses of launches, by kernel and launch arguments (a host loop
+    /// launches the same kernels with the same arguments at every step).
+    analyses: launch::Analyses,
+}
+
+impl<'a, D: Device> Executor<'a, D> {
+    /// An executor for one call of `b` on `dev`, with `kernels` loaded there.
+    pub fn new(dev: &'a D, kernels: &'a [D::Kernel], b: &'a Bundle, tiled: bool, limits: &Limits) -> RunResult<Self> {
+        let p = &b.program;
+        if p.kernels.len() != b.kernels.len() {
+            return Err(RunError::Bundle("the host program's kernels are not the bundle's".into()));
+        }
+        Ok(Executor {
+            dev,
+            kernels,
+            p,
+            tiled,
+            budget: usize::MAX,
+            limits: limits.clone(),
+            env: vec![HV::Undef; p.slots as usize],
+            mems: vec![],
+            arg_mems: vec![],
+            timing: Timing::default(),
+            interrupt: None,
+            last_check: Instant::now(),
+            status: None,
+            sites: b.status.as_ref(),
+            scratch: vec![],
+            cells: vec![],
+            analyses: Default::default(),
+        })
+    }
+
+    /// Binds the host function's parameters to the call's arguments (host arrays get
+    /// device memory, moved there when kernels need them).
+    pub fn bind_args(&mut self, args: &[HostValue]) -> RunResult<()> {
+        for (v, a) in self.p.params.iter().zip(args) {
+            let hv = match a {
+                HostValue::Array(arr) => {
+                    let id = self.upload(arr)?;
+                    self.arg_mems.push(id);
+                    HV::Mem(id)
+                }
+                HostValue::Int(i, _, _) => HV::I(*i),
+                HostValue::Float(f, _, _) => HV::F(*f),
+                HostValue::Bool(x) => HV::I(*x as i64),
+                HostValue::Device { ptr, dtype, shape } => HV::Mem(self.borrow(*ptr, *dtype, shape)),
+            };
+            self.env[*v as usize] = hv;
+        }
+        // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed.
+        if let Some(&v) = self.p.params.get(args.len()) {
+            let zeros = HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN])?;
+            let id = self.upload(&zeros)?;
+            self.status = Some(id);
+            self.env[v as usize] = HV::Mem(id);
+        }
+        Ok(())
+    }
+
+    /// After a synchronised call: the status buffer's error (an index out of bounds in
+    /// checked mode, a negative dimension), else its warnings queued.
+    fn check_status(&mut self) -> RunResult<()> {
+        let (Some(id), Some(st)) = (self.status, self.sites) else {
+            return Ok(());
+        };
+        let mut bytes = vec![0u8; 8 * appy_ir::status::STATUS_LEN];
+        self.download(id, &mut bytes)?;
+        let words: Vec<i64> = bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        crate::status::queue(st.decode(&words).map_err(RunError::Checked)?);
+        Ok(())
+    }
+
+    /// Runs the host function's body once; returns the values it returns.
+    pub(crate) fn run_body(&mut self) -> RunResult<Vec<HV>> {
+        let p = self.p;
+        let yields = self.block(&p.body)?;
+        yields.iter().map(|s| self.get(*s)).collect()
+    }
+
+    /// What the call did so far.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// Checks for an interruption (at most every 20 ms).
+    fn check_interrupt(&mut self) -> RunResult<()> {
+        if let Some(stop) = self.interrupt
+            && self.last_check.elapsed().as_millis() >= 20
+        {
+            self.last_check = Instant::now();
+            if stop() {
+                return Err(RunError::Interrupted);
+            }
+        }
+        Ok(())
+    }
+
+    /// A result of the call as the caller receives it.
+    fn result(&mut self, v: HV, t: &ArgType, on_device: bool) -> RunResult<HostValue> {
+        Ok(match (v, t) {
+            (HV::Mem(id), ArgType::Array { dtype, .. }) if on_device && self.mems[id].shadow.is_none() && self.mems[id].host.is_none() => {
+                // Ownership passes to the caller (the buffer of a caller's argument
+                // stays the caller's: it is marked freed already).
+                let m = &mut self.mems[id];
+                m.freed = true;
+                HostValue::Device {
+                    ptr: m.ptr,
+                    dtype: *dtype,
+                    shape: m.shape.clone(),
+                }
+            }
+            (HV::Mem(id), ArgType::Array { dtype, .. }) => {
+                let shape = self.mems[id].shape.clone();
+                let mut arr = HostArray::try_zeros(*dtype, shape)?;
+                self.download(id, &mut arr.data)?;
+                HostValue::Array(arr)
+            }
+            (HV::I(i), ArgType::Scalar { dtype, weak }) => {
+                if *dtype == DType::Bool {
+                    HostValue::Bool(i != 0)
+                } else {
+                    HostValue::Int(i, *dtype, *weak)
+                }
+            }
+            (HV::F(f), ArgType::Scalar { dtype, weak }) => HostValue::Float(f, *dtype, *weak),
+            _ => return Err(RunError::Bundle("result kind mismatch".into())),
+        })
+    }
+}
+
+/// Runs a bundle on `dev`: binds the arguments (array arguments are copied to the
+/// device where kernels access them), runs the host program, copies the arrays back (in
+/// place into `args`) and returns the results.
+pub fn run<D: Device>(
+    dev: &D,
+    kernels: &[D::Kernel],
+    b: &Bundle,
+    args: &mut [HostValue],
+    opts: &RunOptions<'_>,
+    limits: &Limits,
+) -> RunResult<(Vec<HostValue>, Timing)> {
+    // Shapes from callers (device arrays, C callers): their sizes must not overflow.
+    for a in args.iter() {
+        a.check_size()?;
+    }
+    let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
+    if sig != b.args {
+        return Err(RunError::Arguments(format!(
+            "arguments ({}) do not match the bundle's signature ({})",
+            sig.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "),
+            b.args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    // Asking the driver for the free memory costs tens of microseconds, so calls whose
+    // arrays are all on the device already (nothing to copy) do not ask.
+    let arg_bytes: usize = args
+        .iter()
+        .map(|a| if let HostValue::Array(x) = a { x.data.len() } else { 0 })
+        .sum();
+    let budget = match limits.budget {
+        Some(b) => b,
+        None if arg_bytes == 0 => usize::MAX,
+        None => dev.free_memory().map(|free| free / 10 * 9).unwrap_or(usize::MAX),
+    };
+    let tiled = arg_bytes > budget;
+    let mut ex = Executor::new(dev, kernels, b, tiled, limits)?;
+    ex.budget = budget;
+    ex.interrupt = opts.interrupt;
+    if let Err(e) = ex.bind_args(args) {
+        ex.free_all();
+        return Err(e);
+    }
+    let t0 = Instant::now();
+    let ret = match ex.run_body() {
+        Ok(r) => r,
+        Err(e) => {
+            // Finish what was launched before giving the buffers back.
+            let _ = dev.synchronize();
+            ex.free_all();
+            return Err(e);
+        }
+    };
+    dev.synchronize()?;
+    if ex.timing.kernel_s == 0.0 {
+        ex.timing.kernel_s = t0.elapsed().as_secs_f64();
+    }
+    // An index out of bounds (checked mode) or a negative dimension: an error instead
+    // of results.
+    if let Err(e) = ex.check_status() {
+        ex.free_all();
+        return Err(e);
+    }
+    let mut k = 0;
+    for a in args.iter_mut() {
+        if let HostValue::Array(arr) = a {
+            ex.download(ex.arg_mems[k], &mut arr.data)?;
+            k += 1;
+        }
+    }
+    let mut results = vec![];
+    for (v, t) in ret.iter().zip(&b.results) {
+        results.push(ex.result(*v, t, opts.results_on_device)?);
+    }
+    ex.free_all();
+    Ok((results, ex.timing))
+}

@@ -1,0 +1,229 @@
+//! Residency: where each array's current contents are. An array argument keeps its
+//! host copy and lists the boxes whose device copy is current (`valid`) and the boxes
+//! kernels may have written (`dirty`, copied back at the end); parts move to the device
+//! when a kernel first accesses them (see [`crate::regions`]). Host code reading an
+//! element reads the device copy if it is current there, else the host copy.
+
+use super::{Executor, HV};
+use crate::array::HostArray;
+use crate::device::{Device, DevicePtr};
+use crate::error::{RunError, RunResult};
+use crate::regions::IndexBox;
+use appy_ir::types::DType;
+
+/// A memref the program uses.
+pub(crate) struct Mem {
+    pub ptr: DevicePtr,
+    /// Size of the device buffer from `Device::alloc` (0: not ours to release).
+    pub bytes: usize,
+    /// Host scalar slot (`memref.alloca` in host code).
+    pub host: Option<Vec<u64>>,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+    pub freed: bool,
+    /// For an array argument: the host copy, moved to the device only where kernels
+    /// access it (`valid`: boxes whose device copy is current; `dirty`: boxes kernels
+    /// may have written, copied back at the end).
+    pub shadow: Option<Vec<u8>>,
+    pub valid: Vec<IndexBox>,
+    pub dirty: Vec<IndexBox>,
+}
+
+impl Mem {
+    fn new(ptr: DevicePtr, bytes: usize, dtype: DType, shape: Vec<usize>) -> Mem {
+        Mem {
+            ptr,
+            bytes,
+            host: None,
+            dtype,
+            shape,
+            freed: false,
+            shadow: None,
+            valid: vec![],
+            dirty: vec![],
+        }
+    }
+    /// A host scalar slot (`memref.alloca`) of `elems` elements.
+    pub fn slot(dtype: DType, shape: Vec<usize>, elems: usize) -> Mem {
+        Mem {
+            host: Some(vec![0; elems.max(1)]),
+            ..Mem::new(0, 0, dtype, shape)
+        }
+    }
+    /// Device memory from `Device::alloc`.
+    pub fn device(ptr: DevicePtr, bytes: usize, dtype: DType, shape: Vec<usize>) -> Mem {
+        Mem::new(ptr, bytes, dtype, shape)
+    }
+}
+
+impl<D: Device> Executor<'_, D> {
+    /// Makes a host array available to kernels: device memory is allocated (none when
+    /// launches run in tiles), and parts are copied when a kernel first accesses them.
+    pub(crate) fn upload(&mut self, arr: &HostArray) -> RunResult<usize> {
+        let bytes = arr.data.len().max(1);
+        let ptr = if self.tiled { 0 } else { self.dev.alloc(bytes)? };
+        let mut m = Mem::new(ptr, if ptr == 0 { 0 } else { bytes }, arr.dtype, arr.shape.clone());
+        m.shadow = Some(arr.data.to_vec());
+        self.mems.push(m);
+        Ok(self.mems.len() - 1)
+    }
+
+    /// A caller's device array: used in place, never copied or freed.
+    pub(crate) fn borrow(&mut self, ptr: DevicePtr, dtype: DType, shape: &[usize]) -> usize {
+        let mut m = Mem::new(ptr, 0, dtype, shape.to_vec());
+        m.freed = true;
+        self.mems.push(m);
+        self.mems.len() - 1
+    }
+
+    /// Copies the current contents of an array to `out`: for an argument, the parts
+    /// kernels wrote come back from the device into the host copy.
+    pub(crate) fn download(&mut self, id: usize, out: &mut [u8]) -> RunResult<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.dev.synchronize()?;
+        let m = &mut self.mems[id];
+        let Some(shadow) = m.shadow.as_mut() else {
+            self.timing.dtoh_bytes += out.len();
+            return self.dev.dtoh(out, m.ptr);
+        };
+        let es = m.dtype.size();
+        if m.ptr == 0 {
+            out.copy_from_slice(shadow);
+            return Ok(());
+        }
+        for b in std::mem::take(&mut m.dirty) {
+            for (start, len) in b.runs(&m.shape) {
+                let dst = &mut shadow[start * es..(start + len) * es];
+                self.dev.dtoh(dst, m.ptr + (start * es) as u64)?;
+                self.timing.dtoh_bytes += len * es;
+            }
+        }
+        out.copy_from_slice(shadow);
+        Ok(())
+    }
+
+    /// Before a launch: copies the parts of `id` that the kernel accesses and whose
+    /// device copy is not current; `written` is marked dirty.
+    pub(crate) fn make_valid(&mut self, id: usize, need: &IndexBox, written: Option<&IndexBox>) -> RunResult<()> {
+        let m = &mut self.mems[id];
+        let Some(shadow) = m.shadow.as_ref() else { return Ok(()) };
+        let es = m.dtype.size();
+        let mut missing = vec![need.clone()];
+        for v in &m.valid {
+            missing = missing.iter().flat_map(|b| b.subtract(v)).collect();
+        }
+        for b in &missing {
+            for (start, len) in b.runs(&m.shape) {
+                let src = &shadow[start * es..(start + len) * es];
+                self.dev.htod(m.ptr + (start * es) as u64, src)?;
+                self.timing.htod_bytes += len * es;
+            }
+        }
+        m.valid.extend(missing);
+        if let Some(w) = written.filter(|w| !w.is_empty() && !m.dirty.iter().any(|d| d.contains(w))) {
+            m.dirty.push(w.clone());
+        }
+        Ok(())
+    }
+
+    /// Whether flat element `flat` of `id` is current on the device.
+    pub(crate) fn on_device(&self, id: usize, flat: usize) -> bool {
+        let m = &self.mems[id];
+        if m.shadow.is_none() {
+            return true;
+        }
+        let mut idx = vec![0i64; m.shape.len()];
+        let mut rest = flat;
+        for d in (0..m.shape.len()).rev() {
+            idx[d] = (rest % m.shape[d].max(1)) as i64;
+            rest /= m.shape[d].max(1);
+        }
+        let point = IndexBox {
+            lo: idx.clone(),
+            hi: idx.iter().map(|x| x + 1).collect(),
+        };
+        m.valid.iter().any(|v| v.contains(&point))
+    }
+
+    /// Gives every buffer the call allocated back (to the pool).
+    pub fn free_all(&mut self) {
+        for m in &mut self.mems {
+            if m.host.is_none() && !m.freed && m.ptr != 0 {
+                if m.bytes > 0 {
+                    self.dev.release(m.ptr, m.bytes);
+                } else {
+                    let _ = self.dev.free(m.ptr);
+                }
+                m.freed = true;
+            }
+        }
+    }
+
+    /// `memref.dealloc`.
+    pub(crate) fn dealloc(&mut self, id: usize) -> RunResult<()> {
+        let m = &mut self.mems[id];
+        if m.host.is_none() && !m.freed {
+            if m.bytes > 0 {
+                self.dev.release(m.ptr, m.bytes);
+            } else {
+                self.dev.free(m.ptr)?;
+            }
+            m.freed = true;
+        }
+        Ok(())
+    }
+
+    /// Reads flat element `flat` of memref `id` (host code's `memref.load`).
+    pub(crate) fn read_elem(&mut self, id: usize, flat: usize) -> RunResult<HV> {
+        let m = &self.mems[id];
+        let dt = m.dtype;
+        let raw: u64 = if let Some(h) = &m.host {
+            h[flat]
+        } else if let Some(sh) = m.shadow.as_ref().filter(|_| !self.on_device(id, flat)) {
+            let mut w = [0u8; 8];
+            w[..dt.size()].copy_from_slice(&sh[flat * dt.size()..(flat + 1) * dt.size()]);
+            u64::from_le_bytes(w)
+        } else {
+            let mut b = [0u8; 8];
+            self.dev.synchronize()?;
+            self.dev.dtoh(&mut b[..dt.size()], m.ptr + (flat * dt.size()) as u64)?;
+            u64::from_le_bytes(b)
+        };
+        Ok(match dt {
+            DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
+            DType::F64 => HV::F(f64::from_bits(raw)),
+            DType::I32 => HV::I(raw as u32 as i32 as i64),
+            DType::I64 => HV::I(raw as i64),
+            DType::Bool => HV::I((raw & 1) as i64),
+        })
+    }
+
+    /// Writes flat element `flat` of memref `id` (host code's `memref.store`): the host
+    /// copy, and the device copy when it is current there.
+    pub(crate) fn write_elem(&mut self, id: usize, flat: usize, v: HV) -> RunResult<()> {
+        let dt = self.mems[id].dtype;
+        let raw: u64 = match (dt, v) {
+            (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
+            (DType::F64, HV::F(f)) => f.to_bits(),
+            (DType::I32, HV::I(i)) => i as i32 as u32 as u64,
+            (DType::I64, HV::I(i)) => i as u64,
+            (DType::Bool, HV::I(i)) => (i & 1) as u64,
+            _ => return Err(RunError::Bundle("store of a mismatched value".into())),
+        };
+        let on_device = self.on_device(id, flat);
+        let m = &mut self.mems[id];
+        if let Some(sh) = &mut m.shadow {
+            sh[flat * dt.size()..(flat + 1) * dt.size()].copy_from_slice(&raw.to_le_bytes()[..dt.size()]);
+        }
+        if let Some(h) = &mut m.host {
+            h[flat] = raw;
+        } else if on_device {
+            let b = &raw.to_le_bytes()[..dt.size()];
+            self.dev.synchronize()?;
+            self.dev.htod(m.ptr + (flat * dt.size()) as u64, b)?;
+        }
+        Ok(())
+    }
+}

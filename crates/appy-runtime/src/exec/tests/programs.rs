@@ -1,0 +1,560 @@
+//! Programs compiled from Python run against the mock device: results are compared
+//! with the Python meaning (computed here), transfers with what the kernels access.
+
+use super::mock::{Event, Mock};
+use super::{call_on, int};
+use crate::array::{HostArray, HostValue};
+use crate::exec::{Limits, RunOptions, run};
+use appy_compiler::{Compiler, Options};
+use appy_ir::bundle::Bundle;
+use appy_ir::diag::SourceFile;
+use appy_ir::types::{DType, parse_signature};
+
+const SRC: &str = r#"
+import numpy as np
+import appy
+
+@appy.jit
+def scalars(a, b, x, y):
+    q = a // b
+    r = a % b
+    s = x / y - x * y
+    c = 0
+    if a < b:
+        c = 1
+    return q, r, s, c, np.sqrt(x) + abs(y)
+
+@appy.jit
+def loops(a, N, T):
+    s = 0.0
+    for t in range(T):
+        for i in range(N):
+            s = s + a[i] * t
+        a[t % N] = s
+    return s
+
+@appy.jit
+def interior(a, b, M, N):
+    #pragma parallel for
+    for i in range(1, M - 1):
+        #pragma simd
+        for j in range(1, N - 1):
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+@appy.jit
+def scale_row(a, r, N):
+    #pragma parallel for simd
+    for j in range(N):
+        a[r, j] = 2.0 * a[r, j]
+
+@appy.jit
+def trisolv(L, x, b):
+    N = x.shape[0]
+    #pragma sequential for
+    for i in range(N):
+        x[i] = (b[i] - np.sum(L[i, :i] * x[:i])) / L[i, i]
+
+@appy.jit
+def cholesky(A):
+    N = A.shape[0]
+    for j in range(N):
+        A[j, j] = np.sqrt(A[j, j] - np.sum(A[j, :j] * A[j, :j]))
+        #pragma parallel for
+        for i in range(j + 1, N):
+            A[i, j] = (A[i, j] - np.sum(A[i, :j] * A[j, :j])) / A[j, j]
+
+@appy.jit
+def sub_block(A, B, C, M, N):
+    C[1:M, 1:N] = np.dot(A[1:M, :N - 1], B[:N - 1, 1:N])
+
+@appy.jit
+def vec_mat(A, x, y, M, N):
+    y[:N] += 2.0 * x[:M] @ A[:M, :N]
+
+@appy.jit
+def return_scaled(x, N, alpha):
+    return x[:N] + alpha
+"#;
+
+fn compile(func: &str, sig: &str) -> Bundle {
+    let c = Compiler::new();
+    let file = SourceFile::new("t.py", SRC);
+    let args = parse_signature(sig).unwrap();
+    c.compile_gpu(&file, func, &args, &Options::default())
+        .unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// Deterministic pseudo-random values in [lo, hi), never zero.
+fn values(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let v = lo + (hi - lo) * u;
+            if v == 0.0 { 0.5 } else { v }
+        })
+        .collect()
+}
+
+fn array(shape: Vec<usize>, seed: u64) -> HostArray {
+    let n = shape.iter().product();
+    HostArray::from_f64(DType::F64, shape, &values(n, seed, -1.0, 1.0))
+}
+
+fn floats(a: &HostArray) -> Vec<f64> {
+    (0..a.len()).map(|i| a.get_f64(i)).collect()
+}
+
+fn arr(v: &HostValue) -> &HostArray {
+    match v {
+        HostValue::Array(a) => a,
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+fn float(v: &HostValue) -> f64 {
+    match v {
+        HostValue::Float(f, _, _) => *f,
+        other => panic!("expected a float, got {other:?}"),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * (1.0 + a.abs().max(b.abs()))
+}
+
+#[test]
+fn scalar_code_has_python_semantics() {
+    let b = compile("scalars", "int,int,float,float");
+    assert!(b.kernels.is_empty());
+    for (a, d) in [(7i64, 2i64), (-7, 2), (7, -3), (-13, -5), (1, 5), (-1, 3)] {
+        for (x, y) in [(2.5f64, -0.75f64), (0.3, 7.0)] {
+            let mut args = [
+                HostValue::Int(a, DType::I64, true),
+                HostValue::Int(d, DType::I64, true),
+                HostValue::Float(x, DType::F64, true),
+                HostValue::Float(y, DType::F64, true),
+            ];
+            let (r, _) = call_on(&Mock::new(), &b, &mut args, &Limits::default()).unwrap();
+            assert_eq!(
+                int(&r[0]),
+                a.div_euclid(d) - if d < 0 && a.rem_euclid(d) != 0 { 1 } else { 0 },
+                "{a} // {d}"
+            );
+            assert_eq!(int(&r[1]), a - d * int(&r[0]), "{a} % {d}");
+            assert!(close(float(&r[2]), x / y - x * y));
+            assert_eq!(int(&r[3]), (a < d) as i64);
+            assert!(close(float(&r[4]), x.sqrt() + y.abs()));
+        }
+    }
+}
+
+#[test]
+fn host_loops_and_element_access() {
+    let b = compile("loops", "f64[:],int,int");
+    for (n, t) in [(1usize, 3i64), (7, 11), (5, 0)] {
+        let a0 = array(vec![n], n as u64);
+        let mut args = [
+            HostValue::Array(a0.clone()),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Int(t, DType::I64, true),
+        ];
+        let dev = Mock::new();
+        let (r, timing) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        let mut a = floats(&a0);
+        let mut s = 0.0;
+        for tt in 0..t {
+            for x in a.iter() {
+                s += x * tt as f64;
+            }
+            a[(tt as usize) % n] = s;
+        }
+        assert!(close(float(&r[0]), s), "{n} {t}");
+        let got = floats(arr(&args[0]));
+        assert!(got.iter().zip(&a).all(|(g, w)| close(*g, *w)), "{got:?} {a:?}");
+        assert_eq!(timing.launches, 0, "no kernel: everything runs on the host");
+        // The array never went to the device: no copy in either direction.
+        assert_eq!(dev.copied(), (0, 0));
+    }
+}
+
+/// A stencil reads all of `a` and writes the interior of `b`: exactly those boxes move.
+#[test]
+fn transfers_are_the_accessed_boxes() {
+    let b = compile("interior", "f64[:,:],f64[:,:],int,int");
+    let (m, n) = (7usize, 5usize);
+    let (a0, b0) = (array(vec![m, n], 1), array(vec![m, n], 2));
+    let mut args = [
+        HostValue::Array(a0.clone()),
+        HostValue::Array(b0.clone()),
+        HostValue::Int(m as i64, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let dev = Mock::new();
+    let (_, timing) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+    let interior = (m - 2) * (n - 2) * 8;
+    assert_eq!(dev.copied(), (m * n * 8 + interior, interior));
+    assert_eq!(
+        (timing.htod_bytes, timing.dtoh_bytes, timing.launches),
+        (m * n * 8 + interior, interior, 1)
+    );
+    // The (mock) kernel wrote nothing: the interior comes back as it went.
+    assert_eq!(floats(arr(&args[1])), floats(&b0));
+    assert_eq!(floats(arr(&args[0])), floats(&a0));
+
+    // One row of a matrix: that row moves, both ways.
+    let s = compile("scale_row", "f64[:,:],int,int");
+    let mut args = [
+        HostValue::Array(array(vec![m, n], 3)),
+        HostValue::Int(2, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let dev = Mock::new();
+    call_on(&dev, &s, &mut args, &Limits::default()).unwrap();
+    assert_eq!(dev.copied(), (n * 8, n * 8));
+}
+
+/// Arrays already on the device are used in place: nothing is copied or allocated.
+#[test]
+fn device_arguments_move_nothing() {
+    let b = compile("interior", "f64[:,:],f64[:,:],int,int");
+    let (m, n) = (6usize, 9usize);
+    let dev = Mock::new();
+    use crate::device::Device;
+    let pa = dev.malloc(m * n * 8).unwrap();
+    let pb = dev.malloc(m * n * 8).unwrap();
+    let mut args = [
+        HostValue::Device {
+            ptr: pa,
+            dtype: DType::F64,
+            shape: vec![m, n],
+        },
+        HostValue::Device {
+            ptr: pb,
+            dtype: DType::F64,
+            shape: vec![m, n],
+        },
+        HostValue::Int(m as i64, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    dev.log.borrow_mut().clear();
+    call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+    assert_eq!(dev.copied(), (0, 0));
+    let launches = dev.launches();
+    assert_eq!(launches.len(), 1);
+    // The descriptors point at the caller's buffers, with the arrays' shapes and
+    // row-major strides.
+    let cells = &launches[0].3;
+    for (p, shape) in [(pa, [m, n]), (pb, [m, n])] {
+        let at = cells.iter().position(|c| *c == p).expect("buffer passed");
+        assert_eq!(&cells[at..at + 7], &[p, p, 0, shape[0] as u64, shape[1] as u64, shape[1] as u64, 1]);
+    }
+    assert!(!dev.log.borrow().iter().any(|e| matches!(e, Event::Alloc(_))));
+}
+
+/// Under a memory budget, a launch runs in tiles of blocks whose data fits it; each
+/// tile's transfers stay within the budget and the tiles cover every block once.
+#[test]
+fn tiles_fit_the_budget() {
+    let b = compile("interior", "f64[:,:],f64[:,:],int,int");
+    let (m, n) = (40usize, 16usize);
+    let (a0, b0) = (array(vec![m, n], 4), array(vec![m, n], 5));
+    let budget = 6 * n * 8 * 2;
+    let mut args = [
+        HostValue::Array(a0.clone()),
+        HostValue::Array(b0.clone()),
+        HostValue::Int(m as i64, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let limits = Limits {
+        budget: Some(budget),
+        sync_launches: false,
+    };
+    let dev = Mock::new();
+    let (_, timing) = call_on(&dev, &b, &mut args, &limits).unwrap();
+    let launches = dev.launches();
+    assert!(launches.len() > 1, "tiled into {} launches", launches.len());
+    assert_eq!(timing.tiles, launches.len());
+    // Consecutive tiles: the block offset (the last parameter) advances by each
+    // tile's grid, and together they cover the M - 2 workers.
+    let mut next = 0u64;
+    for (_, grid, _, cells) in &launches {
+        assert_eq!(*cells.last().unwrap(), next);
+        next += grid[0] as u64;
+    }
+    assert_eq!(next as usize, m - 2);
+    // Each tile moves at most the budget.
+    let log = dev.log.borrow();
+    let mut moved = 0;
+    for e in log.iter() {
+        match e {
+            Event::Htod(_, k) => moved += k,
+            Event::Launch(..) => {
+                assert!(moved <= budget, "{moved} > {budget}");
+                moved = 0;
+            }
+            _ => {}
+        }
+    }
+    drop(log);
+    assert_eq!(floats(arr(&args[0])), floats(&a0));
+    assert_eq!(floats(arr(&args[1])), floats(&b0));
+}
+
+fn lower_triangular(n: usize, seed: u64) -> Vec<f64> {
+    let v = values(n * n, seed, -0.5, 0.5);
+    (0..n * n)
+        .map(|k| {
+            let (i, j) = (k / n, k % n);
+            if i == j { n as f64 + v[k] } else { v[k] }
+        })
+        .collect()
+}
+
+/// `appy.trsv`: the library solves what the loop computes.
+#[test]
+fn triangular_solve() {
+    let b = compile("trisolv", "f64[:,:],f64[:],f64[:]");
+    assert!(b.kernels.is_empty());
+    for n in [1usize, 2, 7, 13] {
+        let l = lower_triangular(n, n as u64);
+        let rhs = values(n, 99, -1.0, 1.0);
+        let mut args = [
+            HostValue::Array(HostArray::from_f64(DType::F64, vec![n, n], &l)),
+            HostValue::Array(HostArray::from_f64(DType::F64, vec![n], &vec![0.0; n])),
+            HostValue::Array(HostArray::from_f64(DType::F64, vec![n], &rhs)),
+        ];
+        let dev = Mock::new();
+        call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        assert!(dev.log.borrow().contains(&Event::Library("trsv")));
+        let mut x = vec![0.0; n];
+        for i in 0..n {
+            let s: f64 = (0..i).map(|j| l[i * n + j] * x[j]).sum();
+            x[i] = (rhs[i] - s) / l[i * n + i];
+        }
+        let got = floats(arr(&args[1]));
+        assert!(got.iter().zip(&x).all(|(g, w)| close(*g, *w)), "n={n}: {got:?} {x:?}");
+    }
+}
+
+/// `appy.potrf`: the lower triangle becomes the factor, the upper one is untouched; a
+/// matrix that is not positive definite gives NaN from the failing column on, as the
+/// loop does.
+#[test]
+fn cholesky_factorisation() {
+    let b = compile("cholesky", "f64[:,:]");
+    for (n, definite) in [(1usize, true), (5, true), (11, true), (6, false)] {
+        let v = values(n * n, n as u64 + 7, -0.5, 0.5);
+        let mut a: Vec<f64> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                let s = v[i.min(j) * n + i.max(j)];
+                if i == j { n as f64 + s.abs() } else { s }
+            })
+            .collect();
+        if !definite {
+            a[3 * n + 3] = -1.0;
+        }
+        let mut args = [HostValue::Array(HostArray::from_f64(DType::F64, vec![n, n], &a))];
+        let dev = Mock::new();
+        call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        assert!(dev.log.borrow().contains(&Event::Library("potrf")));
+        let got = floats(arr(&args[0]));
+        // The loops, in place.
+        let mut w = a.clone();
+        for j in 0..n {
+            let d: f64 = w[j * n + j] - (0..j).map(|k| w[j * n + k] * w[j * n + k]).sum::<f64>();
+            w[j * n + j] = d.sqrt();
+            for i in j + 1..n {
+                let s: f64 = (0..j).map(|k| w[i * n + k] * w[j * n + k]).sum();
+                w[i * n + j] = (w[i * n + j] - s) / w[j * n + j];
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let (g, e) = (got[i * n + j], w[i * n + j]);
+                assert!((g.is_nan() && e.is_nan()) || close(g, e), "n={n} [{i},{j}]: {g} vs {e}");
+            }
+        }
+    }
+}
+
+/// `appy.gemm` on sub-matrices (offsets into the arrays) and as a matrix-vector
+/// product: the library call gets the right addresses and leading dimensions.
+#[test]
+fn matrix_products() {
+    let g = compile("sub_block", "f64[:,:],f64[:,:],f64[:,:],int,int");
+    let (m, n) = (6usize, 5usize);
+    let (a, bm, c) = (array(vec![m, n], 10), array(vec![n, n], 11), array(vec![m, n], 12));
+    let mut args = [
+        HostValue::Array(a.clone()),
+        HostValue::Array(bm.clone()),
+        HostValue::Array(c.clone()),
+        HostValue::Int(m as i64, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let dev = Mock::new();
+    call_on(&dev, &g, &mut args, &Limits::default()).unwrap();
+    assert!(dev.log.borrow().contains(&Event::Library("gemm")));
+    let (fa, fb) = (floats(&a), floats(&bm));
+    let mut want = floats(&c);
+    for i in 1..m {
+        for j in 1..n {
+            want[i * n + j] = (0..n - 1).map(|p| fa[i * n + p] * fb[p * n + j]).sum();
+        }
+    }
+    let got = floats(arr(&args[2]));
+    assert!(got.iter().zip(&want).all(|(x, y)| close(*x, *y)), "{got:?}\n{want:?}");
+
+    let v = compile("vec_mat", "f64[:,:],f64[:],f64[:],int,int");
+    let (m, n) = (7usize, 4usize);
+    let (a, x, y) = (array(vec![m, n], 13), array(vec![m], 14), array(vec![n], 15));
+    let mut args = [
+        HostValue::Array(a.clone()),
+        HostValue::Array(x.clone()),
+        HostValue::Array(y.clone()),
+        HostValue::Int(m as i64, DType::I64, true),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let dev = Mock::new();
+    call_on(&dev, &v, &mut args, &Limits::default()).unwrap();
+    assert!(dev.log.borrow().contains(&Event::Library("gemv")));
+    let (fa, fx, fy) = (floats(&a), floats(&x), floats(&y));
+    let want: Vec<f64> = (0..n)
+        .map(|j| fy[j] + 2.0 * (0..m).map(|i| fx[i] * fa[i * n + j]).sum::<f64>())
+        .collect();
+    let got = floats(arr(&args[2]));
+    assert!(got.iter().zip(&want).all(|(x, y)| close(*x, *y)), "{got:?}\n{want:?}");
+}
+
+/// A returned new array: downloaded, or left on the device for the caller, who then
+/// owns the buffer (it is not given back to the pool).
+/// Checked mode: an index out of bounds in host code is the program's located error
+/// (`RunError::Checked`), read from the status buffer after the call; a negative index
+/// counts from the end.
+#[test]
+fn checked_mode_reports_the_subscript() {
+    let src = "import appy\n\n@appy.jit\ndef pick(a, i):\n    return a[i]\n";
+    let file = SourceFile::new("k.py", src);
+    let opts = Options {
+        bounds_check: true,
+        ..Options::default()
+    };
+    let b = Compiler::new()
+        .compile_gpu(&file, "pick", &parse_signature("f64[:],int").unwrap(), &opts)
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(b.status.is_some(), "checked code takes a status buffer");
+    let a = array(vec![5], 3);
+    let call = |i: i64| {
+        let mut args = vec![HostValue::Array(a.clone()), HostValue::Int(i, DType::I64, true)];
+        call_on(&Mock::new(), &b, &mut args, &Limits::default())
+    };
+    let want = floats(&a);
+    assert_eq!(float(&call(2).unwrap().0[0]), want[2]);
+    assert_eq!(float(&call(-1).unwrap().0[0]), want[4]);
+    let e = call(7).unwrap_err();
+    assert!(
+        matches!(&e, crate::error::RunError::Checked(m)
+            if m.starts_with("k.py:5:") && m.contains("index 7 is out of bounds for axis 0 with size 5")),
+        "{e}"
+    );
+}
+
+#[test]
+fn returned_arrays() {
+    let b = compile("return_scaled", "f32[:],int,float");
+    let n = 37usize;
+    let x = HostArray::from_f64(DType::F32, vec![n], &values(n, 3, -2.0, 2.0));
+    let args = || {
+        [
+            HostValue::Array(x.clone()),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Float(0.5, DType::F64, true),
+        ]
+    };
+    let dev = Mock::new();
+    let (r, _) = call_on(&dev, &b, &mut args(), &Limits::default()).unwrap();
+    // The mock kernel computed nothing: the result is what the device buffer held, all
+    // of it downloaded.
+    assert_eq!(arr(&r[0]).shape, vec![n]);
+    let opts = RunOptions {
+        results_on_device: true,
+        interrupt: None,
+    };
+    let dev = Mock::new();
+    let kernels = vec![(); b.kernels.len()];
+    let (r, _) = run(&dev, &kernels, &b, &mut args(), &opts, &Limits::default()).unwrap();
+    let HostValue::Device { ptr, dtype, shape } = &r[0] else {
+        panic!("expected a device result, got {:?}", r[0]);
+    };
+    assert_eq!((*dtype, shape.clone()), (DType::F32, vec![n]));
+    // The caller's buffer is live and readable.
+    let mut bytes = vec![0u8; n * 4];
+    dev.read(*ptr, &mut bytes).unwrap();
+}
+
+/// The executor's cost per call and per launch on host-loop-heavy programs (NPBench's
+/// time-stepped kernels on small sizes), against the mock device, whose launches and
+/// copies cost next to nothing: what remains is the host program's interpretation,
+/// residency bookkeeping and argument marshalling. Run with
+/// `cargo test --release -p appy-runtime --lib host_overhead -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn host_overhead() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/npbench/kernels.py");
+    let file = SourceFile::read(std::path::Path::new(path)).unwrap();
+    let c = Compiler::new();
+    let cases: [(&str, &str, Vec<Vec<usize>>, i64); 3] = [
+        ("jacobi_2d", "int,f64[:,:],f64[:,:]", vec![vec![16, 16], vec![16, 16]], 500),
+        ("heat_3d", "int,f64[:,:,:],f64[:,:,:]", vec![vec![8, 8, 8], vec![8, 8, 8]], 500),
+        (
+            "fdtd_2d",
+            "int,f64[:,:],f64[:,:],f64[:,:],f64[:]",
+            vec![vec![16, 20], vec![16, 20], vec![16, 20], vec![500]],
+            500,
+        ),
+    ];
+    for (func, sig, shapes, steps) in cases {
+        let b = c
+            .compile_gpu(&file, func, &parse_signature(sig).unwrap(), &Options::default())
+            .unwrap_or_else(|d| panic!("{}", d.render()));
+        let kernels = vec![(); b.kernels.len()];
+        for resident in [false, true] {
+            let mut dev = Mock::new();
+            dev.quiet = true;
+            let mut args = vec![HostValue::Int(steps, DType::I64, true)];
+            for (k, s) in shapes.iter().enumerate() {
+                let a = array(s.clone(), k as u64);
+                args.push(if resident {
+                    use crate::device::Device;
+                    let p = dev.malloc(a.data.len()).unwrap();
+                    dev.write(p, &a.data).unwrap();
+                    HostValue::Device {
+                        ptr: p,
+                        dtype: DType::F64,
+                        shape: s.clone(),
+                    }
+                } else {
+                    HostValue::Array(a)
+                });
+            }
+            let mut best = f64::INFINITY;
+            let mut launches = 0;
+            for _ in 0..7 {
+                let mut a = args.clone();
+                dev.launched.set(0);
+                let t0 = std::time::Instant::now();
+                run(&dev, &kernels, &b, &mut a, &RunOptions::default(), &Limits::default()).unwrap();
+                best = best.min(t0.elapsed().as_secs_f64());
+                launches = dev.launched.get();
+            }
+            println!(
+                "host_overhead {func:10} {:8}: {:8.3} ms/call, {launches:5} launches, {:6.2} us/launch",
+                if resident { "resident" } else { "host" },
+                best * 1e3,
+                best * 1e6 / launches.max(1) as f64
+            );
+        }
+    }
+}

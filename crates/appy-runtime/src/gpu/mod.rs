@@ -1,0 +1,311 @@
+//! The GPU runner: runs a [`Bundle`] with the CUDA driver (through cudarc).
+//!
+//! [`Gpu`] is the device handle with its memory pool and the modules loaded on it; it
+//! implements [`Device`] for the host-program executor ([`crate::exec`]), which runs
+//! the bundle's host program (scalar code, host loops, allocations, transfers,
+//! launches), and calls cuBLAS and cuSOLVER ([`blas`]) for library ops.
+
+mod blas;
+
+use crate::array::HostValue;
+use crate::device::{Device, DevicePtr, GemmCall, GemvCall, PotrfCall, TrsvCall};
+use crate::error::{RunError, RunResult};
+use crate::exec::{Executor, Limits};
+pub use crate::exec::{RunOptions, Timing};
+use appy_ir::bundle::Bundle;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, result, sys};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A device, with the modules loaded on it.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// cuBLAS, loaded on the first matrix product (`appy.gemm`).
+    blas: std::cell::OnceCell<RunResult<cudarc::cublas::sys::cublasHandle_t>>,
+    /// cuSOLVER, loaded on the first factorisation (`appy.potrf`).
+    solver: std::cell::OnceCell<RunResult<cudarc::cusolver::sys::cusolverDnHandle_t>>,
+    /// Device buffers of finished calls, by size, for reuse (allocating device memory
+    /// synchronises and costs tens of microseconds per buffer).
+    pool: std::sync::Mutex<HashMap<usize, Vec<u64>>>,
+}
+
+// SAFETY: the cuBLAS and cuSOLVER handles (raw pointers) may be used from any thread,
+// one thread at a time; `Gpu` is not `Sync`, so callers that share it across threads
+// put it behind a lock.
+unsafe impl Send for Gpu {}
+
+/// Device memory owned by the caller (a result of [`Gpu::run_with`] with
+/// `results_on_device`): freed when dropped.
+pub struct DeviceBuffer {
+    /// The device address.
+    pub ptr: u64,
+    ctx: Arc<CudaContext>,
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.ptr != 0 && self.ctx.bind_to_thread().is_ok() {
+            unsafe {
+                let _ = result::free_sync(self.ptr);
+            }
+        }
+    }
+}
+
+/// A bundle's kernels loaded on a device, in the order of [`Bundle::kernels`].
+pub struct Loaded {
+    _module: Option<Arc<CudaModule>>,
+    funcs: Vec<CudaFunction>,
+}
+
+impl Gpu {
+    /// Opens device 0. Fails cleanly (no abort) when no driver or device is present.
+    pub fn open() -> RunResult<Gpu> {
+        if !unsafe { sys::is_culib_present() } {
+            return Err(RunError::Unavailable(
+                "no CUDA driver found (libcuda.so could not be loaded)".to_string(),
+            ));
+        }
+        let ctx = CudaContext::new(0).map_err(|e| RunError::Unavailable(format!("no usable CUDA device: {e:?}")))?;
+        let stream = ctx.default_stream();
+        Ok(Gpu {
+            ctx,
+            stream,
+            blas: std::cell::OnceCell::new(),
+            solver: std::cell::OnceCell::new(),
+            pool: Default::default(),
+        })
+    }
+
+    /// Whether a GPU can be used.
+    pub fn available() -> bool {
+        Self::open().is_ok()
+    }
+
+    /// Loads a bundle's PTX.
+    pub fn load(&self, b: &Bundle) -> RunResult<Loaded> {
+        let mut funcs = vec![];
+        let module = if b.ptx.is_empty() {
+            None
+        } else {
+            let m = self
+                .ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(b.ptx.clone()))
+                .map_err(|e| RunError::Bundle(format!("the CUDA driver rejected the PTX: {e:?}")))?;
+            for k in &b.kernels {
+                let f = m
+                    .load_function(&k.name)
+                    .map_err(|e| RunError::Bundle(format!("kernel {} not found in the PTX: {e:?}", k.name)))?;
+                funcs.push(f);
+            }
+            Some(m)
+        };
+        Ok(Loaded { _module: module, funcs })
+    }
+
+    fn bind(&self) -> RunResult<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| RunError::driver("binding the CUDA context", e))
+    }
+
+    /// Runs a bundle: copies arrays in, runs the host program, copies arrays back (in
+    /// place into `args`), returns the results.
+    pub fn run(&self, b: &Bundle, loaded: &Loaded, args: &mut [HostValue]) -> RunResult<(Vec<HostValue>, Timing)> {
+        self.run_with(b, loaded, args, &RunOptions::default())
+    }
+
+    /// [`Gpu::run`] with options: results left on the device, interruption.
+    pub fn run_with(
+        &self,
+        b: &Bundle,
+        loaded: &Loaded,
+        args: &mut [HostValue],
+        opts: &RunOptions<'_>,
+    ) -> RunResult<(Vec<HostValue>, Timing)> {
+        self.bind()?;
+        crate::exec::run(self, &loaded.funcs, b, args, opts, &Limits::from_env())
+    }
+
+    /// Times `reps` calls on device-resident copies of `args`: returns the time of each
+    /// call in seconds, between CUDA events recorded before and after it (the first
+    /// call also moves the data to the device; later ones find it there). Host arrays
+    /// are copied, so the caller's data is not modified; device buffers
+    /// ([`HostValue::Device`]) are used in place.
+    pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> RunResult<Vec<f64>> {
+        self.bind()?;
+        let limits = Limits {
+            budget: None,
+            ..Limits::from_env()
+        };
+        let mut ex = Executor::new(self, &loaded.funcs, b, false, &limits)?;
+        let r = self.bench_calls(&mut ex, args, reps);
+        ex.free_all();
+        r
+    }
+
+    fn bench_calls(&self, ex: &mut Executor<'_, Gpu>, args: &[HostValue], reps: usize) -> RunResult<Vec<f64>> {
+        ex.bind_args(args)?;
+        let mut times = vec![];
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let ev = |e: cudarc::driver::DriverError| RunError::driver("CUDA event", e);
+        for _ in 0..reps {
+            let start = self.ctx.new_event(flags).map_err(ev)?;
+            let end = self.ctx.new_event(flags).map_err(ev)?;
+            start.record(&self.stream).map_err(ev)?;
+            ex.run_body()?;
+            end.record(&self.stream).map_err(ev)?;
+            self.stream.synchronize().map_err(|e| RunError::driver("kernel execution", e))?;
+            times.push(start.elapsed_ms(&end).map_err(ev)? as f64 / 1e3);
+        }
+        Ok(times)
+    }
+
+    /// Frees every pooled buffer.
+    pub fn trim(&self) {
+        let mut pool = self.pool.lock().expect("pool");
+        for (_, v) in pool.drain() {
+            for p in v {
+                unsafe {
+                    let _ = result::free_sync(p);
+                }
+            }
+        }
+    }
+
+    /// The device's name (part of autotuning keys).
+    pub fn name(&self) -> String {
+        self.ctx.name().unwrap_or_else(|_| "unknown GPU".into())
+    }
+
+    /// A copy of `bytes` bytes of device memory (for tuning on copies of a caller's
+    /// device buffers); free it with [`Gpu::free_copy`].
+    pub fn device_copy(&self, ptr: u64, bytes: usize) -> RunResult<u64> {
+        self.bind()?;
+        let dst = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| RunError::OutOfMemory {
+            bytes,
+            detail: format!("{e:?}"),
+        })?;
+        unsafe { result::memcpy_dtod_sync(dst, ptr, bytes) }.map_err(|e| RunError::driver("device copy", e))?;
+        Ok(dst)
+    }
+
+    /// Frees memory from [`Gpu::device_copy`].
+    pub fn free_copy(&self, ptr: u64) {
+        unsafe {
+            let _ = result::free_sync(ptr);
+        }
+    }
+
+    /// Takes ownership of device memory returned by [`Gpu::run_with`] (freed when the
+    /// buffer is dropped).
+    pub fn adopt(&self, ptr: u64) -> DeviceBuffer {
+        DeviceBuffer {
+            ptr,
+            ctx: self.ctx.clone(),
+        }
+    }
+
+    /// Loads every autotuning candidate of a bundle ([`Bundle::candidate`] order).
+    pub fn load_candidates(&self, b: &Bundle) -> RunResult<Vec<Loaded>> {
+        (0..b.candidates()).map(|k| self.load(b.candidate(k))).collect()
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        self.trim();
+    }
+}
+
+impl Device for Gpu {
+    type Kernel = CudaFunction;
+
+    fn alloc(&self, bytes: usize) -> RunResult<DevicePtr> {
+        if let Some(p) = self.pool.lock().expect("pool").get_mut(&bytes).and_then(|v| v.pop()) {
+            return Ok(p);
+        }
+        match unsafe { result::malloc_sync(bytes) } {
+            Ok(p) => Ok(p),
+            Err(_) => {
+                // Out of memory: give the pooled buffers back and try once more.
+                self.trim();
+                unsafe { result::malloc_sync(bytes) }.map_err(|e| RunError::OutOfMemory {
+                    bytes,
+                    detail: format!("{e:?}"),
+                })
+            }
+        }
+    }
+
+    fn release(&self, ptr: DevicePtr, bytes: usize) {
+        self.pool.lock().expect("pool").entry(bytes).or_default().push(ptr);
+    }
+
+    fn malloc(&self, bytes: usize) -> RunResult<DevicePtr> {
+        unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| RunError::OutOfMemory {
+            bytes,
+            detail: format!("{e:?}"),
+        })
+    }
+
+    fn free(&self, ptr: DevicePtr) -> RunResult<()> {
+        unsafe { result::free_sync(ptr) }.map_err(|e| RunError::driver("freeing device memory", e))
+    }
+
+    fn htod(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()> {
+        unsafe { result::memcpy_htod_sync(dst, src) }.map_err(|e| RunError::driver("copy to device", e))
+    }
+
+    fn dtoh(&self, dst: &mut [u8], src: DevicePtr) -> RunResult<()> {
+        unsafe { result::memcpy_dtoh_sync(dst, src) }.map_err(|e| RunError::driver("copy from device", e))
+    }
+
+    fn dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> RunResult<()> {
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream.cu_stream()) }.map_err(|e| RunError::driver("device copy", e))
+    }
+
+    fn synchronize(&self) -> RunResult<()> {
+        self.stream.synchronize().map_err(|e| RunError::driver("kernel execution", e))
+    }
+
+    fn launch(&self, kernel: &CudaFunction, name: &str, grid: [u32; 3], block: [u32; 3], params: &mut [u64]) -> RunResult<()> {
+        let mut ptrs: Vec<*mut std::ffi::c_void> = params.iter_mut().map(|c| c as *mut u64 as *mut std::ffi::c_void).collect();
+        unsafe {
+            result::launch_kernel(
+                kernel.cu_function(),
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                0,
+                self.stream.cu_stream(),
+                &mut ptrs,
+            )
+        }
+        .map_err(|e| RunError::Kernel {
+            kernel: name.to_string(),
+            detail: format!("failed to launch: {e:?}"),
+        })
+    }
+
+    fn free_memory(&self) -> Option<usize> {
+        result::mem_get_info().ok().map(|(free, _)| free)
+    }
+
+    fn gemm(&self, call: &GemmCall) -> RunResult<()> {
+        self.blas_gemm(call)
+    }
+
+    fn gemv(&self, call: &GemvCall) -> RunResult<()> {
+        self.blas_gemv(call)
+    }
+
+    fn trsv(&self, call: &TrsvCall) -> RunResult<()> {
+        self.blas_trsv(call)
+    }
+
+    fn potrf(&self, call: &PotrfCall) -> RunResult<i32> {
+        self.solver_potrf(call)
+    }
+}
