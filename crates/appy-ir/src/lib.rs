@@ -15,6 +15,7 @@ pub mod ir;
 #[cfg(feature = "mlir")]
 pub mod mlir;
 pub mod pyfmt;
+pub mod stack;
 pub mod types;
 
 /// The default maximum vector length: 1024 lanes, run on the GPU by 256 threads of 4

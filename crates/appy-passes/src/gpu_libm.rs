@@ -65,16 +65,14 @@ fn rewrite(op: &mut Op, m: &mut Module, in_kernel: bool) {
                     o.name = "llvm.intr.trunc".into();
                     o.attrs.retain(|(k, _)| k != "fastmath");
                     b.ops.push(o);
-                } else if PROMOTED.contains(&o.name.as_str())
-                    && o.results.len() == 1
-                    && m.ty(o.results[0]) == "f32"
-                {
+                } else if PROMOTED.contains(&o.name.as_str()) && o.results.len() == 1 && m.ty(o.results[0]) == "f32" {
                     let wide: Vec<Value> = o
                         .operands
                         .iter()
                         .map(|&x| {
                             let w = m.value("f64");
-                            b.ops.push(Op::new("arith.extf").with_operands([x]).with_results([w]).with_loc(o.loc.clone()));
+                            b.ops
+                                .push(Op::new("arith.extf").with_operands([x]).with_results([w]).with_loc(o.loc.clone()));
                             w
                         })
                         .collect();
@@ -84,7 +82,8 @@ fn rewrite(op: &mut Op, m: &mut Module, in_kernel: bool) {
                     o.operands = wide;
                     o.results = vec![r];
                     b.ops.push(o);
-                    b.ops.push(Op::new("arith.truncf").with_operands([r]).with_results([narrow]).with_loc(loc));
+                    b.ops
+                        .push(Op::new("arith.truncf").with_operands([r]).with_results([narrow]).with_loc(loc));
                 } else {
                     b.ops.push(o);
                 }

@@ -19,8 +19,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod cpu_libm;
-pub mod gpu_libm;
 pub mod cpu_print;
+pub mod gpu_libm;
 pub mod gpu_map_threads;
 pub mod gpu_outline;
 pub mod gpu_sink_loads;

@@ -208,7 +208,9 @@ impl CpuFunction {
     fn from_llvm(compiler: &Compiler, text: &str, name: &str, results: Vec<ArgType>, sig: &[ArgType]) -> Result<CpuFunction, String> {
         let module = compiler.ctx.parse(text)?;
         // No perf jitdump directory left behind (see `jitdump`).
-        let engine = crate::jitdump::quietly(|| ExecutionEngine::new(&module, 2, &[], false, false));
+        // LLVM code generation over the long instruction chains of deep expressions:
+        // see `appy_ir::stack`.
+        let engine = appy_ir::stack::deep(|| crate::jitdump::quietly(|| ExecutionEngine::new(&module, 2, &[], false, false)));
         // The C API's `invoke_packed(name)` calls `_mlir_ciface_{name}` through its
         // packed wrapper `_mlir__mlir_ciface_{name}`.
         let packed = engine.lookup(&format!("_mlir__mlir_ciface_{name}"));

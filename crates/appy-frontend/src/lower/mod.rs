@@ -61,10 +61,18 @@ pub struct Lowered {
 }
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
-pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &LowerOptions) -> DResult<Lowered> {
+pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
+    // Deep expressions recurse through every walk of lowering: see `appy_ir::stack`.
+    appy_ir::stack::deep(|| lower_on_stack(file, program, args, opts))
+}
+
+fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &LowerOptions) -> DResult<Lowered> {
     let desugared = crate::sema::desugar::desugar(file, program)?;
     let mut warnings = desugared.warnings;
     let f = &desugared.function;
+    // Races visible in the source: a loop-carried dependence in a parallel loop is an
+    // error, an unsynchronised update of a shared element a warning.
+    warnings.extend(crate::sema::races::check(file, &f.body, &Imports::new(&program.imports))?);
     if f.params.len() != args.len() {
         return Err(Diagnostic::error(
             file,
@@ -100,6 +108,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], _opts: &Low
             seq_worker: 0,
             warnings: vec![],
             cells: vec![],
+            known_scalar: std::ptr::null(),
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -187,6 +196,10 @@ struct Lower<'a> {
     warnings: Vec<Diagnostic>,
     /// One-element arrays of shared scalars (freed when the function returns).
     cells: Vec<Value>,
+    /// The operand about to be lowered when its parent already found it scalar (a
+    /// binary operation whose rank is none): [`Lower::expr`] then skips the rank walk,
+    /// which would make a chain of n operators cost n² (a 5,000-term sum).
+    known_scalar: *const Expr,
 }
 
 impl<'a> Lower<'a> {
