@@ -175,7 +175,7 @@ impl Checker<'_> {
                 let at = if d > 0 { r.span } else { w.span };
                 let (wl, wc) = self.file.line_col(w.span.start);
                 let help = "help: the iterations of a parallel loop run in any order and at once; to keep their order, \
-                            write `#pragma sequential for` (or a plain `range`) on this loop";
+                            make the loop sequential: `#pragma sequential for` (for `prange`, loop over `range`)";
                 if w.guarded || r.guarded {
                     let d = Diagnostic::warning(self.file, at, format!("possible {msg} (when the `if` around it holds for both)"))
                         .with_note(format!("note: the write is at line {wl}, column {wc}"))
