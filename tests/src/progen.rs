@@ -19,6 +19,20 @@ fn clean() -> bool {
     CLEAN.with(|c| c.get())
 }
 
+/// A flat left-associative chain of 2 to 3,000 operands joined by one or several of
+/// `+ - * / // % and or` (an operand may itself be a small expression).
+pub fn long_chain(r: &mut Rng) -> String {
+    let n = r.int(2, 3000);
+    let ops: Vec<&str> = (0..r.int(1, 4))
+        .map(|_| pick(r, &["+", "-", "*", "/", "//", "%", "and", "or"]))
+        .collect();
+    let mut s = expr(r, 1);
+    for _ in 1..n {
+        s.push_str(&format!(" {} {}", pick(r, &ops), expr(r, 1)));
+    }
+    s
+}
+
 /// A random expression of nesting depth at most `d`.
 pub fn expr(r: &mut Rng, d: u32) -> String {
     if d == 0 || r.int(0, 3) == 0 {
@@ -263,6 +277,10 @@ pub fn program(r: &mut Rng) -> String {
         out.push_str("    x = 0.0\n    y = 1\n    t = 0.0\n");
     }
     block(r, 1, 3, &mut out);
+    if r.int(0, 40) == 0 {
+        // A long flat chain (machine-generated stencils reach thousands of terms).
+        out.push_str(&format!("    x = {}\n", long_chain(r)));
+    }
     if r.int(0, 4) == 0 {
         // Character-level mutation.
         let mut bytes: Vec<char> = out.chars().collect();

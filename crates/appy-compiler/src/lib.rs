@@ -166,13 +166,15 @@ impl Compiler {
     /// verifies the result with MLIR.
     pub fn lower(&self, file: &SourceFile, program: &Program, args: &[ArgType], opts: &Options) -> DResult<Lowered> {
         let _span = tracing::debug_span!("lower").entered();
-        let lo = LowerOptions {
-            bounds_check: opts.bounds_check,
-        };
-        let l = appy_frontend::lower::lower(file, program, args, &lo)?;
-        self.ctx.load(&l.module).map_err(|e| e.to_diagnostic(file))?;
-        self.warnings.borrow_mut().extend(l.warnings.iter().cloned());
-        Ok(l)
+        appy_ir::stack::deep(|| {
+            let lo = LowerOptions {
+                bounds_check: opts.bounds_check,
+            };
+            let l = appy_frontend::lower::lower(file, program, args, &lo)?;
+            self.ctx.load(&l.module).map_err(|e| e.to_diagnostic(file))?;
+            self.warnings.borrow_mut().extend(l.warnings.iter().cloned());
+            Ok(l)
+        })
     }
 
     /// The warnings of the programs compiled since the last call (each once, e.g. a
@@ -184,14 +186,16 @@ impl Compiler {
     /// Runs pipeline text over a module.
     pub fn run(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
-        p.run(&self.ctx, m, after).map_err(|e| e.to_diagnostic(file))
+        // MLIR's passes walk the (possibly very long) operation chains of deep
+        // expressions: see `appy_ir::stack`.
+        appy_ir::stack::deep(|| p.run(&self.ctx, m, after)).map_err(|e| e.to_diagnostic(file))
     }
 
     /// [`Compiler::run`] for a pipeline or module the user gave: failures are the
     /// user's errors ([`mlir_user_error`]), not internal compiler errors.
     pub fn run_user(&self, file: &SourceFile, m: Module, pipeline: &str, after: Option<AfterPass<'_>>) -> DResult<Module> {
         let p = Pipeline::parse(pipeline, &self.registry).map_err(Diagnostic::bare)?;
-        p.run(&self.ctx, m, after).map_err(|e| mlir_user_error(file, &e))
+        appy_ir::stack::deep(|| p.run(&self.ctx, m, after)).map_err(|e| mlir_user_error(file, &e))
     }
 
     /// The pipeline from the `appy` level to `level` ([`pipelines::to_level`]).
@@ -208,6 +212,10 @@ impl Compiler {
     /// ([`Bundle::variants`]), at each other vector length in `mvls`. The `appy` level
     /// does not depend on the vector length, so the source is parsed and lowered once.
     pub fn compile_gpu_tuned(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options, mvls: &[i64]) -> DResult<Bundle> {
+        appy_ir::stack::deep(|| self.compile_gpu_on_stack(file, func, args, opts, mvls))
+    }
+
+    fn compile_gpu_on_stack(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options, mvls: &[i64]) -> DResult<Bundle> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
         let mut main = self.bundle_at(file, &l, args, opts)?;
@@ -250,9 +258,11 @@ impl Compiler {
         opts: &Options,
         strided: &[bool],
     ) -> DResult<(Module, Lowered)> {
-        let program = self.parse(file, func)?;
-        let l = self.lower(file, &program, args, opts)?;
-        let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts, strided)?;
-        Ok((llvm, l))
+        appy_ir::stack::deep(|| {
+            let program = self.parse(file, func)?;
+            let l = self.lower(file, &program, args, opts)?;
+            let llvm = target::cpu::to_llvm(self, file, l.module.clone(), opts, strided)?;
+            Ok((llvm, l))
+        })
     }
 }

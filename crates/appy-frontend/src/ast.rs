@@ -7,6 +7,14 @@
 use appy_ir::diag::SourceFile;
 pub use appy_ir::diag::Span;
 
+/// An identifier as Python reads it: NFKC-normalised (PEP 3131), so `ｘ` (fullwidth)
+/// and `x` are one name, as are `ﬁ` and `fi`. Spans keep pointing at the text as
+/// written; only the name is normalised.
+pub fn normalize_ident(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if s.is_ascii() { s.to_string() } else { s.nfkc().collect() }
+}
+
 /// An identifier with its location.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {

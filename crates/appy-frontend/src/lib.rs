@@ -123,6 +123,13 @@ pub fn jit_functions(file: &SourceFile) -> Vec<(String, Span)> {
 /// one, if several have that name). Everything else in the file is skipped. All spans
 /// are byte offsets into the whole file.
 pub fn parse_function(file: &SourceFile, name: &str) -> DResult<Program> {
+    // Deep expressions recurse through parsing and desugaring: see `appy_ir::stack`.
+    appy_ir::stack::deep(|| parse_function_on_stack(file, name))
+}
+
+fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
+    let name = crate::ast::normalize_ident(name);
+    let name = name.as_str();
     let m = Module::scan(file);
     let found = m
         .functions

@@ -242,7 +242,8 @@ pub(crate) fn module_functions(text: &str, lines: &[RawLine]) -> Vec<FuncDef> {
             out.push(FuncDef {
                 decorators: std::mem::take(&mut decorators),
                 def: i,
-                name,
+                // Python reads `def ｆ` as `def f` (NFKC); the span keeps the text as written.
+                name: crate::ast::normalize_ident(&name),
                 name_span,
             });
         } else {

@@ -20,6 +20,19 @@ struct LineParser;
 /// Bracket nesting deeper than this is refused (CPython refuses 200); it bounds recursion.
 pub(crate) const MAX_NESTING: usize = 100;
 
+use appy_ir::stack::MAX_EXPR_DEPTH;
+
+/// The depth of an expression tree (a leaf is 1), without recursion.
+pub(crate) fn expr_depth(e: &Expr) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        max = max.max(d);
+        e.for_each_child(&mut |c| stack.push((c, d + 1)));
+    }
+    max
+}
+
 /// Parses `file.text()[span]` with `rule`; the pair of the entry rule.
 fn parse_rule(file: &SourceFile, span: Span, rule: Rule) -> DResult<Pair<'_, Rule>> {
     let text = &file.text()[span.start..span.end];
@@ -32,24 +45,34 @@ fn parse_rule(file: &SourceFile, span: Span, rule: Rule) -> DResult<Pair<'_, Rul
     }
 }
 
-/// An upper bound of how deeply the parse of `text` recurses beyond one expression:
-/// bracket nesting plus operators parsed by right recursion (prefix operators, `**`,
-/// `not`, conditional expressions).
+/// An upper bound of how deeply the parse of `text` recurses: bracket nesting plus the
+/// operators parsed by right recursion (prefix operators, `**`, `not`, the `else` of
+/// conditional expressions). Flat left-associative chains (`a + b + ...`, `x and y and
+/// ...`, `-a + -b + ...`, `a**2 + b**2 + ...`) are parsed by iteration and add nothing:
+/// a run of right-recursive operators ends at the next binary operator, except a run of
+/// `else`s, which only a closing bracket ends.
 fn nesting_risk(text: &str) -> usize {
-    let (mut depth, mut max_depth, mut recursive) = (0usize, 0usize, 0usize);
+    // Per open bracket: the runs pending outside it (they nest around its contents).
+    let mut outer: Vec<(usize, usize)> = vec![];
+    let (mut run, mut cond_run, mut risk) = (0usize, 0usize, 0usize);
     let b = text.as_bytes();
     let mut prev_operand = false;
     let mut i = 0;
+    let mut bump = |outer: &Vec<(usize, usize)>, run: usize, cond_run: usize| {
+        let pending: usize = outer.iter().map(|(r, c)| r + c).sum();
+        risk = risk.max(outer.len() + pending + run + cond_run);
+    };
     while i < b.len() {
         let c = b[i];
         match c {
             b'(' | b'[' | b'{' => {
-                depth += 1;
-                max_depth = max_depth.max(depth);
+                outer.push((run, cond_run));
+                (run, cond_run) = (0, 0);
+                bump(&outer, run, cond_run);
                 prev_operand = false;
             }
             b')' | b']' | b'}' => {
-                depth = depth.saturating_sub(1);
+                (run, cond_run) = outer.pop().unwrap_or((0, 0));
                 prev_operand = true;
             }
             b'\'' | b'"' => {
@@ -61,9 +84,13 @@ fn nesting_risk(text: &str) -> usize {
                 }
                 prev_operand = true;
             }
-            b'-' | b'+' | b'~' if !prev_operand => recursive += 1,
+            b'-' | b'+' | b'~' if !prev_operand => {
+                run += 1;
+                bump(&outer, run, cond_run);
+            }
             b'*' if b.get(i + 1) == Some(&b'*') => {
-                recursive += 1;
+                run += 1;
+                bump(&outer, run, cond_run);
                 prev_operand = false;
                 i += 1;
             }
@@ -73,19 +100,26 @@ fn nesting_risk(text: &str) -> usize {
                     i += 1;
                 }
                 let word = &text[start..i];
-                let kw = matches!(word, "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is");
-                if matches!(word, "not" | "else") {
-                    recursive += 1;
+                match word {
+                    "not" => run += 1,
+                    "else" => cond_run += 1,
+                    "and" | "or" | "in" | "is" | "if" | "lambda" => run = 0,
+                    _ => {}
                 }
-                prev_operand = !kw;
+                bump(&outer, run, cond_run);
+                prev_operand = !matches!(word, "not" | "if" | "else" | "lambda" | "and" | "or" | "in" | "is");
                 continue;
             }
             c if c.is_ascii_whitespace() => {}
-            _ => prev_operand = false,
+            // Any other operator or separator ends a run of right-recursive operators.
+            _ => {
+                run = 0;
+                prev_operand = false;
+            }
         }
         i += 1;
     }
-    max_depth + recursive / 2
+    risk
 }
 
 /// Parses one expression written at `span` (used for tensor-pragma slice bounds).
@@ -105,7 +139,7 @@ fn first_inner<'i>(p: Pair<'i, Rule>, file: &SourceFile, span: Span) -> DResult<
 pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>> {
     let line = parse_rule(file, span, Rule::import_line).ok()?;
     let stmt = line.into_inner().next()?;
-    let dotted = |p: Pair<'_, Rule>| p.into_inner().map(|n| n.as_str()).collect::<Vec<_>>().join(".");
+    let dotted = |p: Pair<'_, Rule>| p.into_inner().map(|n| normalize_ident(n.as_str())).collect::<Vec<_>>().join(".");
     match stmt.as_rule() {
         Rule::import_name => Some(
             stmt.into_inner()
@@ -116,7 +150,7 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                     match it.find(|q| q.as_rule() == Rule::name) {
                         Some(a) => Import::Module {
                             module,
-                            alias: a.as_str().to_string(),
+                            alias: normalize_ident(a.as_str()),
                             span,
                         },
                         // `import scipy.special` binds `scipy`, the top-level package.
@@ -150,7 +184,7 @@ pub(crate) fn parse_import(file: &SourceFile, span: Span) -> Option<Vec<Import>>
                             let ns: Vec<String> = q
                                 .into_inner()
                                 .filter(|n| n.as_rule() == Rule::name)
-                                .map(|n| n.as_str().to_string())
+                                .map(|n| normalize_ident(n.as_str()))
                                 .collect();
                             let alias = ns.get(1).unwrap_or(&ns[0]).clone();
                             names.push((ns[0].clone(), alias));
@@ -416,7 +450,7 @@ impl Ctx<'_> {
 
     fn ident(&self, p: &Pair<'_, Rule>) -> Ident {
         Ident {
-            name: p.as_str().to_string(),
+            name: normalize_ident(p.as_str()),
             span: self.span(p),
         }
     }
@@ -634,7 +668,7 @@ impl Ctx<'_> {
             Rule::kw_none => mk(ExprKind::None),
             Rule::kw_true => mk(ExprKind::Bool(true)),
             Rule::kw_false => mk(ExprKind::Bool(false)),
-            Rule::name => mk(ExprKind::Name(p.as_str().to_string())),
+            Rule::name => mk(ExprKind::Name(normalize_ident(p.as_str()))),
             Rule::number => self.number(p),
             Rule::strings => self.strings(p, span),
             _ => Err(self.err_at(span)),
@@ -720,10 +754,13 @@ impl Ctx<'_> {
         };
         let start = self.span(&first).start;
         let mut acc = self.expr(first)?;
+        let mut depth = expr_depth(&acc);
         while let (Some(op), Some(rhs)) = (it.next(), it.next()) {
             let end = self.span(&rhs).end;
+            let op_span = self.span(&op);
             let op = binop(op.as_str()).ok_or_else(|| self.err(&op, "unknown operator"))?;
             let rhs = self.expr(rhs)?;
+            depth = self.deeper(depth, expr_depth(&rhs), op_span)?;
             acc = Expr {
                 kind: ExprKind::Binary {
                     op,
@@ -744,8 +781,10 @@ impl Ctx<'_> {
         };
         let start = self.span(&atom).start;
         let mut acc = self.expr(atom)?;
+        let mut depth = expr_depth(&acc);
         for t in it {
             let span = Span::new(start, self.span(&t).end);
+            let trailer_span = self.span(&t);
             let kind = match t.as_rule() {
                 Rule::attr => {
                     let name = t.into_inner().next().ok_or_else(|| self.err_at(span))?;
@@ -775,8 +814,27 @@ impl Ctx<'_> {
                 }
             };
             acc = Expr { kind, span };
+            // The callee or subscripted value, and the arguments or indices.
+            let mut operands = 0;
+            acc.for_each_child(&mut |c| operands = operands.max(expr_depth(c)));
+            depth = self.deeper(depth, operands, trailer_span)?;
         }
         Ok(acc)
+    }
+
+    /// The depth of a node over operands `lhs` and `rhs` deep; an error at `at` past
+    /// [`MAX_EXPR_DEPTH`].
+    fn deeper(&self, lhs: usize, rhs: usize, at: Span) -> DResult<usize> {
+        let d = lhs.max(rhs) + 1;
+        if d > MAX_EXPR_DEPTH {
+            return Err(Diagnostic::error(
+                self.file,
+                at,
+                format!("expression is too deep: more than {MAX_EXPR_DEPTH} operations nested in one expression"),
+            )
+            .with_note("help: split it into several statements, e.g. `t = a + b + ...` then `t += ...`"));
+        }
+        Ok(d)
     }
 
     /// `(e)` (its span includes the parentheses) or a tuple `(a, b)`, `()`, `(a,)`.
@@ -1499,7 +1557,14 @@ mod tests {
         assert_eq!(nesting_risk("a + b - c"), 0);
         assert_eq!(nesting_risk("f((a))"), 2);
         assert!(nesting_risk(&"-".repeat(200)) >= 100);
+        assert!(nesting_risk(&"not ".repeat(200)) >= 100);
+        assert!(nesting_risk(&"a ** ".repeat(200)) >= 100);
+        assert!(nesting_risk(&"a if b else ".repeat(200)) >= 100);
+        assert!(nesting_risk(&format!("{}a{}", "-(".repeat(60), ")".repeat(60))) >= 100);
         assert_eq!(nesting_risk("'((((('"), 0);
+        // Flat chains do not nest, whatever their length.
+        assert!(nesting_risk(&vec!["-a[i] ** 2"; 1000].join(" + ")) <= 3);
+        assert!(nesting_risk(&vec!["not a > -1.5"; 1000].join(" and ")) <= 3);
     }
 
     #[test]

@@ -146,7 +146,7 @@ impl<'a> PragmaParser<'a> {
                         match toks.get(i) {
                             Some(v) if is_ident(v.text) => {
                                 shared.push(Ident {
-                                    name: v.text.to_string(),
+                                    name: crate::ast::normalize_ident(v.text),
                                     span: v.span,
                                 });
                             }
@@ -326,7 +326,7 @@ impl<'a> PragmaParser<'a> {
                     TensorProp::Reduce {
                         op: op.to_string(),
                         var: Ident {
-                            name: name.to_string(),
+                            name: crate::ast::normalize_ident(name),
                             span,
                         },
                     },

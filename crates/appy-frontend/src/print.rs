@@ -16,6 +16,10 @@ use crate::ast::*;
 
 /// Renders `program` as an indented tree, each node with its `line:col`.
 pub fn dump(program: &Program) -> String {
+    appy_ir::stack::deep(|| dump_on_stack(program))
+}
+
+fn dump_on_stack(program: &Program) -> String {
     let mut p = Printer {
         src: &program.source,
         out: String::new(),

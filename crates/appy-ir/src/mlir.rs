@@ -176,6 +176,7 @@ pub fn import(module: &Module<'_>) -> ir::Module {
     let mut imp = Importer {
         ids: HashMap::new(),
         types: vec![],
+        block_index: HashMap::new(),
     };
     let top = module.as_operation();
     imp.number(&top);
@@ -186,6 +187,9 @@ pub fn import(module: &Module<'_>) -> ir::Module {
 struct Importer {
     ids: HashMap<usize, ir::Value>,
     types: Vec<String>,
+    /// Per region (by address): the index of each of its blocks, built once (a region
+    /// with n blocks and n branches must not cost n²: a 5,000-term `and` has 10,000).
+    block_index: HashMap<usize, HashMap<usize, usize>>,
 }
 
 impl Importer {
@@ -236,16 +240,20 @@ impl Importer {
         if op.successor_count() > 0 {
             // Successor indices refer to the parent region's block list.
             let parent = op.block().and_then(|b| b.parent_region());
-            let mut index = HashMap::new();
-            if let Some(r) = parent {
-                let mut b = r.first_block();
-                let mut i = 0;
-                while let Some(block) = b {
-                    index.insert(block.to_raw().ptr as usize, i);
-                    i += 1;
-                    b = block.next_in_region();
+            let key = parent.map_or(0, |r| r.to_raw().ptr as usize);
+            let index = self.block_index.entry(key).or_insert_with(|| {
+                let mut index = HashMap::new();
+                if let Some(r) = parent {
+                    let mut b = r.first_block();
+                    let mut i = 0;
+                    while let Some(block) = b {
+                        index.insert(block.to_raw().ptr as usize, i);
+                        i += 1;
+                        b = block.next_in_region();
+                    }
                 }
-            }
+                index
+            });
             for s in op.successors() {
                 successors.push(*index.get(&(s.to_raw().ptr as usize)).unwrap_or(&0));
             }

@@ -64,6 +64,12 @@ fn worker() -> &'static Mutex<Sender<Job>> {
                 for job in rx {
                     let t0 = Instant::now();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&compiler, &job)));
+                    // Warnings of the program (a pragma on nothing, an unsynchronised
+                    // update in a parallel loop): `FILE:LINE:COL: warning: ...` on
+                    // stderr, as the `appy` command prints them.
+                    for w in compiler.take_warnings() {
+                        eprint!("{}", w.render());
+                    }
                     let r = match r {
                         Ok(r) => r.map(|(a, trial)| (a, trial, t0.elapsed().as_secs_f64())),
                         Err(p) => {

@@ -486,7 +486,11 @@ impl CpuFunction {
         let libs: Vec<&str> = libs.iter().map(|s| &s[..s.len() - 1]).collect();
         let t0 = std::time::Instant::now();
         // No perf jitdump directory left behind (see `jitdump`).
-        let engine = crate::jitdump::quietly(|| ExecutionEngine::new(&module, 3, &libs, object.is_some(), object.is_some()));
+        // LLVM code generation over the long instruction chains of deep expressions:
+        // see `appy_ir::stack`.
+        let engine = appy_ir::stack::deep(|| {
+            crate::jitdump::quietly(|| ExecutionEngine::new(&module, 3, &libs, object.is_some(), object.is_some()))
+        });
         // `_mlir__mlir_ciface_{name}` is the packed wrapper of `_mlir_ciface_{name}`.
         let p = engine.lookup(&format!("_mlir__mlir_ciface_{name}"));
         if p.is_null() || engine.lookup(&format!("_mlir_ciface_{name}")).is_null() {

@@ -499,9 +499,13 @@ pub struct Cached<T> {
 /// entry's metadata must agree with. `None` when the function does not lower (the
 /// compile then reports why).
 fn expected_signature(file: &SourceFile, func: &str, sig: &[ArgType]) -> Option<(String, Vec<String>, Vec<ArgType>)> {
-    let program = appy_frontend::parse_function(file, func).ok()?;
-    let l = appy_frontend::lower::lower(file, &program, sig, &appy_frontend::lower::LowerOptions::default()).ok()?;
-    Some((l.name, l.params, l.results))
+    // The program (a tree as deep as the source's expressions) is dropped on the
+    // compiler's stack segment too (`appy_ir::stack`).
+    appy_ir::stack::deep(|| {
+        let program = appy_frontend::parse_function(file, func).ok()?;
+        let l = appy_frontend::lower::lower(file, &program, sig, &appy_frontend::lower::LowerOptions::default()).ok()?;
+        Some((l.name, l.params, l.results))
+    })
 }
 
 /// Compiles `func` of `file` for the GPU and argument types `sig`, or loads it from the

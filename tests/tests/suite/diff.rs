@@ -1,6 +1,8 @@
 //! Differential testing: proptest generates small APPy programs (element-wise loops,
 //! reductions, stencils, row-wise vector loops, negative steps) and random shapes and
 //! values; appy's CPU back end must agree with CPython + NumPy running the same source.
+//! Two more families: flat left-associative chains of up to 2,000 terms (compiled on
+//! the test thread's own stack), and integer `//` and `%` whose divisor can be zero.
 //! `PROPTEST_CASES` sets the number of programs (24 by default, to keep CI short).
 
 use appy_ir::diag::SourceFile;
@@ -39,11 +41,54 @@ fn expr(depth: u32) -> BoxedStrategy<String> {
 
 #[derive(Debug, Clone)]
 enum Shape {
-    Elementwise { simd: bool, body: String },
-    Reduction { op: &'static str, body: String },
-    Stencil { w: [i32; 3] },
-    RowWise { op: &'static str, body: String },
-    Reverse { body: String },
+    Elementwise {
+        simd: bool,
+        body: String,
+    },
+    Reduction {
+        op: &'static str,
+        body: String,
+    },
+    Stencil {
+        w: [i32; 3],
+    },
+    RowWise {
+        op: &'static str,
+        body: String,
+    },
+    Reverse {
+        body: String,
+    },
+    /// `out[i] = t0 ± t1 ± ...`, each term `c * a[(i + k) % N]` or `b[i]`.
+    LongChain {
+        terms: Vec<(bool, i32, usize)>,
+    },
+    /// Integer `//` and `%` (int64 arrays, divisors that can be zero).
+    IntDivMod {
+        body: String,
+    },
+}
+
+/// An integer expression over `a[i]` and `b[i]` whose divisors all involve `b[i]`
+/// (values in -4..5, so zero divisors are common). A divisor is never a literal
+/// alone: CPython raises ZeroDivisionError for `5 // 0`, where NumPy's int64 gives 0.
+fn int_expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        Just("a[i]".to_string()),
+        Just("b[i]".to_string()),
+        (-3i32..4).prop_map(|v| v.to_string())
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = int_expr(depth - 1);
+    prop_oneof![
+        1 => leaf,
+        1 => (sub.clone(), sub.clone(), prop_oneof![Just("+"), Just("-"), Just("*")]).prop_map(|(l, r, o)| format!("({l} {o} {r})")),
+        2 => (sub.clone(), -2i32..3, prop_oneof![Just("//"), Just("%")]).prop_map(|(l, k, o)| format!("({l} {o} (b[i] + {k}))")),
+        1 => (sub, prop_oneof![Just("//"), Just("%")]).prop_map(|(l, o)| format!("({l} {o} (b[i] - a[i] % 3))")),
+    ]
+    .boxed()
 }
 
 fn program() -> impl Strategy<Value = Shape> {
@@ -53,6 +98,8 @@ fn program() -> impl Strategy<Value = Shape> {
         prop::array::uniform3(-5i32..5).prop_map(|w| Shape::Stencil { w }),
         (prop_oneof![Just("+"), Just("max")], expr(2)).prop_map(|(op, body)| Shape::RowWise { op, body }),
         expr(2).prop_map(|body| Shape::Reverse { body }),
+        prop::collection::vec((any::<bool>(), -9i32..10, 0usize..8), 1..2000).prop_map(|terms| Shape::LongChain { terms }),
+        int_expr(3).prop_map(|body| Shape::IntDivMod { body }),
     ]
 }
 
@@ -100,6 +147,25 @@ fn source(shape: &Shape) -> (String, bool) {
                 false,
             )
         }
+        Shape::LongChain { terms } => {
+            let mut body = String::from("b[i]");
+            for (k, (plus, c, off)) in terms.iter().enumerate() {
+                let op = if *plus { "+" } else { "-" };
+                if k % 5 == 4 {
+                    body.push_str(&format!(" {op} b[i]"));
+                } else {
+                    body.push_str(&format!(" {op} {c}.5 * a[(i + {off}) % N]"));
+                }
+            }
+            (
+                format!("{head}def k(a, b, out, c, N):\n    #pragma parallel for\n    for i in range(N):\n        out[i] = {body}\n"),
+                false,
+            )
+        }
+        Shape::IntDivMod { body } => (
+            format!("{head}def k(a, b, out, N):\n    #pragma parallel for\n    for i in range(N):\n        out[i] = {body}\n"),
+            false,
+        ),
         Shape::Reverse { body } => (
             format!(
                 "{head}def k(a, b, out, c, N):\n    #pragma parallel for\n    for i in range(N - 1, -1, -2):\n        out[i] = {body}\n"
@@ -110,6 +176,9 @@ fn source(shape: &Shape) -> (String, bool) {
 }
 
 fn run_case(shape: &Shape, n: usize, f32: bool, seed: u64) -> Result<(), String> {
+    if matches!(shape, Shape::IntDivMod { .. }) {
+        return run_int_case(shape, n, seed);
+    }
     let (src, _) = source(shape);
     let dir = std::env::temp_dir().join(format!("appy-diff-{}-{seed}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -159,6 +228,66 @@ fn run_case(shape: &Shape, n: usize, f32: bool, seed: u64) -> Result<(), String>
     for (g, w) in got_ret.iter().zip(&want_ret) {
         compare("return", g, w).map_err(|e| format!("{e}\n{src}"))?;
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Runs an integer `//`/`%` program through the `appy` command (in its own process,
+/// so that a trap could not take the test process down) and checks that the result
+/// equals NumPy's: int64 `//` and `%` by zero give 0 (NumPy warns; the oracle silences
+/// it), and the minimum integer `// -1` wraps.
+fn run_int_case(shape: &Shape, n: usize, seed: u64) -> Result<(), String> {
+    let (src, _) = source(shape);
+    let dir = std::env::temp_dir().join(format!("appy-diff-int-{}-{seed}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path = dir.join("k.py");
+    std::fs::write(&path, &src).map_err(|e| e.to_string())?;
+    let mut r = Rng::new(seed);
+    let args = vec![
+        r.array(DType::I64, &[n], -20.0, 20.0),
+        r.array(DType::I64, &[n], -4.0, 5.0),
+        r.array(DType::I64, &[n], -9.0, 9.0),
+        HostValue::Int(n as i64, DType::I64, true),
+    ];
+    let params: Vec<String> = ["a", "b", "out", "N"].into_iter().map(String::from).collect();
+    // Where CPython itself fails (a literal divisor folded to zero), there is no oracle.
+    let Ok((want, _)) = oracle(&path, "k", &params, &args) else {
+        return Ok(());
+    };
+    let mut cmd = std::process::Command::new(
+        appy_ir::config::test_var("APPY_BIN").unwrap_or_else(|| appy_tests::root().join("target/debug/appy").display().to_string()),
+    );
+    cmd.arg("run")
+        .arg(&path)
+        .args(["--func", "k", "--device", "cpu", "--out"])
+        .arg(dir.join("out"));
+    for (p, a) in params.iter().zip(&args) {
+        match a {
+            HostValue::Array(x) => {
+                let f = dir.join(format!("{p}.npy"));
+                x.write_npy(&f)?;
+                cmd.arg("--arg").arg(format!("{p}=@{}", f.display()));
+            }
+            _ => {
+                cmd.arg("--arg").arg(format!("{p}={n}"));
+            }
+        }
+    }
+    cmd.env("APPY_CACHE_DIR", "");
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run appy (build it: cargo build -p appy-tools): {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("panicked") || stderr.contains("internal compiler error") {
+        return Err(format!("appy failed badly:\n{stderr}\n{src}"));
+    }
+    // NumPy's meaning of a zero divisor is 0 (with a warning): appy must give it.
+    if !out.status.success() {
+        return Err(format!("appy exited with {}:\n{stderr}\n{src}", out.status));
+    }
+    let got = HostValue::Array(appy_runtime::HostArray::read_npy(&dir.join("out/out.npy"))?);
+    compare("out", &got, &want[2]).map_err(|e| format!("{e}\n{src}"))?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

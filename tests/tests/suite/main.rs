@@ -3,10 +3,12 @@
 
 mod cases;
 mod config;
+mod deep;
 mod diff;
 mod e2e;
 mod errors;
 mod fuzz;
+mod identifiers;
 mod jit;
 mod lit;
 mod movement;

@@ -30,7 +30,8 @@ impl Lower<'_> {
 
     pub(super) fn expr(&mut self, e: &Expr) -> DResult<V> {
         // Array-valued expressions: views, new arrays, rank-0 results.
-        if !matches!(e.kind, ExprKind::Name(_)) && self.arank(e).is_some() {
+        let known_scalar = std::ptr::eq(std::mem::replace(&mut self.known_scalar, std::ptr::null()), e);
+        if !known_scalar && !matches!(e.kind, ExprKind::Name(_)) && self.arank(e).is_some() {
             return self.array_value(e);
         }
         match &e.kind {
@@ -165,7 +166,16 @@ impl Lower<'_> {
                 })
             }
             ExprKind::Binary { op, lhs, rhs } => {
+                // `e` is not an array (the rank check above), so neither operand is
+                // (`arank` of a binary operation is the larger of its operands').
+                let scalar_operands = *op != BinOp::MatMul;
+                if scalar_operands {
+                    self.known_scalar = &**lhs;
+                }
                 let a = self.scalar(lhs)?;
+                if scalar_operands {
+                    self.known_scalar = &**rhs;
+                }
                 let b = self.scalar(rhs)?;
                 self.set_loc(e.span);
                 self.binary(*op, a, b, e.span)

@@ -71,9 +71,17 @@ pub struct Lowered {
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
 pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
+    // Deep expressions recurse through every walk of lowering: see `appy_ir::stack`.
+    appy_ir::stack::deep(|| lower_on_stack(file, program, args, opts))
+}
+
+fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
     let desugared = crate::sema::desugar::desugar(file, program)?;
     let mut warnings = desugared.warnings;
     let f = &desugared.function;
+    // Races visible in the source: a loop-carried dependence in a parallel loop is an
+    // error, an unsynchronised update of a shared element a warning.
+    warnings.extend(crate::sema::races::check(file, &f.body, &Imports::new(&program.imports))?);
     if f.params.len() != args.len() {
         return Err(Diagnostic::error(
             file,
@@ -115,6 +123,7 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &Lowe
                     .any(|(k, v)| k.name == "boundscheck" && matches!(v.kind, ExprKind::Bool(true))),
             status: None,
             sites: vec![],
+            known_scalar: std::ptr::null(),
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -209,6 +218,10 @@ struct Lower<'a> {
     status: Option<Value>,
     /// Its sites ([`appy_ir::status::Status::sites`]).
     sites: Vec<appy_ir::status::Site>,
+    /// The operand about to be lowered when its parent already found it scalar (a
+    /// binary operation whose rank is none): [`Lower::expr`] then skips the rank walk,
+    /// which would make a chain of n operators cost n² (a 5,000-term sum).
+    known_scalar: *const Expr,
 }
 
 impl<'a> Lower<'a> {

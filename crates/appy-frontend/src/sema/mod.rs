@@ -5,6 +5,7 @@
 pub mod catalog;
 pub(crate) mod desugar;
 pub(crate) mod names;
+pub(crate) mod races;
 pub(crate) mod reductions;
 pub(crate) mod resolve;
 pub(crate) mod simd;
