@@ -232,8 +232,22 @@ impl AtomicKind {
 pub enum Scalar {
     /// An integer, sign-extended to 64 bits (`i1`: 0 or 1).
     Int(i64),
-    /// A float (an `f32` value held exactly in an `f64`).
-    Float(f64),
+    /// A float (an `f32` value held exactly in an `f64`). Serialized as its bit
+    /// pattern: JSON has no infinities or NaNs (a max reduction's identity is -inf).
+    Float(#[serde(with = "f64_bits")] f64),
+}
+
+/// Serde for an `f64` as its IEEE bit pattern (exact, infinities and NaNs included).
+mod f64_bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(v.to_bits())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        u64::deserialize(d).map(f64::from_bits)
+    }
 }
 
 /// Parses an `arith.constant`'s `value` attribute (`3 : i64`, `true`,
@@ -331,6 +345,14 @@ mod tests {
         assert_eq!(parse_constant("3 : i64", "i64"), Some(Scalar::Int(3)));
         assert_eq!(parse_constant("true", "i1"), Some(Scalar::Int(1)));
         assert_eq!(parse_constant("0x3FF0000000000000 : f64", "f64"), Some(Scalar::Float(1.0)));
+        // Infinities and NaNs survive JSON (bundles): as bit patterns.
+        for v in [f64::NEG_INFINITY, f64::INFINITY, f64::NAN, -0.0, 0.1] {
+            let text = serde_json::to_string(&Scalar::Float(v)).unwrap();
+            let Scalar::Float(back) = serde_json::from_str::<Scalar>(&text).unwrap() else {
+                panic!("{text}")
+            };
+            assert_eq!(back.to_bits(), v.to_bits(), "{text}");
+        }
         assert_eq!(parse_constant("0x3F800000 : f32", "f32"), Some(Scalar::Float(1.0)));
         assert_eq!(parse_constant("1.000000e-01 : f32", "f32"), Some(Scalar::Float(0.1f32 as f64)));
         assert_eq!(int_array("array<i64: 1, -1>"), vec![1, -1]);

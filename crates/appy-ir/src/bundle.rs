@@ -9,7 +9,7 @@ use crate::types::ArgType;
 use serde::{Deserialize, Serialize};
 
 /// Format version; bumped on incompatible changes (4: the host program).
-pub const BUNDLE_VERSION: u32 = 4;
+pub const BUNDLE_VERSION: u32 = 5;
 
 /// One kernel of a bundle.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
