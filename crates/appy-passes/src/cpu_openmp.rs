@@ -35,7 +35,7 @@
 //! when no OpenMP runtime is available).
 
 use crate::cpu_atomics as atomics;
-use crate::util::{builder_for, emit_identity, finish, is_parallel, split_parallel};
+use crate::util::{builder_for, emit_combine, emit_combine_with, emit_identity, finish, is_parallel, split_parallel};
 use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -571,23 +571,11 @@ impl RegionSpec<'_> {
 /// `combine(acc, part)` cloned from a reduction region; floating-point combining ops
 /// get `fastmath<reassoc>` (the reduction may be reassociated: vector lanes, threads).
 fn combine_reassoc(b: &mut Builder, r: &Region, acc: Value, part: Value) -> Value {
-    let blk = &r.blocks[0];
-    let mut map: HashMap<Value, Value> = HashMap::new();
-    map.insert(blk.args[0], acc);
-    map.insert(blk.args[1], part);
-    let mut result = acc;
-    for o in &blk.ops {
-        if o.name == "scf.reduce.return" {
-            result = *map.get(&o.operands[0]).unwrap_or(&o.operands[0]);
-            break;
-        }
-        let mut c = b.m.clone_op(o, &mut map);
+    emit_combine_with(b, r, acc, part, |c| {
         if is_float_arith(&c.name) {
             c.set_attr("fastmath", "#arith.fastmath<reassoc>");
         }
-        b.push(c);
-    }
-    result
+    })
 }
 
 fn is_float_arith(name: &str) -> bool {
@@ -631,19 +619,7 @@ fn declare_reduction(b: &mut Builder, st: &mut State, region: &Region, ty: &str)
     // combiner: the region's ops.
     let (l, r) = (b.m.value(ty), b.m.value(ty));
     b.begin();
-    let blk = &region.blocks[0];
-    let mut map: HashMap<Value, Value> = HashMap::new();
-    map.insert(blk.args[0], l);
-    map.insert(blk.args[1], r);
-    let mut res = l;
-    for o in &blk.ops {
-        if o.name == "scf.reduce.return" {
-            res = *map.get(&o.operands[0]).unwrap_or(&o.operands[0]);
-            break;
-        }
-        let c = b.m.clone_op(o, &mut map);
-        b.push(c);
-    }
+    let res = emit_combine(b, region, l, r);
     let mut comb = b.end();
     comb.push(Op::new("omp.yield").with_operands([res]));
     let decl = Op::new("omp.declare_reduction")

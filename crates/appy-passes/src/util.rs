@@ -102,6 +102,11 @@ pub fn reduction_of(r: &Region) -> Option<(Reduction, bool)> {
 
 /// Emits `combine(a, b)` by cloning a reduction region's ops; returns the result.
 pub fn emit_combine(b: &mut Builder, r: &Region, x: Value, y: Value) -> Value {
+    emit_combine_with(b, r, x, y, |_| {})
+}
+
+/// [`emit_combine`], with `edit` applied to each cloned op (e.g. fast-math flags).
+pub fn emit_combine_with(b: &mut Builder, r: &Region, x: Value, y: Value, edit: impl Fn(&mut Op)) -> Value {
     let blk = &r.blocks[0];
     let mut map: HashMap<Value, Value> = HashMap::new();
     map.insert(blk.args[0], x);
@@ -112,7 +117,8 @@ pub fn emit_combine(b: &mut Builder, r: &Region, x: Value, y: Value) -> Value {
             result = *map.get(&o.operands[0]).unwrap_or(&o.operands[0]);
             break;
         }
-        let c = b.m.clone_op(o, &mut map);
+        let mut c = b.m.clone_op(o, &mut map);
+        edit(&mut c);
         b.push(c);
     }
     result
