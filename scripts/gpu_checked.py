@@ -19,6 +19,8 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gpu_cases  # noqa: E402
 SRC = os.path.join(ROOT, "tests", "checked", "kernels.py")
 KERNELS = {
     "shift": ("f64[:],f64[:],int", True),
@@ -51,19 +53,12 @@ def compile_all(a):
 
 
 def run(a, f, args):
+    """Runs kernel `f` with `gpu_cases.run_bundle`; returns the process and the outputs
+    (None when it wrote none)."""
     d = tempfile.mkdtemp()
-    cmd = [a.runner, "exec", os.path.join(a.dir, f + ".json"), "--out", os.path.join(d, "out")]
-    for name, v in args.items():
-        if isinstance(v, np.ndarray):
-            p = os.path.join(d, name + ".npy")
-            np.save(p, v)
-            cmd += ["--arg", f"{name}=@{p}"]
-        else:
-            cmd += ["--arg", f"{name}={v}"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    out = os.path.join(d, "out")
-    res = {k[:-4]: np.load(os.path.join(out, k)) for k in os.listdir(out)} if os.path.isdir(out) else None
-    return p, res
+    p = gpu_cases.run_bundle(a.runner, os.path.join(a.dir, f + ".json"), list(args), list(args.values()), d)
+    res = {k[:-4]: np.load(os.path.join(d, k)) for k in os.listdir(d) if k.endswith(".npy") and not k.startswith("in_")}
+    return p, res or None
 
 
 def check(a):

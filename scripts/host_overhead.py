@@ -27,6 +27,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NPBENCH = os.path.join(ROOT, "benchmarks", "npbench", "kernels.py")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gpu_cases  # noqa: E402
 
 # name: (file, function, signature, inputs(rng, steps) -> [(param, value)])
 CASES = {
@@ -61,15 +63,7 @@ def run_all(a):
         params = json.load(open(bundle))["params"]
         vals = gen(rng, a.steps)
         with tempfile.TemporaryDirectory() as d:
-            cmd = [a.runner, "exec", bundle, "--out", d, "--bench", str(a.reps), "--stats"]
-            for p, v in zip(params, vals):
-                if isinstance(v, np.ndarray):
-                    path = os.path.join(d, "in_" + p + ".npy")
-                    np.save(path, v)
-                    cmd += ["--arg", f"{p}=@{path}"]
-                else:
-                    cmd += ["--arg", f"{p}={v!r}"]
-            p = subprocess.run(cmd, capture_output=True, text=True)
+            p = gpu_cases.run_bundle(a.runner, bundle, params, vals, d, extra=("--bench", str(a.reps), "--stats"))
         if p.returncode != 0:
             print(f"FAIL {name}: {p.stderr.strip()}")
             continue

@@ -8,6 +8,7 @@ use crate::devarray::DeviceArray;
 use crate::errors::{compile_error, runtime_error};
 use appy_ir::diag::{Diagnostic, SourceFile, Span};
 use appy_ir::types::{ArgType, DType};
+use appy_runtime::RunError;
 use appy_runtime::cpu::{CpuFunction, RawArg, RawResult, scalar_bits};
 use appy_runtime::gpu::{Loaded, RunOptions};
 use appy_runtime::{Device, HostArray, HostValue};
@@ -421,7 +422,7 @@ impl Kernel {
         let on_device = a.any_device;
         let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
         let r = py.detach(|| {
-            let gpu = crate::gpu()?;
+            let gpu = crate::gpu().map_err(RunError::Unavailable)?;
             let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
             let stop = || {
                 Python::attach(|py| match py.check_signals() {
@@ -448,7 +449,7 @@ impl Kernel {
                     owned.push((*ptr, Arc::new(g.adopt(*ptr))));
                 }
             }
-            Ok::<_, String>((res, owned))
+            Ok::<_, RunError>((res, owned))
         });
         let (res, owned) = match r {
             Ok(x) => x,
@@ -456,8 +457,8 @@ impl Kernel {
                 if let Some(err) = interrupted.lock().unwrap_or_else(|e| e.into_inner()).take() {
                     return Err(err);
                 }
-                if appy_ir::status::is_program_error(&e) {
-                    return Err(program_error(self.relocate_line(e)));
+                if let RunError::Checked(m) = e {
+                    return Err(program_error(self.relocate_line(m)));
                 }
                 return Err(runtime_error(py, format!("`{}` failed on the GPU: {e}", self.func)));
             }

@@ -409,17 +409,7 @@ impl Cx<'_> {
                     if orelse.is_empty() && then.len() == 1 && matches!(then[0].kind, StmtKind::Continue) =>
                 {
                     let rest = self.guard(rest, flag, used);
-                    if !rest.is_empty() {
-                        out.push(Stmt {
-                            kind: StmtKind::If {
-                                cond: not(cond),
-                                then: rest,
-                                orelse: vec![],
-                            },
-                            span: s.span,
-                            pragma: None,
-                        });
-                    }
+                    out.extend(when(not(cond), rest, s.span));
                 }
                 StmtKind::If { cond, then, orelse } => {
                     *used = true;
@@ -430,21 +420,7 @@ impl Cx<'_> {
                         ..s
                     });
                     let rest = self.guard(rest, flag, used);
-                    if !rest.is_empty() {
-                        let sp = rest[0].span;
-                        out.push(Stmt {
-                            kind: StmtKind::If {
-                                cond: not(Expr {
-                                    kind: ExprKind::Name(flag.to_string()),
-                                    span: sp,
-                                }),
-                                then: rest,
-                                orelse: vec![],
-                            },
-                            span: sp,
-                            pragma: None,
-                        });
-                    }
+                    out.extend(unless_flag(flag, rest));
                 }
                 _ => unreachable!("only `continue` and `if` may continue"),
             }
@@ -473,21 +449,7 @@ impl Cx<'_> {
                         ..s
                     });
                     let rest = self.set_flag(rest, flag);
-                    if !rest.is_empty() {
-                        let sp = rest[0].span;
-                        out.push(Stmt {
-                            kind: StmtKind::If {
-                                cond: not(Expr {
-                                    kind: ExprKind::Name(flag.to_string()),
-                                    span: sp,
-                                }),
-                                then: rest,
-                                orelse: vec![],
-                            },
-                            span: sp,
-                            pragma: None,
-                        });
-                    }
+                    out.extend(unless_flag(flag, rest));
                 }
                 _ => unreachable!("only `continue` and `if` may continue"),
             }
@@ -521,6 +483,29 @@ fn assign_bool(name: &str, v: bool, span: Span) -> Stmt {
         span,
         pragma: None,
     }
+}
+
+/// `if cond: then` at `span`; nothing when `then` is empty.
+fn when(cond: Expr, then: Vec<Stmt>, span: Span) -> Option<Stmt> {
+    (!then.is_empty()).then(|| Stmt {
+        kind: StmtKind::If {
+            cond,
+            then,
+            orelse: vec![],
+        },
+        span,
+        pragma: None,
+    })
+}
+
+/// `if not flag: rest` (at the first statement of `rest`); nothing when `rest` is empty.
+fn unless_flag(flag: &str, rest: Vec<Stmt>) -> Option<Stmt> {
+    let sp = rest.first()?.span;
+    let name = Expr {
+        kind: ExprKind::Name(flag.to_string()),
+        span: sp,
+    };
+    when(not(name), rest, sp)
 }
 
 fn not(e: Expr) -> Expr {
