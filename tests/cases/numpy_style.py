@@ -94,6 +94,13 @@ def return_tuple(a, b):
     return a - b, np.sum(a * b)
 
 
+# Whole-array integer // and % whose divisor can be 0 (NumPy: 0, with a warning).
+# test: a:i64[n]@-50..50 b:i64[n]@-3..3 | n=1,7,257
+@appy.jit
+def int_div_whole(a, b):
+    return a // b, a % b
+
+
 # test: a:f64[n] | n=1,10,255
 @appy.jit
 def strided(a):

@@ -124,6 +124,7 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
             status: None,
             sites: vec![],
             known_scalar: std::ptr::null(),
+            no_status_reports: false,
         };
         match l.function(f, args) {
             Ok(()) => break l,
@@ -222,6 +223,9 @@ struct Lower<'a> {
     /// binary operation whose rank is none): [`Lower::expr`] then skips the rank walk,
     /// which would make a chain of n operators cost n² (a 5,000-term sum).
     known_scalar: *const Expr,
+    /// Lowering the scalar body of a tensor expression's element-wise op, which cannot
+    /// hold the conditional stores of a status report.
+    no_status_reports: bool,
 }
 
 impl<'a> Lower<'a> {

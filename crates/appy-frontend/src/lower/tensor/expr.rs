@@ -56,7 +56,10 @@ impl Lower<'_> {
             });
         }
         self.b.begin();
+        // Element-wise ops have no regions: no status reports (see `guarded_int_div`).
+        let quiet = std::mem::replace(&mut self.no_status_reports, true);
         let r = build(self, names);
+        self.no_status_reports = quiet;
         let ops = self.b.end();
         let (x, t) = match r? {
             V::S(x, t) => (x, t),
