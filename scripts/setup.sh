@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what appy needs to build and test on Debian 12: LLVM/MLIR 22 (static
 # libraries for melior), LLVM's OpenMP runtime (the CPU back end's parallel loops),
+# OpenBLAS with 64-bit integers (the CPU back end's matrix products),
 # NumPy for the test oracle, maturin and pytest for the Python
 # package. Idempotent.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-pkgs="llvm-22-dev libmlir-22-dev libclang-22-dev llvm-22 libpolly-22-dev libzstd-dev zlib1g-dev build-essential libomp-22-dev"
+pkgs="llvm-22-dev libmlir-22-dev libclang-22-dev llvm-22 libpolly-22-dev libzstd-dev zlib1g-dev build-essential libomp-22-dev libopenblas64-0-pthread"
 missing=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -101,6 +101,9 @@ pub struct Options {
     /// CPU: the vector math library's instruction sets and function set, as
     /// `ISAS:FULL` (e.g. `bde:1`, see `appy-cpu-vector-math`); empty: none.
     pub vector_math: String,
+    /// CPU: matrix products call the host's BLAS library (ILP64 CBLAS; the runtime
+    /// sets the routines' addresses, see `appy-cpu-blas`).
+    pub blas: bool,
 }
 
 impl Default for Options {
@@ -111,6 +114,7 @@ impl Default for Options {
             bounds_check: false,
             openmp: true,
             vector_math: String::new(),
+            blas: false,
         }
     }
 }

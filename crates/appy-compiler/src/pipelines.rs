@@ -47,13 +47,21 @@ pub fn loops_level_to_gpu(mvl: i64) -> String {
 /// reduction, where LLVM has `llvm.maximum`.
 pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm{use-generic-functions=true},convert-scf-to-cf,convert-openmp-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,arith-expand,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
-/// The passes that take the `appy` level to the CPU loops (the `cpu` level): the
-/// tensor passes, then the parallel loops as OpenMP regions (when `openmp`) and every
-/// other loop as a sequential loop (`appy-cpu-openmp`), scalar slots per thread.
-pub fn appy_to_cpu(mvl: i64, openmp: bool) -> String {
+/// The passes that take the `appy` level to the CPU loops (the `cpu` level): matrix
+/// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
+/// operands with an identity layout only), the tensor passes, then the parallel loops
+/// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
+/// (`appy-cpu-openmp`), scalar slots per thread.
+pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
+    let library = if t.blas {
+        let mask: String = t.strided.iter().map(|s| if *s { '1' } else { '0' }).collect();
+        format!("cse,appy-tensor-library{{cpu=1 strided={mask}}},")
+    } else {
+        String::new()
+    };
     format!(
-        "{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse",
-        openmp as u8
+        "{library}{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse",
+        t.openmp as u8
     )
 }
 
@@ -67,21 +75,27 @@ pub struct CpuTarget {
     pub vector_math: String,
     /// The parameters that take strided arrays (`appy-cpu-strided`).
     pub strided: Vec<bool>,
+    /// Matrix products call the host's BLAS (`appy-tensor-library{cpu=1}`,
+    /// `appy-cpu-blas`).
+    pub blas: bool,
 }
 
 /// The passes that take the `appy` level to the LLVM dialect (the CPU target): the CPU
 /// loops ([`appy_to_cpu`]), then [`cpu_to_llvm`].
 pub fn appy_to_llvm(mvl: i64, t: &CpuTarget) -> String {
-    format!("{},{}", appy_to_cpu(mvl, t.openmp), cpu_to_llvm(t))
+    format!("{},{}", appy_to_cpu(mvl, t), cpu_to_llvm(t))
 }
 
 /// The passes that take a `cpu`-level module to the LLVM dialect: float32 math in
 /// float64 (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
-/// of the runtime's callback (`appy-cpu-print`), strided parameters, the upstream
-/// lowering, then (on the LLVM dialect) the allocation functions and the vector math
-/// functions.
+/// of the runtime's callback (`appy-cpu-print`), matrix products as BLAS calls
+/// (`appy-cpu-blas`), strided parameters, the upstream lowering, then (on the LLVM
+/// dialect) the allocation functions and the vector math functions.
 pub fn cpu_to_llvm(t: &CpuTarget) -> String {
     let mut p = String::from("appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
+    if t.blas {
+        p.push_str(",appy-cpu-blas");
+    }
     if t.strided.contains(&true) {
         let mask: String = t.strided.iter().map(|s| if *s { '1' } else { '0' }).collect();
         p.push_str(&format!(",appy-cpu-strided{{args={mask}}}"));
@@ -110,7 +124,7 @@ pub fn to_level(level: Level, mvl: i64) -> String {
         Level::Ast | Level::Appy => String::new(),
         Level::Loops => appy_to_loops(mvl),
         Level::Gpu | Level::Ptx => appy_to_gpu(mvl),
-        Level::Cpu => appy_to_cpu(mvl, true),
+        Level::Cpu => appy_to_cpu(mvl, &default_cpu()),
         Level::Llvm => appy_to_llvm(mvl, &default_cpu()),
     }
 }

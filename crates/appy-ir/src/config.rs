@@ -58,6 +58,9 @@ pub const NUM_THREADS: &str = "APPY_NUM_THREADS";
 pub const LIBOMP: &str = "APPY_LIBOMP";
 /// `APPY_LIBMVEC`: the vector math library the CPU back end loads.
 pub const LIBMVEC: &str = "APPY_LIBMVEC";
+/// `APPY_LIBBLAS`: the BLAS library (ILP64 CBLAS) the CPU back end calls for matrix
+/// products.
+pub const LIBBLAS: &str = "APPY_LIBBLAS";
 /// `APPY_CC`: the C compiler driver that links cached native code.
 pub const CC: &str = "APPY_CC";
 
@@ -154,6 +157,12 @@ pub const VARS: &[Var] = &[
         name: LIBMVEC,
         default: "glibc's `libmvec.so.1`",
         doc: "the vector math library of the CPU back end; empty or missing: math in vector loops is scalar calls",
+        scope: Scope::User,
+    },
+    Var {
+        name: LIBBLAS,
+        default: "Debian's `libopenblas64.so.0`, else NumPy's bundled OpenBLAS (from the Python package)",
+        doc: "the BLAS library (OpenBLAS with 64-bit integers) the CPU back end calls for matrix products (`@`, `np.dot`, `mv` in tensor statements); empty or missing: products are loop nests",
         scope: Scope::User,
     },
     Var {
@@ -305,7 +314,7 @@ pub fn num_threads() -> Option<i32> {
     get(NUM_THREADS).and_then(|v| v.trim().parse::<i32>().ok()).filter(|n| *n > 0)
 }
 
-/// A library path variable (`APPY_LIBOMP`, `APPY_LIBMVEC`): `None` when unset,
+/// A library path variable (`APPY_LIBOMP`, `APPY_LIBMVEC`, `APPY_LIBBLAS`): `None` when unset,
 /// `Some(None)` when set to the empty string (none wanted), else the path.
 pub fn library(name: &str) -> Option<Option<PathBuf>> {
     debug_assert!(VARS.iter().any(|v| v.name == name));

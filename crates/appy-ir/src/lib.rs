@@ -13,6 +13,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod attrs;
+pub mod blas;
 pub mod build;
 pub mod bundle;
 pub mod config;

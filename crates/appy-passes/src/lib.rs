@@ -20,6 +20,7 @@
 
 pub mod cpu_alloc;
 pub mod cpu_atomics;
+pub mod cpu_blas;
 pub mod cpu_libm;
 pub mod cpu_openmp;
 pub mod cpu_print;
@@ -86,6 +87,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu_map_threads::INFO,
     gpu_libm::INFO,
     cpu_openmp::INFO,
+    cpu_blas::INFO,
     hoist_allocas::INFO,
     cpu_wide_math::INFO,
     cpu_libm::INFO,

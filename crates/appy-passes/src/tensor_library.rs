@@ -21,15 +21,26 @@ use appy_ir::types::{DType, STy};
 use std::collections::HashMap;
 
 /// The pass.
-pub struct TensorLibrary;
+pub struct TensorLibrary {
+    /// CPU mode: only operands with an identity layout.
+    pub cpu: bool,
+    /// CPU mode: per function parameter, whether it takes strided arrays
+    /// (`appy-cpu-strided`), which a library call cannot take.
+    pub strided: Vec<bool>,
+}
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-library",
-    description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU)",
-    options: &[],
+    description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU; with cpu=1, BLAS on the CPU for operands not marked in `strided`)",
+    options: &[("cpu", "0"), ("strided", "")],
     file: file!(),
-    make: |_| Ok(Box::new(TensorLibrary)),
+    make: |o| {
+        Ok(Box::new(TensorLibrary {
+            cpu: o.i64("cpu")? != 0,
+            strided: o.text("strided")?.chars().map(|c| c == '1').collect(),
+        }))
+    },
 };
 
 impl Pass for TensorLibrary {
@@ -37,7 +48,22 @@ impl Pass for TensorLibrary {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
-        rewrite_module(m, &mut |b, ops, in_worker| if in_worker { Ok(ops) } else { rewrite(b, ops) })
+        // The memrefs a library call may take: on the GPU every array (the runtime
+        // copies boxes); on the CPU those with an identity layout.
+        let mut excluded: Vec<Value> = vec![];
+        if self.cpu {
+            for f in m.body() {
+                if f.name != "func.func" || f.regions.is_empty() || f.regions[0].blocks.is_empty() {
+                    continue;
+                }
+                let args = &f.regions[0].blocks[0].args;
+                excluded.extend(args.iter().zip(&self.strided).filter(|(_, s)| **s).map(|(a, _)| *a));
+            }
+        }
+        let allowed = |v: Value| !excluded.contains(&v);
+        rewrite_module(m, &mut |b, ops, in_worker| {
+            if in_worker { Ok(ops) } else { rewrite(b, ops, &allowed) }
+        })
     }
 }
 
@@ -249,7 +275,7 @@ fn alpha_beta(b: &mut Builder, alpha: &[Value], beta: &Option<Vec<Value>>) -> (V
     (alpha, beta)
 }
 
-fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
+fn rewrite(b: &mut Builder, ops: Vec<Op>, allowed: &dyn Fn(Value) -> bool) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
         if a.steps.iter().any(|s| *s != 1) {
             // Strided targets (`C[::2, :]`) stay loops.
@@ -263,6 +289,7 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
                 && elem(g.v.0, b) == elem(a.target, b)
                 && g.w.mem != a.target
                 && g.v.0 != a.target
+                && [a.target, g.w.mem, g.v.0].into_iter().all(allowed)
         }) {
             b.loc = op.loc.clone();
             b.begin();
@@ -295,6 +322,7 @@ fn rewrite(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
                 && g.b.mem != a.target
                 && b.m.ty(g.a.mem) == b.m.ty(a.target)
                 && b.m.ty(g.b.mem) == b.m.ty(a.target)
+                && [a.target, g.a.mem, g.b.mem].into_iter().all(allowed)
         }) else {
             out.push(op);
             return Ok(());

@@ -179,6 +179,7 @@ impl Host {
         Options {
             openmp: opts.openmp && self.libomp.is_some(),
             vector_math: self.vector_math.clone(),
+            blas: crate::blas::blas().is_some(),
             ..opts.clone()
         }
     }
@@ -464,6 +465,10 @@ impl CpuFunction {
         if p.is_null() {
             return Err(format!("{} has no entry point for `{name}`", path.display()));
         }
+        crate::blas::bind(&|g| match CString::new(g) {
+            Ok(c) => unsafe { dlsym(so.0, c.as_ptr()) },
+            Err(_) => std::ptr::null_mut(),
+        })?;
         Ok(CpuFunction {
             // SAFETY: the packed wrapper has the signature `void(void **)`.
             packed: unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut *mut ())>(p) },
@@ -497,6 +502,7 @@ impl CpuFunction {
             return Err(format!("the CPU execution engine could not compile `{name}`"));
         }
         tracing::debug!("LLVM compiled `{name}` in {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        crate::blas::bind(&|g| engine.lookup(g) as *mut c_void)?;
         if let Some(stem) = object
             && let Err(e) = write_shared_object(&engine, &shared_object_path(stem, text), host)
         {

@@ -7,6 +7,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod array;
+#[cfg(feature = "jit")]
+pub mod blas;
 pub mod cache;
 #[cfg(feature = "jit")]
 pub mod cpu;

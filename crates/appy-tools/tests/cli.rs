@@ -629,3 +629,70 @@ fn print_matches_python() {
     assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&py.stdout));
 }
+
+/// Matrix products on the CPU: with the host's BLAS (Debian's `libopenblas64`, when
+/// installed: the compile trace must show `appy-cpu-blas`), without one
+/// (`APPY_LIBBLAS=` : loop nests), and with a BLAS of 32-bit integers, which is not
+/// used (loop nests, no wrong sizes): all three agree with a plain triple loop.
+#[test]
+fn matrix_products_with_and_without_blas() {
+    let d = tmp("blas");
+    let (m, n, k) = (37usize, 29usize, 64usize);
+    let val = |i: usize, s: f64| ((i as f64) * s).sin();
+    let c: Vec<f64> = (0..m * n).map(|i| val(i, 0.37)).collect();
+    let a: Vec<f64> = (0..m * k).map(|i| val(i, 0.11)).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| val(i, 0.23)).collect();
+    let (alpha, beta) = (1.5, 0.5);
+    let mut want = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            want[i * n + j] = alpha * s + beta * c[i * n + j];
+        }
+    }
+    let args = [
+        format!("C={}", write(&d, "c.npy", &HostArray::from_f64(DType::F64, vec![m, n], &c))),
+        format!("A={}", write(&d, "a.npy", &HostArray::from_f64(DType::F64, vec![m, k], &a))),
+        format!("B={}", write(&d, "b.npy", &HostArray::from_f64(DType::F64, vec![k, n], &b))),
+    ];
+    let debian = Path::new("/usr/lib/x86_64-linux-gnu/libopenblas64.so.0").exists();
+    let lp64 = Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so.0");
+    let mut libs: Vec<(Option<&str>, bool)> = vec![(None, debian), (Some(""), false)];
+    if lp64.exists() {
+        libs.push((lp64.to_str(), false));
+    }
+    for (lib, blas) in libs {
+        let out = d.join(format!("out{}", lib.map(str::len).unwrap_or(0)));
+        let mut cmd = appy();
+        cmd.args([
+            "run",
+            examples().join("tensor_matmul.py").to_str().unwrap(),
+            "--func",
+            "gemm",
+            "--device",
+            "cpu",
+        ])
+        .args(["--arg", &format!("alpha={alpha}"), "--arg", &format!("beta={beta}")])
+        .args(args.iter().flat_map(|a| ["--arg", a.as_str()]))
+        .args(["--arg", &format!("M={m}"), "--arg", &format!("N={n}"), "--arg", &format!("K={k}")])
+        .args(["--out", out.to_str().unwrap()])
+        .env("APPY_CACHE_DIR", "")
+        .env("APPY_LOG", "debug");
+        match lib {
+            Some(l) => cmd.env("APPY_LIBBLAS", l),
+            None => cmd.env_remove("APPY_LIBBLAS"),
+        };
+        let st = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&st.stderr);
+        assert!(st.status.success(), "{lib:?}: {err}");
+        assert_eq!(err.contains("appy-cpu-blas"), blas, "{lib:?}: BLAS used = {blas} expected:\n{err}");
+        let got = HostArray::read_npy(&out.join("C.npy")).unwrap();
+        for (i, w) in want.iter().enumerate() {
+            assert!(
+                (got.get_f64(i) - w).abs() < 1e-12 * 64.0,
+                "{lib:?}: C[{i}] = {} vs {w}",
+                got.get_f64(i)
+            );
+        }
+    }
+}

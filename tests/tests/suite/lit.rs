@@ -6,10 +6,30 @@
 
 use appy_tests::root;
 
+/// The words of a command, as a shell splits them: whitespace separates words except
+/// inside single quotes, which are removed.
+fn shell_words(stage: &str) -> Vec<String> {
+    let mut words = vec![];
+    let mut cur: Option<String> = None;
+    let mut quoted = false;
+    for c in stage.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                cur.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(cur.take()),
+            c => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(cur);
+    words
+}
+
 fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
     let mut input = String::new();
     for stage in line.split('|') {
-        let words: Vec<String> = stage.split_whitespace().map(|w| w.replace("%s", path).replace('\'', "")).collect();
+        let words: Vec<String> = shell_words(stage).into_iter().map(|w| w.replace("%s", path)).collect();
         match words.first().map(String::as_str) {
             Some("appy-opt") => {
                 input = appy_tools::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;

@@ -1,0 +1,235 @@
+//! `appy-cpu-blas`: on the CPU, `appy.gemm` becomes a call of the host's BLAS.
+//!
+//! `appy-tensor-library{cpu=1}` turns matrix products of arrays with an identity
+//! layout into `appy.gemm` (`C = alpha * op(A) @ op(B) + beta * C` on row-major
+//! sub-matrices; with `vec`, `y = alpha * op(A) @ x + beta * y`). This pass replaces each
+//! by a call of CBLAS's `?gemm` / `?gemv` (row-major, ILP64: 64-bit integers, the
+//! enumerations 32-bit), through a function pointer: the module holds one public
+//! `memref<1xi64>` global per routine it calls (`appy_blas_dgemm`, ...), which the
+//! runtime fills with the address of the routine in the BLAS library it loaded before
+//! the first call ([`appy_ir::blas`]). Compiled code then names no library symbol: the same
+//! object serves the execution engine, a cached shared object, and any library, and
+//! cannot bind to another BLAS loaded in the process with a different integer width.
+//!
+//! A sub-matrix starts at `base + (row * ld + col)` elements with `ld` its array's row
+//! length (at least 1, as BLAS requires); empty products (`m` or `n` zero) call nothing,
+//! and `k = 0` leaves `beta * C`, as BLAS defines. Runs at the `cpu` level, before the
+//! upstream lowering to the LLVM dialect.
+
+use crate::{Pass, PassInfo};
+use appy_ir::blas::global_name;
+use appy_ir::build::Builder;
+use appy_ir::diag::IrError;
+use appy_ir::ir::{Module, Op, Value};
+use appy_ir::ops::Gemm;
+use appy_ir::rewrite::rewrite;
+use appy_ir::types::{DType, parse_memref};
+
+/// The pass.
+pub struct CpuBlas;
+
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-cpu-blas",
+    description: "CPU only: appy.gemm → calls of CBLAS ?gemm/?gemv (ILP64) through function pointers the runtime sets",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(CpuBlas)),
+};
+
+/// CBLAS's enumerations.
+const ROW_MAJOR: i64 = 101;
+const NO_TRANS: i64 = 111;
+const TRANS: i64 = 112;
+
+impl Pass for CpuBlas {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        let mut used: Vec<&'static str> = vec![];
+        rewrite(m, |rw| -> Result<(), IrError> {
+            for f in &mut rw.top {
+                if f.name == "func.func" {
+                    lower_in(&mut rw.b, f, &mut used)?;
+                }
+            }
+            for name in &used {
+                rw.top.insert(
+                    0,
+                    Op::new("memref.global")
+                        .with_attr("sym_name", format!("\"{}\"", global_name(name)))
+                        .with_attr("sym_visibility", "\"public\"")
+                        .with_attr("type", "memref<1xi64>")
+                        .with_attr("initial_value", "dense<0> : tensor<1xi64>"),
+                );
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Lowers the `appy.gemm` ops under `op`.
+fn lower_in(b: &mut Builder, op: &mut Op, used: &mut Vec<&'static str>) -> Result<(), IrError> {
+    for r in &mut op.regions {
+        for blk in &mut r.blocks {
+            let ops = std::mem::take(&mut blk.ops);
+            let mut out = Vec::with_capacity(ops.len());
+            for mut o in ops {
+                if o.name != "appy.gemm" {
+                    lower_in(b, &mut o, used)?;
+                    out.push(o);
+                    continue;
+                }
+                let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
+                b.loc = o.loc.clone();
+                b.begin();
+                call(b, &o, &g, used)?;
+                out.extend(b.end());
+            }
+            blk.ops = out;
+        }
+    }
+    Ok(())
+}
+
+/// The address of element (`row`, `col`) of the 2-D memref `mem` (or of element `row`
+/// of a 1-D one) as an `!llvm.ptr`, and its row length (1 for a vector).
+fn element_ptr(b: &mut Builder, mem: Value, row: Value, col: Option<Value>, es: i64) -> (Value, Value) {
+    let base = b.op1("memref.extract_aligned_pointer_as_index", &[mem], "index", &[]);
+    let base = b.op1("arith.index_cast", &[base], "i64", &[]);
+    let (off, ld) = match col {
+        Some(col) => {
+            let one = b.index(1);
+            let d1 = b.op1("memref.dim", &[mem, one], "index", &[]);
+            let d1 = b.op1("arith.index_cast", &[d1], "i64", &[]);
+            let c1 = b.int(1, "i64");
+            let ld = b.bin("arith.maxsi", d1, c1);
+            let r = b.bin("arith.muli", row, ld);
+            (b.bin("arith.addi", r, col), ld)
+        }
+        None => (row, b.int(1, "i64")),
+    };
+    let size = b.int(es, "i64");
+    let bytes = b.bin("arith.muli", off, size);
+    let addr = b.bin("arith.addi", base, bytes);
+    (b.op1("llvm.inttoptr", &[addr], "!llvm.ptr", &[]), ld)
+}
+
+/// The call replacing `g`, guarded by `m > 0 && n > 0`.
+fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Result<(), IrError> {
+    let dt = parse_memref(b.m.ty(g.mems[0]))
+        .map(|(d, _)| d)
+        .ok_or_else(|| IrError::at(o, "appy.gemm on a non-memref"))?;
+    let (fty, es, prefix) = match dt {
+        DType::F64 => ("f64", 8, 'd'),
+        DType::F32 => ("f32", 4, 's'),
+        other => return Err(IrError::at(o, format!("appy.gemm of {other:?} has no BLAS routine"))),
+    };
+    let routine: &'static str = match (prefix, g.vec) {
+        ('d', false) => "dgemm",
+        ('s', false) => "sgemm",
+        ('d', true) => "dgemv",
+        _ => "sgemv",
+    };
+    if !used.contains(&routine) {
+        used.push(routine);
+    }
+    let [m, n, k] = g.sizes;
+    let idx = g.offsets;
+    let scalar = |b: &mut Builder, v: Value| {
+        if fty == "f32" && b.m.ty(v) == "f64" {
+            b.op1("arith.truncf", &[v], "f32", &[])
+        } else {
+            v
+        }
+    };
+    // The body, built first, then wrapped in the guard.
+    b.begin();
+    let alpha = scalar(b, g.alpha);
+    let beta = scalar(b, g.beta);
+    let order = b.int(ROW_MAJOR, "i32");
+    let tr = |b: &mut Builder, t: bool| b.int(if t { TRANS } else { NO_TRANS }, "i32");
+    let mut args: Vec<Value>;
+    let mut tys: Vec<&str>;
+    if g.vec {
+        // y[idx0 ..] = alpha * op(A[idx2.., idx3..]) @ x[idx4 ..] + beta * y; A as stored
+        // is (k x m) when transposed, (m x k) otherwise.
+        let (pa, lda) = element_ptr(b, g.mems[1], idx[2], Some(idx[3]), es);
+        let (px, _) = element_ptr(b, g.mems[2], idx[4], None, es);
+        let (py, _) = element_ptr(b, g.mems[0], idx[0], None, es);
+        let (rows, cols) = if g.trans_a { (k, m) } else { (m, k) };
+        let t = tr(b, g.trans_a);
+        let one = b.int(1, "i64");
+        args = vec![order, t, rows, cols, alpha, pa, lda, px, one, beta, py, one];
+        tys = vec![
+            "i32",
+            "i32",
+            "i64",
+            "i64",
+            fty,
+            "!llvm.ptr",
+            "i64",
+            "!llvm.ptr",
+            "i64",
+            fty,
+            "!llvm.ptr",
+            "i64",
+        ];
+    } else {
+        let (pc, ldc) = element_ptr(b, g.mems[0], idx[0], Some(idx[1]), es);
+        let (pa, lda) = element_ptr(b, g.mems[1], idx[2], Some(idx[3]), es);
+        let (pb, ldb) = element_ptr(b, g.mems[2], idx[4], Some(idx[5]), es);
+        let ta = tr(b, g.trans_a);
+        let tb = tr(b, g.trans_b);
+        args = vec![order, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc];
+        tys = vec![
+            "i32",
+            "i32",
+            "i32",
+            "i64",
+            "i64",
+            "i64",
+            fty,
+            "!llvm.ptr",
+            "i64",
+            "!llvm.ptr",
+            "i64",
+            fty,
+            "!llvm.ptr",
+            "i64",
+        ];
+    }
+    // The routine's address, from its global.
+    let slot = b.op1(
+        "memref.get_global",
+        &[],
+        "memref<1xi64>",
+        &[("name", format!("@{}", global_name(routine)))],
+    );
+    let zero = b.index(0);
+    let addr = b.load(slot, &[zero]);
+    let fptr = b.op1("llvm.inttoptr", &[addr], "!llvm.ptr", &[]);
+    let n_args = args.len();
+    args.insert(0, fptr);
+    tys.insert(0, "!llvm.ptr");
+    let _ = tys;
+    b.op0(
+        "llvm.call",
+        &args,
+        &[
+            ("operandSegmentSizes", format!("array<i32: {}, 0>", n_args + 1)),
+            ("op_bundle_sizes", "array<i32>".to_string()),
+        ],
+    );
+    b.push(Builder::yield_op(&[]));
+    let body = b.end();
+    // Guard: an empty product calls nothing.
+    let z = b.int(0, "i64");
+    let mp = b.cmpi(appy_ir::build::IPred::Sgt, m, z);
+    let np = if g.vec { mp } else { b.cmpi(appy_ir::build::IPred::Sgt, n, z) };
+    let both = b.bin("arith.andi", mp, np);
+    b.if_op(both, body, None);
+    let _ = o;
+    Ok(())
+}

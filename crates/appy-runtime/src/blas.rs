@@ -1,0 +1,153 @@
+//! The host's BLAS library, for the CPU back end's matrix products.
+//!
+//! Compiled code calls CBLAS's `?gemm`/`?gemv` with 64-bit integers (ILP64) through
+//! function pointers the runtime writes into the module's `appy_blas_<routine>`
+//! globals (`appy-cpu-blas`). The library is found once per process:
+//! `APPY_LIBBLAS`, else a path the embedding program prefers ([`prefer`]: the Python
+//! package names NumPy's bundled OpenBLAS), else Debian's `libopenblas64.so.0`. Two
+//! kinds of library are recognised, both ILP64:
+//!
+//! - an OpenBLAS built with 64-bit integers and plain CBLAS names (Debian's
+//!   `libopenblas64`; `openblas_get_config()` says `USE64BITINT`);
+//! - NumPy's `scipy_openblas64`, whose names carry a prefix and a suffix
+//!   (`scipy_cblas_dgemm64_`).
+//!
+//! A library of 32-bit integers is not used (its routines would truncate sizes): matrix
+//! products then stay loop nests. The library is opened with `RTLD_LOCAL` and its
+//! routines taken by address, so another BLAS in the process cannot be bound by mistake.
+//! Its thread count follows the CPU back end's (`APPY_NUM_THREADS`, else one per core).
+
+use appy_ir::blas::{ROUTINES, global_name};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+unsafe extern "C" {
+    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+}
+
+const RTLD_NOW: c_int = 2;
+
+/// A loaded BLAS library: its path and the addresses of the routines compiled code
+/// calls (those of [`appy_ir::blas::ROUTINES`]).
+pub struct Blas {
+    /// The library file.
+    pub path: PathBuf,
+    routines: Vec<(&'static str, usize)>,
+}
+
+impl Blas {
+    /// The address of routine `name` (`dgemm`, `sgemv`, ...).
+    pub fn address(&self, name: &str) -> Option<usize> {
+        self.routines.iter().find(|(n, _)| *n == name).map(|(_, a)| *a)
+    }
+}
+
+static PREFERRED: OnceLock<PathBuf> = OnceLock::new();
+
+/// Names a library to use when `APPY_LIBBLAS` is not set (before the first CPU
+/// compilation; later calls have no effect). The Python package names NumPy's bundled
+/// OpenBLAS.
+pub fn prefer(path: &Path) {
+    let _ = PREFERRED.set(path.to_path_buf());
+}
+
+/// Debian's ILP64 OpenBLAS, where the alternatives system puts it.
+const CANDIDATES: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu/libopenblas64.so.0",
+    "/usr/lib/aarch64-linux-gnu/libopenblas64.so.0",
+    "/usr/lib64/libopenblas64.so.0",
+];
+
+/// The BLAS library, found and loaded once per process (`None`: none usable).
+pub fn blas() -> Option<&'static Blas> {
+    static BLAS: OnceLock<Option<Blas>> = OnceLock::new();
+    BLAS.get_or_init(|| {
+        let path = match appy_ir::config::library(appy_ir::config::LIBBLAS) {
+            Some(p) => p,
+            None => PREFERRED
+                .get()
+                .cloned()
+                .or_else(|| CANDIDATES.iter().map(PathBuf::from).find(|p| p.exists())),
+        }?;
+        match load(&path) {
+            Ok(b) => {
+                tracing::debug!("BLAS: {}", path.display());
+                Some(b)
+            }
+            Err(e) => {
+                tracing::warn!("BLAS library {} not used: {e}; matrix products run as loop nests", path.display());
+                None
+            }
+        }
+    })
+    .as_ref()
+}
+
+fn sym(h: *mut c_void, name: &str) -> Option<usize> {
+    let c = CString::new(name).ok()?;
+    let p = unsafe { dlsym(h, c.as_ptr()) };
+    (!p.is_null()).then_some(p as usize)
+}
+
+fn load(path: &Path) -> Result<Blas, String> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "bad path".to_string())?;
+    let h = unsafe { dlopen(c.as_ptr(), RTLD_NOW) };
+    if h.is_null() {
+        return Err("cannot be opened".into());
+    }
+    // The naming scheme, and 64-bit integers.
+    let (prefix, suffix, set_threads) = if sym(h, "scipy_cblas_dgemm64_").is_some() {
+        ("scipy_cblas_", "64_", "scipy_openblas_set_num_threads64_")
+    } else if sym(h, "cblas_dgemm").is_some() {
+        let config = sym(h, "openblas_get_config").ok_or("not an OpenBLAS (cannot tell its integer width)")?;
+        // SAFETY: OpenBLAS's `char *openblas_get_config(void)` returns a static string.
+        let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn() -> *const c_char>(config) };
+        let text = unsafe { CStr::from_ptr(f()) }.to_string_lossy().into_owned();
+        if !text.contains("USE64BITINT") {
+            return Err(format!(
+                "its integers are 32-bit ({text}); appy needs an ILP64 build such as libopenblas64"
+            ));
+        }
+        ("cblas_", "", "openblas_set_num_threads")
+    } else {
+        return Err("no CBLAS routines".into());
+    };
+    let mut routines = vec![];
+    for r in ROUTINES {
+        let name = format!("{prefix}{r}{suffix}");
+        routines.push((r, sym(h, &name).ok_or_else(|| format!("no `{name}`"))?));
+    }
+    if let Some(f) = sym(h, set_threads) {
+        let n = appy_ir::config::num_threads()
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get() as i32))
+            .unwrap_or(1);
+        // SAFETY: `void openblas_set_num_threads(int)` (`blasint` for the scipy build,
+        // 64-bit: an `int` argument is passed in the same register).
+        let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(i64)>(f) };
+        unsafe { f(n as i64) };
+    }
+    Ok(Blas {
+        path: path.to_path_buf(),
+        routines,
+    })
+}
+
+/// Writes the routines' addresses into the `appy_blas_*` globals of loaded code;
+/// `lookup` gives a global's address (null when the code has none). An error when
+/// the code calls a routine and no library is loaded.
+pub fn bind(lookup: &dyn Fn(&str) -> *mut c_void) -> Result<(), String> {
+    for r in ROUTINES {
+        let g = lookup(&global_name(r));
+        if g.is_null() {
+            continue;
+        }
+        let addr = blas()
+            .and_then(|b| b.address(r))
+            .ok_or_else(|| format!("compiled code calls BLAS `{r}` but no BLAS library is loaded"))?;
+        // SAFETY: the global is the module's `memref<1xi64>` (an 8-byte slot).
+        unsafe { std::ptr::write_volatile(g as *mut u64, addr as u64) };
+    }
+    Ok(())
+}
