@@ -51,7 +51,8 @@ pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math
 /// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
 /// operands with an identity layout only), the tensor passes, then the parallel loops
 /// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
-/// (`appy-cpu-openmp`), scalar slots per thread.
+/// (`appy-cpu-openmp`), scalar slots per thread, and max/min reductions in a form LLVM
+/// vectorises (`appy-cpu-minmax`).
 pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
     let library = if t.blas {
         let mask: String = t.strided.iter().map(|s| if *s { '1' } else { '0' }).collect();
@@ -60,7 +61,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "{library}{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse",
+        "{library}{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

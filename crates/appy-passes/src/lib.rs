@@ -22,6 +22,7 @@ pub mod cpu_alloc;
 pub mod cpu_atomics;
 pub mod cpu_blas;
 pub mod cpu_libm;
+pub mod cpu_minmax;
 pub mod cpu_openmp;
 pub mod cpu_print;
 pub mod cpu_strided;
@@ -88,6 +89,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu_libm::INFO,
     cpu_openmp::INFO,
     cpu_blas::INFO,
+    cpu_minmax::INFO,
     hoist_allocas::INFO,
     cpu_wide_math::INFO,
     cpu_libm::INFO,

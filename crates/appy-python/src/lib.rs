@@ -90,6 +90,14 @@ fn gpu_available(py: Python<'_>) -> bool {
 }
 
 /// The extension module.
+/// Names the BLAS library the CPU back end uses for matrix products when
+/// `APPY_LIBBLAS` is not set (the package passes NumPy's bundled OpenBLAS); no effect
+/// after the first CPU compilation.
+#[pyfunction]
+fn prefer_blas(path: &str) {
+    appy_runtime::blas::prefer(std::path::Path::new(path));
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     log::init();
@@ -98,6 +106,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_device, m)?)?;
     m.add_function(wrap_pyfunction!(get_device, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
+    m.add_function(wrap_pyfunction!(prefer_blas, m)?)?;
     m.add_function(wrap_pyfunction!(log::flush_logs, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MVL", appy_ir::DEFAULT_MVL)?;

@@ -113,3 +113,13 @@ def broken(a):
     #pragma parallel for
     for i in range(a.shape[0]):
         a[i] = undefined_name + 1  # ERROR-HERE
+
+
+@appy.jit
+def matmul_update(C, A, B, alpha):
+    C[:, :] = alpha * A @ B + C
+
+
+@appy.jit
+def matvec_t(A, x, y):
+    y[:] = x @ A

@@ -191,3 +191,25 @@ def test_functools_wraps_like():
     assert callable(f) and "axpy" in repr(f)
     import inspect
     assert list(inspect.signature(f).parameters) == ["alpha", "x", "y", "N"]
+
+
+@pytest.mark.parametrize("dt,tol", [(np.float32, 1e-4), (np.float64, 1e-12)])
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (37, 29, 64), (130, 97, 211)])
+def test_matrix_products(dt, tol, m, n, k):
+    # Matrix products (BLAS on the CPU when NumPy's OpenBLAS is found), contiguous
+    # arrays and a transposed view (a strided parameter: loop nests).
+    A = rng.standard_normal((m, k)).astype(dt)
+    B = rng.standard_normal((k, n)).astype(dt)
+    C = rng.standard_normal((m, n)).astype(dt)
+    prod = 1.5 * A.astype(np.float64) @ B
+    want = (prod + C).astype(dt)
+    K.matmul_update(C, A, B, 1.5)
+    np.testing.assert_allclose(C, want, rtol=tol, atol=tol * k)
+    At = np.ascontiguousarray(A.T).T  # A's values, Fortran order
+    C2 = np.zeros((m, n), dt)
+    K.matmul_update(C2, At, B, 1.5)
+    np.testing.assert_allclose(C2, prod, rtol=tol, atol=tol * k)
+    x = rng.standard_normal(m).astype(dt)
+    y = np.zeros(k, dt)
+    K.matvec_t(A, x, y)
+    np.testing.assert_allclose(y, x.astype(np.float64) @ A, rtol=tol, atol=tol * m)

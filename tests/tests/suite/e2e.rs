@@ -608,3 +608,47 @@ fn host_reads_cpu() {
         );
     }
 }
+
+/// Max and min reductions over data holding NaNs: `np.maximum` propagates them (the
+/// whole softmax row is NaN), the builtin `max` and comparisons ignore them as CPython
+/// does; on the CPU the reductions are carried as `maxnumf` plus a NaN flag
+/// (`appy-cpu-minmax`), which must give the same values.
+#[test]
+fn max_reductions_with_nans() {
+    for (k, (m, n)) in [(1usize, 1usize), (5, 257), (8, 1000)].into_iter().enumerate() {
+        let mut r = Rng::new(800 + k as u64);
+        let with_nans = |v: HostValue, every: usize| match v {
+            HostValue::Array(mut a) => {
+                for i in (0..a.len()).step_by(every) {
+                    a.set_f64(i, f64::NAN);
+                }
+                HostValue::Array(a)
+            }
+            v => v,
+        };
+        let (mi, ni) = (int(m as i64), int(n as i64));
+        for dt in [F32, F64] {
+            let a = with_nans(r.array(dt, &[m, n], -1.0, 1.0), 3 * n + 7);
+            check(
+                "softmax.py",
+                "softmax",
+                vec![a.clone(), r.array(dt, &[m, n], -1.0, 1.0), mi.clone(), ni.clone()],
+                256,
+            );
+            check(
+                "rowwise.py",
+                "row_max",
+                vec![a.clone(), r.array(dt, &[m], -1.0, 1.0), mi.clone(), ni.clone()],
+                256,
+            );
+            check(
+                "rowwise.py",
+                "row_min",
+                vec![a, r.array(dt, &[m], -1.0, 1.0), mi.clone(), ni.clone()],
+                256,
+            );
+        }
+        let a = with_nans(r.array(F32, &[m * n], 0.0, 1.0), 11);
+        check("shared_sum.py", "masked_max", vec![a, int((m * n) as i64)], 256);
+    }
+}

@@ -49,6 +49,27 @@ except ImportError:  # only usable with APPY_DISABLE_JIT=1
     __version__ = "0.1.0"
 
 
+def _numpy_blas():
+    """NumPy's bundled OpenBLAS with 64-bit integers (``numpy.libs/libscipy_openblas64_*``),
+    which the CPU back end calls for matrix products unless ``APPY_LIBBLAS`` names
+    another library."""
+    import glob
+    import os
+    try:
+        import numpy
+    except ImportError:
+        return None
+    libs = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+    found = sorted(glob.glob(os.path.join(libs, "libscipy_openblas64_*.so*")))
+    return found[0] if found else None
+
+
+if _native is not None:
+    _blas = _numpy_blas()
+    if _blas is not None:
+        _native.prefer_blas(_blas)
+
+
 def device(name=None):
     """Sets (``appy.device('cpu' | 'gpu' | 'auto')``) or returns (``appy.device()``) the
     default device of calls. ``auto`` (the default, or ``$APPY_DEVICE``) uses the GPU
