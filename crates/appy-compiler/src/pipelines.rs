@@ -9,6 +9,10 @@ use crate::Level;
 /// equal values for the analyses).
 pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
 
+/// The tensor passes of the CPU: [`TENSOR_PIPELINE`] with column reductions over blocks
+/// of columns (`appy-tensor-to-loops{cpu=1}`).
+pub const CPU_TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops{cpu=1}";
+
 /// The passes that take the `appy` level to the `loops` level.
 pub fn appy_to_loops(mvl: i64) -> String {
     format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
@@ -61,7 +65,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "{library}{TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

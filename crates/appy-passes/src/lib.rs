@@ -36,6 +36,7 @@ pub mod hoist_allocas;
 pub mod solve_library;
 pub mod strip_mine;
 pub mod tensor;
+pub mod tensor_columns;
 pub mod tensor_fuse;
 pub mod tensor_library;
 pub mod tensor_sync;

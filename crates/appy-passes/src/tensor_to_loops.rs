@@ -24,15 +24,19 @@ use appy_ir::reduction::Reduction;
 use std::collections::HashMap;
 
 /// The pass.
-pub struct TensorToLoops;
+pub struct TensorToLoops {
+    /// CPU: column reductions (`np.sum(A, axis=0)`) walk rows over blocks of columns
+    /// ([`crate::tensor_columns`]).
+    pub cpu: bool,
+}
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-to-loops",
-    description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3)",
-    options: &[],
+    description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3); cpu=1: column reductions over blocks of columns",
+    options: &[("cpu", "0")],
     file: file!(),
-    make: |_| Ok(Box::new(TensorToLoops)),
+    make: |o| Ok(Box::new(TensorToLoops { cpu: o.i64("cpu")? != 0 })),
 };
 
 impl Pass for TensorToLoops {
@@ -40,11 +44,12 @@ impl Pass for TensorToLoops {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
-        rewrite_module(m, &mut lower_block)
+        let cpu = self.cpu;
+        rewrite_module(m, &mut |b, ops, in_worker| lower_block(b, ops, in_worker, cpu))
     }
 }
 
-fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>, IrError> {
+fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool, cpu: bool) -> Result<Vec<Op>, IrError> {
     if !ops.iter().any(|o| o.name == "appy.assign" || is_tensor_op(o)) {
         return Ok(ops);
     }
@@ -56,7 +61,7 @@ fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>
         } else if op.name == "appy.assign" {
             b.begin();
             b.loc = op.loc.clone();
-            let r = lower_assign(b, &op, &defs, in_worker);
+            let r = lower_assign(b, &op, &defs, in_worker, cpu);
             let ops = b.end();
             r?;
             out.extend(ops);
@@ -68,7 +73,7 @@ fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool) -> Result<Vec<Op>
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Ctx {
+pub(crate) enum Ctx {
     /// Host code, outside any loop of the statement.
     Host,
     /// Inside parallel loops of the statement only (a further parallel loop extends
@@ -87,20 +92,20 @@ enum Kind {
     Seq,
 }
 
-struct Gen<'a> {
-    a: Assign,
-    defs: &'a HashMap<Value, Op>,
-    ext: Vec<Value>,
-    c0: Value,
-    c1: Value,
+pub(crate) struct Gen<'a> {
+    pub(crate) a: Assign,
+    pub(crate) defs: &'a HashMap<Value, Op>,
+    pub(crate) ext: Vec<Value>,
+    pub(crate) c0: Value,
+    pub(crate) c1: Value,
     nosync: bool,
-    loc: Option<String>,
+    pub(crate) loc: Option<String>,
 }
 
-type Env = HashMap<usize, Value>;
+pub(crate) type Env = HashMap<usize, Value>;
 
 impl Gen<'_> {
-    fn err(&self, msg: impl Into<String>) -> IrError {
+    pub(crate) fn err(&self, msg: impl Into<String>) -> IrError {
         IrError::located(self.loc.as_deref(), msg)
     }
 
@@ -256,7 +261,7 @@ impl Gen<'_> {
     }
 
     /// The element of `v` at `env`.
-    fn eval(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &HashMap<Value, Value>) -> Result<Value, IrError> {
+    pub(crate) fn eval(&self, b: &mut Builder, v: Value, env: &Env, ctx: Ctx, memo: &HashMap<Value, Value>) -> Result<Value, IrError> {
         let mut memo = memo.clone();
         self.eval_m(b, v, env, ctx, &mut memo)
     }
@@ -330,7 +335,7 @@ impl Gen<'_> {
         Ok(r)
     }
 
-    fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, IrError> {
+    pub(crate) fn target_index(&self, b: &mut Builder, env: &Env) -> Result<Vec<Value>, IrError> {
         let mut idx = vec![];
         for ((lo, d), s) in self.a.idx.iter().zip(&self.a.dims).zip(&self.a.steps) {
             idx.push(self.index(b, *lo, *d, *s, env)?);
@@ -369,7 +374,7 @@ fn ended_on_error<T>(b: &mut Builder, r: Result<T, IrError>) -> Result<T, IrErro
     r
 }
 
-fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool) -> Result<(), IrError> {
+fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: bool, cpu: bool) -> Result<(), IrError> {
     let a = Assign::of(op).map_err(|e| IrError::at(op, e))?;
     let c0 = b.index(0);
     let c1 = b.index(1);
@@ -385,6 +390,9 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
         a,
     };
     let ctx0 = if in_worker { Ctx::Worker } else { Ctx::Host };
+    if cpu && !in_worker && crate::tensor_columns::blocked(&g, b, &kept)? {
+        return Ok(());
+    }
     let kept_order: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d)).collect();
     // Dimensions the value reduces.
     let vdims_all: Vec<usize> = {
