@@ -50,16 +50,11 @@ impl Lower<'_> {
             }
             rest = &args[1..];
         } else {
-            let Some(shape) = args.first() else {
+            if args.is_empty() {
                 return Err(self.err(span, format!("`{name}` needs a shape")));
-            };
+            }
             // `torch.empty(M, N)`: every leading integer argument is a size.
-            let n_sizes = if torch && !matches!(shape.kind, ExprKind::Tuple(_)) {
-                let full = usize::from(fill == Fill::Full);
-                args.len().saturating_sub(full).max(1)
-            } else {
-                1
-            };
+            let n_sizes = types::alloc_sizes(rule, args);
             for s in &args[..n_sizes] {
                 let items = match self.expr(s)? {
                     V::Tuple(vs) => vs,
@@ -113,7 +108,7 @@ impl Lower<'_> {
             }
         }
         // NumPy allocates float64 by default, torch float32.
-        let dtype = dtype.unwrap_or(if torch { DType::F32 } else { DType::F64 });
+        let dtype = dtype.unwrap_or(types::default_dtype(torch));
         let rank = dims.len();
         let m = self.alloc_memref(dtype, &dims);
         let fv = match (fill, fill_val) {
@@ -191,30 +186,13 @@ impl Lower<'_> {
         {
             return Ok(*d);
         }
-        let q = qualify(&self.imports, e).unwrap_or_default();
-        let named = match q.as_str() {
-            "numpy.float32" | "numpy.single" | "torch.float32" | "torch.float" => Some(DType::F32),
-            "numpy.float64" | "numpy.double" | "builtins.float" | "torch.float64" | "torch.double" => Some(DType::F64),
-            "numpy.int32" | "numpy.intc" | "torch.int32" | "torch.int" => Some(DType::I32),
-            "numpy.int64" | "numpy.intp" | "builtins.int" | "torch.int64" | "torch.long" => Some(DType::I64),
-            "numpy.bool_" | "numpy.bool" | "builtins.bool" | "torch.bool" => Some(DType::Bool),
-            _ => None,
-        };
-        if let Some(d) = named {
+        if let Some(d) = qualify(&self.imports, e).as_deref().and_then(types::named_dtype) {
             return Ok(d);
         }
-        if let ExprKind::Str(s) = &e.kind {
-            let d = match s.trim().trim_start_matches(['<', '=', '|']) {
-                "float32" | "f4" | "single" => Some(DType::F32),
-                "float64" | "f8" | "float" | "double" | "d" => Some(DType::F64),
-                "int32" | "i4" | "intc" => Some(DType::I32),
-                "int64" | "i8" | "int" | "long" | "intp" => Some(DType::I64),
-                "bool" | "?" | "b1" => Some(DType::Bool),
-                _ => None,
-            };
-            if let Some(d) = d {
-                return Ok(d);
-            }
+        if let ExprKind::Str(s) = &e.kind
+            && let Some(d) = types::dtype_str(s)
+        {
+            return Ok(d);
         }
         Err(self
             .err(e.span, "unsupported dtype")

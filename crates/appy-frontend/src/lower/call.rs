@@ -38,13 +38,7 @@ impl Lower<'_> {
                 for a in args {
                     vs.push(self.scalar(a)?);
                 }
-                let mut t = vs.iter().skip(1).fold(vs[0].1, |acc, (_, t)| promote(acc, *t));
-                if matches!(f.rule, Rule::Float(_) | Rule::Pred(_)) {
-                    t = t.to_float();
-                }
-                if matches!(f.rule, Rule::Same(_)) && t.dt == DType::Bool && !matches!(op, F::Round) {
-                    t = if t.weak { STy::INT } else { STy::strong(DType::I64) };
-                }
+                let t = types::elementwise(f.rule, op, &vs.iter().map(|(_, t)| *t).collect::<Vec<_>>());
                 if matches!(f.rule, Rule::Same(F::Fmod | F::Pow)) && !t.is_float() && matches!(op, F::Pow) {
                     return self.binary(BinOp::Pow, vs[0], vs[1], e.span);
                 }
@@ -64,10 +58,9 @@ impl Lower<'_> {
                 let V::S(r, rt) = self.apply_op(op, &xs, STy::FLOAT, e.span) else {
                     unreachable!("scalar ops give scalars")
                 };
-                if let F::Unary("math.floor" | "math.ceil" | "math.trunc") = op {
-                    return Ok(V::S(self.b.cast(r, rt, STy::INT), STy::INT));
-                }
-                Ok(V::S(r, rt))
+                // `floor/ceil/trunc` give ints.
+                let want = types::math_result(op);
+                Ok(V::S(self.b.cast(r, rt, want), want))
             }
             Rule::MaxMin { max, numpy } => {
                 no_kwargs(self)?;
@@ -151,16 +144,7 @@ impl Lower<'_> {
                 no_kwargs(self)?;
                 nargs(1, self)?;
                 let (x, t) = self.scalar(&args[0])?;
-                let to = match c {
-                    Cast::F32 => STy::strong(DType::F32),
-                    Cast::F64 => STy::strong(DType::F64),
-                    Cast::I32 => STy::strong(DType::I32),
-                    Cast::I64 => STy::strong(DType::I64),
-                    Cast::Bool => STy::strong(DType::Bool),
-                    Cast::PyFloat => STy::FLOAT,
-                    Cast::PyInt => STy::INT,
-                    Cast::PyBool => STy::BOOL,
-                };
+                let to = types::cast(c);
                 Ok(V::S(self.b.cast(x, t, to), to))
             }
             Rule::Len => {
@@ -271,9 +255,10 @@ impl Lower<'_> {
             F::Hypot => V::S(self.hypot(xs[0], xs[1], t), t),
             F::Cbrt => V::S(self.cbrt(xs[0], t), t),
             F::IsNan | F::IsInf | F::IsFinite => {
+                let rt = types::op_result(op, t);
                 if !f {
                     let r = matches!(op, F::IsFinite);
-                    return V::S(self.b.int(r as i64, "i1"), STy::strong(DType::Bool));
+                    return V::S(self.b.int(r as i64, "i1"), rt);
                 }
                 let x = xs[0];
                 let r = match op {
@@ -284,7 +269,7 @@ impl Lower<'_> {
                         self.b.cmpf(if op == F::IsInf { FPred::Oeq } else { FPred::Olt }, a, inf)
                     }
                 };
-                V::S(r, STy::strong(DType::Bool))
+                V::S(r, rt)
             }
         }
     }

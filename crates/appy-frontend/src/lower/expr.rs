@@ -143,7 +143,7 @@ impl Lower<'_> {
                     UnaryOp::Pos => V::S(x, t),
                     UnaryOp::Neg => {
                         if t.dt == DType::Bool {
-                            let t2 = STy::INT;
+                            let t2 = types::unary(*op, t);
                             let y = self.b.cast(x, t, t2);
                             V::S(self.negate(y, t2.dt), t2)
                         } else {
@@ -367,13 +367,7 @@ impl Lower<'_> {
     }
 
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
-        let mut t = promote(ta, tb);
-        if matches!(op, BinOp::Div) {
-            t = t.to_float();
-        }
-        if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) && t.dt == DType::Bool {
-            t = if ta.weak && tb.weak { STy::INT } else { STy::strong(DType::I64) };
-        }
+        let t = types::binary(op, ta, tb);
         if matches!(op, BinOp::Pow) && t.dt.is_int() {
             // int ** int by repeated multiplication (a negative exponent gives 0).
             let x = self.b.cast(a, ta, t);

@@ -3,10 +3,10 @@
 
 use super::*;
 
-impl Lower<'_> {
+impl<'a> Lower<'a> {
     // ----- loops -------------------------------------------------------------------
 
-    pub(super) fn range_args(&mut self, iter: &Expr) -> DResult<(Value, Value, Value, Option<i64>, bool)> {
+    pub(super) fn range_args(&mut self, iter: &Expr) -> DResult<(Value, Value, Value, Option<i64>)> {
         let ExprKind::Call { func, args, kwargs } = &iter.kind else {
             return Err(self.err(iter.span, "only `for x in range(...)` loops are supported"));
         };
@@ -46,7 +46,7 @@ impl Lower<'_> {
         if const_step == Some(0) {
             return Err(self.err(args[2].span, "range() step must not be zero"));
         }
-        Ok((lb, ub, step, const_step, is_prange))
+        Ok((lb, ub, step, const_step))
     }
 
     /// Bounds for an index-typed loop over `k in [0, n)` with `i = lb + k*step`, or
@@ -84,152 +84,60 @@ impl Lower<'_> {
         self.b.bin("arith.addi", lb, ks)
     }
 
+    /// The plan of the loop `s` (the analysis made one per loop, in the order lowering
+    /// meets them), and its number.
+    fn next_plan(&mut self, s: &Stmt) -> DResult<(usize, &'a LoopPlan)> {
+        let k = self.next_plan;
+        self.next_plan += 1;
+        let sema = self.sema;
+        match sema.plans.get(k) {
+            Some(p) if p.span == s.span => Ok((k, p)),
+            _ => Err(self.err(s.span, "internal error: no plan for this loop")),
+        }
+    }
+
+    /// A `for` loop, as its plan says: sequential (`scf.for`), or on workers or lanes
+    /// (`scf.parallel`) with its reductions, shared cells and private variables.
     pub(super) fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
-        let (lb, ub, step, cstep, is_prange) = self.range_args(iter)?;
-        let in_parallel = self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel);
-        let in_simd = self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd);
-        let mut auto_simd = false;
-        let mut prange_body;
-        let mut body = body;
-        let kind = match s.pragma.as_ref().map(|p| &p.kind) {
-            Some(PragmaKind::ParallelFor { simd, shared }) => Some((true, *simd, shared.clone())),
-            Some(PragmaKind::Simd) => Some((false, true, vec![])),
-            None if is_prange => {
-                // High-level interface (seed 000): reductions are detected, not declared.
-                // A scalar defined outside and updated with one reduction operator is a
-                // reduction; an array update whose indices do not use the loop variable is
-                // a reduction across iterations and becomes an atomic update.
-                let mut assigned = vec![];
-                ast_names_assigned(body, &mut assigned);
-                let mut shared: Vec<Ident> = vec![];
-                for (n, sp) in &assigned {
-                    let outside = matches!(self.lookup(n), Some(Binding::Slot(..)) | Some(Binding::Val(V::S(..))));
-                    if outside && *n != var.name && !shared.iter().any(|x| x.name == *n) && reduction_op(n, body, &self.imports).is_some() {
-                        shared.push(Ident {
-                            name: n.clone(),
-                            span: *sp,
-                        });
-                    }
-                }
-                prange_body = body.to_vec();
-                mark_atomic_reductions(&mut prange_body, &var.name);
-                body = &prange_body;
-                Some((true, false, shared))
-            }
-            None if in_parallel
-                && !in_simd
-                && !self.needs_scalar_loop(body)
-                && vectorizable(
-                    body,
-                    var,
-                    &|n| {
-                        self.lookup(n)
-                            .is_some_and(|b| matches!(b, Binding::Slot(..) | Binding::Val(V::S(..))))
-                    },
-                    &self.imports,
-                ) =>
-            {
-                // Inner loop vectorization (seed 000): an innermost loop of a parallel loop
-                // whose iterations are independent runs as a simd loop.
-                auto_simd = true;
-                Some((false, true, vec![]))
-            }
-            _ => None,
+        let (k, plan) = self.next_plan(s)?;
+        let (lb, ub, step, cstep) = self.range_args(iter)?;
+        let (parallel, simd) = match plan.kind {
+            LoopKind::Sequential => return self.seq_loop(var, lb, ub, step, cstep, body, s),
+            LoopKind::Parallel { simd } => (true, simd),
+            LoopKind::Simd => (false, true),
         };
-        let Some((parallel, simd, shared)) = kind else {
-            return self.seq_loop(var, lb, ub, step, cstep, body, s);
-        };
-        if parallel && self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd) {
-            return Err(self.err(s.span, "a parallel loop cannot be nested inside a simd loop"));
+        let body: &[Stmt] = plan.body.as_deref().map_or(body, |b| b.as_slice());
+        // Array-element reductions in a simd loop accumulate in a scalar, and update the
+        // element once after the loop.
+        for r in &plan.element_reductions {
+            let ExprKind::Subscript { value, .. } = &r.target.kind else {
+                return Err(self.err(r.target.span, "expected an array element"));
+            };
+            let V::Arr(_, dt, _) = self.expr(value)? else {
+                return Err(self.err(value.span, "only arrays can be subscripted"));
+            };
+            let t = STy::strong(dt);
+            let slot = self.new_slot(t);
+            let id = self.b.constant(r.op.identity(t.dt), t.mlir());
+            self.b.store(id, slot, &[]);
+            self.bind(&r.name, Binding::Slot(slot, t));
         }
-        // Array-element reductions in a simd loop (`y[i] += a[j] * x[j]` with `i` not
-        // depending on the loop): accumulate in a scalar, update the element once after.
-        let mut element_reds: Vec<(Expr, BinOp, String)> = vec![];
-        let rewritten;
-        let body: &[Stmt] = if simd && !parallel {
-            let (b2, reds) = self.element_reductions(var, body)?;
-            for (target, op, name) in &reds {
-                let ExprKind::Subscript { value, .. } = &target.kind else {
-                    return Err(self.err(target.span, "expected an array element"));
-                };
-                let V::Arr(_, dt, _) = self.expr(value)? else {
-                    return Err(self.err(value.span, "only arrays can be subscripted"));
-                };
-                let t = STy::strong(dt);
-                let slot = self.new_slot(t);
-                let rop = if matches!(op, BinOp::Mul) {
-                    Reduction::Prod
-                } else {
-                    Reduction::Sum
-                };
-                let id = self.b.constant(rop.identity(t.dt), t.mlir());
-                self.b.store(id, slot, &[]);
-                self.bind(name, Binding::Slot(slot, t));
-            }
-            element_reds = reds;
-            rewritten = b2;
-            &rewritten
-        } else {
-            body
-        };
-        // Data sharing (seed 001 §3.3): scalars assigned in the body are private unless
-        // they are reductions.
-        let mut assigned = vec![];
-        ast_names_assigned(body, &mut assigned);
-        let mut reductions: Vec<(String, Reduction)> = vec![];
-        let mut cells: Vec<String> = vec![];
-        let mut seen = HashSet::new();
-        for (n, sp) in &assigned {
-            if !seen.insert(n.clone()) || *n == var.name {
-                continue;
-            }
-            let outer = self.lookup(n).cloned();
-            let defined_outside = matches!(outer, Some(Binding::Slot(..)) | Some(Binding::Val(V::S(..))));
-            let red = reduction_op(n, body, &self.imports);
-            let listed = shared.iter().any(|x| x.name == *n);
-            if listed {
-                match (&red, defined_outside) {
-                    (Some(op), true) => reductions.push((n.clone(), *op)),
-                    // APPy's rule: a plain assignment to a shared scalar is visible after
-                    // the loop (if several iterations assign, one of the values wins).
-                    (None, true) => cells.push(n.clone()),
-                    (_, false) => {
-                        return Err(self.err(*sp, format!("shared variable `{n}` must be initialised before the loop")));
-                    }
-                }
-                continue;
-            }
-            if defined_outside {
-                if !parallel && let Some(op) = red {
-                    reductions.push((n.clone(), op));
-                    continue;
-                }
-                let what = if parallel { "parallel" } else { "simd" };
-                let mut d = self.err(
-                    *sp,
-                    format!(
-                        "scalar `{n}` is defined outside this {what} loop and assigned inside it; each worker would get its own copy and the value after the loop is undefined"
-                    ),
-                );
-                if parallel && red.is_some() {
-                    d = d.with_note(format!("help: this looks like a reduction: add `shared({n})` to the pragma"));
-                } else {
-                    d = d.with_note(
-                        "help: use a new name inside the loop, or make it an array of size 1 and update it with `#pragma atomic`",
-                    );
-                }
-                return Err(d);
-            }
+        if let Some(e) = &plan.error {
+            return Err(e.clone());
         }
+        debug_assert!(
+            plan.assigned
+                .iter()
+                .filter(|n| **n != var.name)
+                .all(|n| plan.outside.contains(n) == (self.kind(n) == Kind::Scalar)),
+            "the analysis saw other bindings than lowering at the loop of line {}",
+            self.file.line_col(s.span.start).0
+        );
         // A shared scalar the loop only reads is passed by value, like any scalar.
         // One the loop assigns lives in a one-element array while the loop runs.
         let mut cell_slots: Vec<(String, Value, STy)> = vec![];
-        for n in &cells {
-            let (v, t) = match self.lookup(n).cloned() {
-                Some(Binding::Slot(slot, t)) => (self.b.load(slot, &[]), t),
-                Some(Binding::Val(V::S(v, t))) => (v, t),
-                _ => unreachable!("checked above"),
-            };
+        for n in &plan.cells {
+            let (v, t) = self.scalar_value(n);
             // (A bool is an i1 here: the cell is internal, never an argument.)
             let cell = self.b.m.value(format!("memref<{}>", t.mlir()));
             let alloc = Op::new("memref.alloc")
@@ -239,16 +147,17 @@ impl Lower<'_> {
             self.scopes[0].allocas.push(alloc);
             self.cells.push(cell);
             self.b.store(v, cell, &[]);
+            self.typed_alias(n, cell);
             cell_slots.push((n.clone(), cell, t));
         }
         // Snapshot scalars that the body only reads.
         let mut reads = vec![];
         ast_names_read(body, &mut reads);
-        let assigned_set: HashSet<String> = assigned.iter().map(|(n, _)| n.clone()).collect();
+        let assigned: HashSet<&String> = plan.assigned.iter().collect();
         let mut snap: Vec<(String, V)> = vec![];
         let mut snapped = HashSet::new();
         for (n, _) in &reads {
-            if assigned_set.contains(n) || !snapped.insert(n.clone()) {
+            if assigned.contains(n) || !snapped.insert(n.clone()) {
                 continue;
             }
             if let Some(Binding::Slot(slot, t)) = self.lookup(n).cloned() {
@@ -260,18 +169,14 @@ impl Lower<'_> {
         // Initial values of the reductions.
         let mut inits = vec![];
         let mut red_tys = vec![];
-        for (n, _) in &reductions {
-            let (v, t) = match self.lookup(n).cloned() {
-                Some(Binding::Slot(slot, t)) => (self.b.load(slot, &[]), t),
-                Some(Binding::Val(V::S(v, t))) => (v, t),
-                _ => unreachable!("checked above"),
-            };
+        for (n, _) in &plan.reductions {
+            let (v, t) = self.scalar_value(n);
             inits.push(v);
             red_tys.push(t);
         }
         let iv = self.b.m.value("index");
         self.b.begin();
-        self.push_scope(if parallel { ScopeKind::Parallel } else { ScopeKind::Simd });
+        self.push_scope(if parallel { ScopeKind::Parallel } else { ScopeKind::Simd }, loop_scope(k));
         for (n, v) in snap {
             self.bind(&n, Binding::Val(v));
         }
@@ -279,14 +184,14 @@ impl Lower<'_> {
             self.bind(n, Binding::Slot(*cell, *t));
         }
         let mut accs = vec![];
-        for ((n, op), t) in reductions.iter().zip(&red_tys) {
+        for ((n, op), t) in plan.reductions.iter().zip(&red_tys) {
             let acc = self.new_slot(*t);
             let id = self.b.constant(op.identity(t.dt), t.mlir());
             self.b.store(id, acc, &[]);
+            self.typed_alias(n, acc);
             self.bind(n, Binding::Slot(acc, *t));
             accs.push(acc);
         }
-        self.scopes.last_mut().expect("scope").privates = assigned_set.clone();
         let i = self.iv_value(iv, lb, step, direct);
         self.bind(&var.name, Binding::Val(V::S(i, STy::INT)));
         self.block(body)?;
@@ -296,7 +201,7 @@ impl Lower<'_> {
             partials.push(self.b.load(*a, &[]));
         }
         let mut reduce = Op::new("scf.reduce").with_operands(partials.iter().copied());
-        for ((_, op), t) in reductions.iter().zip(&red_tys) {
+        for ((_, op), t) in plan.reductions.iter().zip(&red_tys) {
             reduce.regions.push(self.b.combiner(*op, t.mlir()));
         }
         reduce.loc = self.b.loc.clone();
@@ -304,11 +209,11 @@ impl Lower<'_> {
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
         let results: Vec<Value> = red_tys.iter().map(|t| self.b.m.value(t.mlir())).collect();
-        let k = inits.len();
+        let n_inits = inits.len();
         let mut op = Op::new("scf.parallel")
             .with_operands([l, u, st].into_iter().chain(inits))
             .with_results(results.clone())
-            .with_attr("operandSegmentSizes", format!("array<i32: 1, 1, 1, {k}>"))
+            .with_attr("operandSegmentSizes", format!("array<i32: 1, 1, 1, {n_inits}>"))
             .with_region(Builder::region(vec![iv], ops));
         if parallel {
             op.set_attr("appy.parallel", "unit");
@@ -316,42 +221,41 @@ impl Lower<'_> {
         if simd {
             op.set_attr("appy.simd", "unit");
         }
-        if auto_simd {
+        if plan.auto_simd == AutoSimd::Applied {
             op.set_attr("appy.auto_simd", "unit");
         }
-        if is_prange {
+        if plan.prange {
             op.set_attr("appy.prange", "unit");
         }
         self.b.push(op);
         for (n, cell, t) in &cell_slots {
             let x = self.b.load(*cell, &[]);
-            self.assign_scalar(n, x, *t, s.span)?;
+            self.store_scalar(n, x, *t, s.span, false)?;
         }
-        for ((n, _), r) in reductions.iter().zip(results) {
-            let t = red_tys[reductions.iter().position(|(m, _)| m == n).expect("present")];
-            self.assign_scalar(n, r, t, s.span)?;
+        for (((n, _), r), t) in plan.reductions.iter().zip(results).zip(red_tys) {
+            self.store_scalar(n, r, t, s.span, false)?;
         }
-        for (target, op, name) in &element_reds {
-            let op = if matches!(op, BinOp::Sub) { BinOp::Add } else { *op };
+        for r in &plan.element_reductions {
+            let op = if r.op == Reduction::Prod { BinOp::Mul } else { BinOp::Add };
             let value = Expr {
-                kind: ExprKind::Name(name.clone()),
-                span: target.span,
+                kind: ExprKind::Name(r.name.clone()),
+                span: r.target.span,
             };
             let stmt = Stmt {
                 kind: StmtKind::AugAssign {
-                    target: target.clone(),
+                    target: r.target.clone(),
                     op,
                     value: value.clone(),
                 },
-                span: target.span,
+                span: r.target.span,
                 pragma: None,
             };
-            self.aug_assign(target, op, &value, &stmt)?;
+            self.aug_assign(&r.target, op, &value, &stmt)?;
         }
         // Privates are not visible after the loop.
-        for n in assigned_set {
-            if !reductions.iter().any(|(m, _)| *m == n) && !cells.contains(&n) && self.lookup(&n).is_none() {
-                self.bind(&n, Binding::Private(s.span));
+        for n in &plan.assigned {
+            if !plan.reductions.iter().any(|(m, _)| m == n) && !plan.cells.contains(n) && self.lookup(n).is_none() {
+                self.bind(n, Binding::Private(s.span));
             }
         }
         if self.lookup(&var.name).is_none() {
@@ -360,127 +264,24 @@ impl Lower<'_> {
         Ok(())
     }
 
-    /// Whether a loop body holds statements that only run outside simd loops (array
-    /// statements, vector statements, calls on a line of their own): automatic
-    /// vectorisation leaves such a loop sequential rather than reject the program.
-    fn needs_scalar_loop(&self, body: &[Stmt]) -> bool {
-        body.iter().any(|s| match &s.kind {
-            StmtKind::For { body, .. } => self.needs_scalar_loop(body),
-            StmtKind::If { then, orelse, .. } => self.needs_scalar_loop(then) || self.needs_scalar_loop(orelse),
-            StmtKind::Expr(_) => true,
-            _ => self.is_array_stmt(s) || self.uses_vidx_stmt(s),
-        })
+    /// The value and type of the scalar `n` defined outside a loop (a reduction or a
+    /// shared cell of it: the plan checked that it is one).
+    fn scalar_value(&mut self, n: &str) -> (Value, STy) {
+        match self.lookup(n).cloned() {
+            Some(Binding::Slot(slot, t)) => (self.b.load(slot, &[]), t),
+            Some(Binding::Val(V::S(v, t))) => (v, t),
+            _ => unreachable!("the plan found a scalar defined outside the loop"),
+        }
     }
 
-    /// Finds `X[idx] op= e` updates in a simd loop body whose indices do not depend on
-    /// the loop (reductions into one element, seed 000's array rule), and rewrites them to
-    /// updates of fresh scalars `_appy_redN`.
-    pub(super) fn element_reductions(&mut self, var: &Ident, body: &[Stmt]) -> DResult<(Vec<Stmt>, Vec<ElementRed>)> {
-        let mut assigned = vec![];
-        ast_names_assigned(body, &mut assigned);
-        let varying: HashSet<String> = assigned
-            .iter()
-            .map(|(n, _)| n.clone())
-            .chain(std::iter::once(var.name.clone()))
-            .collect();
-        let mut found: Vec<(Expr, BinOp, String)> = vec![];
-        let text = self.file.text();
-        fn key(text: &str, e: &Expr) -> String {
-            text.get(e.span.start..e.span.end).unwrap_or("").split_whitespace().collect()
+    /// Makes the stores into `slot` (a loop's accumulator or cell for the variable `n`)
+    /// count for the check of `n`'s type.
+    fn typed_alias(&mut self, n: &str, slot: Value) {
+        if let Some(Binding::Slot(outer, _)) = self.lookup(n)
+            && let Some(&i) = self.typed_slots.get(outer)
+        {
+            self.typed_slots.insert(slot, i);
         }
-        // Candidates.
-        fn scan(stmts: &[Stmt], varying: &HashSet<String>, out: &mut Vec<(Expr, BinOp)>) {
-            for s in stmts {
-                match &s.kind {
-                    StmtKind::AugAssign {
-                        target,
-                        op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul),
-                        ..
-                    } if s.pragma.is_none() => {
-                        if let ExprKind::Subscript { value, indices } = &target.kind
-                            && matches!(value.kind, ExprKind::Name(_))
-                        {
-                            let mut names = vec![];
-                            for i in indices {
-                                if let Index::Expr(x) = i {
-                                    expr_names(x, &mut names);
-                                }
-                            }
-                            if names.iter().all(|(n, _)| !varying.contains(n)) && indices.iter().all(|i| matches!(i, Index::Expr(_))) {
-                                out.push((target.clone(), *op));
-                            }
-                        }
-                    }
-                    StmtKind::If { then, orelse, .. } => {
-                        scan(then, varying, out);
-                        scan(orelse, varying, out);
-                    }
-                    StmtKind::For { body, .. } => scan(body, varying, out),
-                    _ => {}
-                }
-            }
-        }
-        let mut cands = vec![];
-        scan(body, &varying, &mut cands);
-        let mut names_used = vec![];
-        ast_names_read(body, &mut names_used);
-        for (t, op) in cands {
-            let ExprKind::Subscript { value, .. } = &t.kind else { continue };
-            let ExprKind::Name(arr) = &value.kind else { continue };
-            let k = key(text, &t);
-            if found.iter().any(|(f, _, _)| key(text, f) == k) {
-                continue;
-            }
-            // The array must not be accessed otherwise in the loop.
-            let uses = names_used.iter().filter(|(n, _)| n == arr).count();
-            let same = count_target_updates(body, &k, text);
-            if uses != same {
-                continue;
-            }
-            let name = format!("_appy_red{}", self.fresh());
-            found.push((t, if op == BinOp::Mul { BinOp::Mul } else { BinOp::Add }, name));
-        }
-        if found.is_empty() {
-            return Ok((body.to_vec(), found));
-        }
-        fn rewrite(stmts: &[Stmt], found: &[(Expr, BinOp, String)], text: &str) -> Vec<Stmt> {
-            stmts
-                .iter()
-                .map(|s| {
-                    let mut s = s.clone();
-                    match &mut s.kind {
-                        StmtKind::AugAssign { target, op, value } => {
-                            let k = key(text, target);
-                            if let Some((_, _, n)) = found.iter().find(|(f, _, _)| key(text, f) == k) {
-                                let sp = target.span;
-                                *target = Expr {
-                                    kind: ExprKind::Name(n.clone()),
-                                    span: sp,
-                                };
-                                if *op == BinOp::Sub {
-                                    *op = BinOp::Add;
-                                    *value = Expr {
-                                        kind: ExprKind::Unary {
-                                            op: UnaryOp::Neg,
-                                            operand: Box::new(value.clone()),
-                                        },
-                                        span: value.span,
-                                    };
-                                }
-                            }
-                        }
-                        StmtKind::If { then, orelse, .. } => {
-                            *then = rewrite(then, found, text);
-                            *orelse = rewrite(orelse, found, text);
-                        }
-                        StmtKind::For { body, .. } => *body = rewrite(body, found, text),
-                        _ => {}
-                    }
-                    s
-                })
-                .collect()
-        }
-        Ok((rewrite(body, &found, text), found))
     }
 
     pub(super) fn fresh(&mut self) -> usize {

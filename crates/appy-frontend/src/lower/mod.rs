@@ -17,13 +17,19 @@
 //!   {appy.simd}`), with `sum/max/min` of a vector as a reduction over the lanes.
 //!
 //! The function is specialised for concrete argument types ([`ArgType`]).
+//!
+//! Lowering only emits IR: the semantic analysis ([`crate::sema::analysis`]) has
+//! already given every scalar variable its type (the join of the values assigned to
+//! it) and every loop its plan (kind, reductions, shared cells, privates).
 
 use crate::ast::*;
 use crate::sema::Reduction;
+use crate::sema::analysis::{Analysis, FUNCTION_SCOPE, NO_SCOPE, loop_scope};
 use crate::sema::names::*;
-use crate::sema::reductions::*;
+use crate::sema::plan::{AutoSimd, LoopKind, LoopPlan};
 use crate::sema::resolve::*;
-use crate::sema::simd::vectorizable;
+use crate::sema::shape::{Kind, Names};
+use crate::sema::types::{self, const_int, tyname};
 use appy_ir::build::{Builder, FPred, IPred};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
 use appy_ir::ir::{Block, Op, Region, Value};
@@ -96,46 +102,37 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
             ),
         ));
     }
-    // A variable's type is the join of the types assigned to it (`s = 0` followed by
-    // `s += a[i]` makes `s` a float, as in Python): when an assignment widens a
-    // variable, lowering restarts with the wider type for it from the first assignment.
-    let mut hints: HashMap<String, STy> = HashMap::new();
-    let l = loop {
-        let mut l = Lower {
-            file,
-            b: Builder::new(),
-            scopes: vec![],
-            imports: Imports::new(&program.imports),
-            results: None,
-            counter: 0,
-            hints: hints.clone(),
-            widen: None,
-            auto_simd: f
-                .options
+    // The type of every variable and the plan of every loop, before any IR.
+    let imports = Imports::new(&program.imports);
+    let analysis = crate::sema::analysis::analyze(file, f, args, &imports);
+    let mut l = Lower {
+        file,
+        b: Builder::new(),
+        scopes: vec![],
+        imports,
+        results: None,
+        counter: 0,
+        sema: &analysis,
+        next_plan: 0,
+        seq_worker: 0,
+        warnings: vec![],
+        cells: vec![],
+        checked: opts.bounds_check
+            || f.options
                 .iter()
-                .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
-            seq_worker: 0,
-            warnings: vec![],
-            cells: vec![],
-            checked: opts.bounds_check
-                || f.options
-                    .iter()
-                    .any(|(k, v)| k.name == "boundscheck" && matches!(v.kind, ExprKind::Bool(true))),
-            status: None,
-            sites: vec![],
-            known_scalar: std::ptr::null(),
-            no_status_reports: false,
-        };
-        match l.function(f, args) {
-            Ok(()) => break l,
-            Err(e) => match l.widen.take() {
-                Some((name, t)) if hints.len() < 64 && hints.get(&name) != Some(&t) => {
-                    hints.insert(name, t);
-                }
-                _ => return Err(e),
-            },
-        }
+                .any(|(k, v)| k.name == "boundscheck" && matches!(v.kind, ExprKind::Bool(true))),
+        status: None,
+        sites: vec![],
+        known_scalar: std::ptr::null(),
+        no_status_reports: false,
+        auto_simd: f
+            .options
+            .iter()
+            .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
+        typed: vec![],
+        typed_slots: HashMap::new(),
     };
+    l.function(f, args)?;
     let results = l.results.clone().unwrap_or_default();
     warnings.extend(l.warnings);
     Ok(Lowered {
@@ -147,10 +144,6 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         status: l.status.map(|_| appy_ir::status::Status { sites: l.sites }),
     })
 }
-
-/// An array-element reduction in a simd loop: the target, its operator, the scalar
-/// that accumulates it.
-type ElementRed = (Expr, BinOp, String);
 
 #[derive(Clone, Debug)]
 enum V {
@@ -187,11 +180,11 @@ enum ScopeKind {
 
 struct Scope {
     kind: ScopeKind,
+    /// The analysis's number for it ([`FUNCTION_SCOPE`], [`loop_scope`]).
+    id: usize,
     vars: HashMap<String, Binding>,
     /// Slots to place at the start of the scope's region.
     allocas: Vec<Op>,
-    /// Names assigned in this scope's loop body (private unless reductions).
-    privates: HashSet<String>,
 }
 
 struct Lower<'a> {
@@ -201,10 +194,10 @@ struct Lower<'a> {
     imports: Imports,
     results: Option<Vec<ArgType>>,
     counter: usize,
-    /// Types of variables widened by a previous attempt.
-    hints: HashMap<String, STy>,
-    /// Set when an assignment needs a wider variable type (lowering restarts).
-    widen: Option<(String, STy)>,
+    /// The types of variables and the plans of loops.
+    sema: &'a Analysis,
+    /// The number of loops met so far (the next plan).
+    next_plan: usize,
     /// `@appy.jit(auto_simd=True)`: tensor statements get `simd` on their last dimension.
     auto_simd: bool,
     /// Depth of `sequential for` loops (their bodies run on one worker).
@@ -226,6 +219,32 @@ struct Lower<'a> {
     /// Lowering the scalar body of a tensor expression's element-wise op, which cannot
     /// hold the conditional stores of a status report.
     no_status_reports: bool,
+    /// The variables whose slot type came from the analysis: name, that type, and the
+    /// join of the types lowering stores into it, which must be the same (checked in
+    /// debug builds when the function is done).
+    typed: Vec<(String, STy, STy)>,
+    /// The slots of `typed`, by slot (a loop's reduction accumulators and shared cells
+    /// stand for the variable outside the loop).
+    typed_slots: HashMap<Value, usize>,
+}
+
+impl Names for Lower<'_> {
+    fn imports(&self) -> &Imports {
+        &self.imports
+    }
+
+    fn kind(&self, name: &str) -> Kind {
+        match self.lookup(name) {
+            None => Kind::Unbound,
+            Some(Binding::Slot(..) | Binding::Val(V::S(..))) => Kind::Scalar,
+            Some(Binding::Val(V::Arr(_, _, r))) => Kind::Array(*r),
+            Some(Binding::Val(V::View(v))) => Kind::Array(v.rank()),
+            Some(Binding::Val(V::Tuple(xs))) => Kind::Tuple(xs.len()),
+            Some(Binding::Val(V::DType(_))) => Kind::DType,
+            Some(Binding::Val(V::Vidx { .. })) => Kind::Vidx,
+            Some(Binding::Private(_)) => Kind::Private,
+        }
+    }
 }
 
 impl<'a> Lower<'a> {
@@ -255,12 +274,12 @@ impl<'a> Lower<'a> {
         v
     }
 
-    fn push_scope(&mut self, kind: ScopeKind) {
+    fn push_scope(&mut self, kind: ScopeKind, id: usize) {
         self.scopes.push(Scope {
             kind,
+            id,
             vars: HashMap::new(),
             allocas: vec![],
-            privates: HashSet::new(),
         });
     }
 
@@ -275,14 +294,20 @@ impl<'a> Lower<'a> {
 
     /// Assigns a scalar to a variable, creating its slot on first assignment.
     fn assign_scalar(&mut self, name: &str, v: Value, t: STy, span: Span) -> DResult<()> {
+        self.store_scalar(name, v, t, span, true)
+    }
+
+    /// [`Self::assign_scalar`]; `counts`: whether the value counts for the check of the
+    /// variable's type (not the result of a loop's reduction, which has that type).
+    fn store_scalar(&mut self, name: &str, v: Value, t: STy, span: Span, counts: bool) -> DResult<()> {
         match self.lookup(name).cloned() {
             Some(Binding::Slot(slot, st)) => {
                 // A Python variable takes the type of each value assigned to it; appy
                 // gives it the join of those types, NumPy's promotion of them (`s = 0.0`
-                // then `s += a[i]` with float32 `a` is a float32, as in NumPy 2).
-                let joined = promote(st, t);
-                if joined != st {
-                    self.widen = Some((name.to_string(), joined));
+                // then `s += a[i]` with float32 `a` is a float32, as in NumPy 2), which
+                // the analysis found. A variable it could not type has the type of its
+                // first value.
+                if promote(st, t) != st {
                     return Err(self
                         .err(
                             span,
@@ -296,6 +321,9 @@ impl<'a> Lower<'a> {
                             "help: initialise `{name}` with a value of the wider type, e.g. `{name} = 0.0`"
                         )));
                 }
+                if counts && let Some(&i) = self.typed_slots.get(&slot) {
+                    self.typed[i].2 = promote(self.typed[i].2, t);
+                }
                 let c = self.b.cast(v, t, st);
                 self.b.store(c, slot, &[]);
                 Ok(())
@@ -307,6 +335,7 @@ impl<'a> Lower<'a> {
             _ => {
                 let ty = self.var_type(name).unwrap_or(t);
                 let slot = self.new_slot(ty);
+                self.typed_slot(name, slot, t);
                 let c = self.b.cast(v, t, ty);
                 self.b.store(c, slot, &[]);
                 self.bind(name, Binding::Slot(slot, ty));
@@ -315,10 +344,32 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The type a scalar variable will hold: the join of the types of every value
-    /// assigned to it in the function (so `s = 0` followed by `s += a[i]` is a float).
-    fn var_type(&mut self, name: &str) -> Option<STy> {
-        self.hints.get(name).copied()
+    /// The type of the variable `name` of the innermost scope, from the analysis.
+    fn var_type(&self, name: &str) -> Option<STy> {
+        self.sema.slot_type(self.scopes.last()?.id, name)
+    }
+
+    /// Records a new slot of the variable `name` for the check of its type, with the
+    /// first value stored into it of type `first`.
+    fn typed_slot(&mut self, name: &str, slot: Value, first: STy) {
+        if let Some(t) = self.var_type(name) {
+            self.typed_slots.insert(slot, self.typed.len());
+            self.typed.push((name.to_string(), t, first));
+        }
+    }
+
+    /// Checks that every variable typed by the analysis holds exactly the join of the
+    /// values lowering stored into it (debug builds).
+    fn check_types(&self) {
+        for (name, want, got) in &self.typed {
+            debug_assert_eq!(
+                want,
+                got,
+                "the analysis typed `{name}` as {}, lowering stored {}",
+                tyname(*want),
+                tyname(*got)
+            );
+        }
     }
 }
 
@@ -327,25 +378,5 @@ fn targets_of(k: &StmtKind) -> Vec<&Expr> {
         StmtKind::Assign { targets, .. } => targets.iter().collect(),
         StmtKind::AugAssign { target, .. } => vec![target],
         _ => vec![],
-    }
-}
-
-fn tyname(t: STy) -> String {
-    if t.weak {
-        match t.dt {
-            DType::Bool => "bool".into(),
-            DType::I64 => "int".into(),
-            _ => "float".into(),
-        }
-    } else {
-        t.dt.numpy().to_string()
-    }
-}
-
-fn const_int(e: &Expr) -> Option<i64> {
-    match &e.kind {
-        ExprKind::Int(i) => Some(*i),
-        ExprKind::Unary { op: UnaryOp::Neg, operand } => const_int(operand).map(|v| -v),
-        _ => None,
     }
 }

@@ -21,7 +21,7 @@ impl Lower<'_> {
 
     pub(super) fn function(&mut self, f: &Function, args: &[ArgType]) -> DResult<()> {
         self.set_loc(f.name.span);
-        self.push_scope(ScopeKind::Function);
+        self.push_scope(ScopeKind::Function, FUNCTION_SCOPE);
         let mut params = vec![];
         for (p, a) in f.params.iter().zip(args) {
             let v = self.b.m.value(a.mlir());
@@ -43,6 +43,7 @@ impl Lower<'_> {
                     continue;
                 };
                 let slot = self.new_slot(t);
+                self.typed_slot(&p.name, slot, arg);
                 let v = self.b.cast(v, arg, t);
                 self.b.store(v, slot, &[]);
                 self.bind(&p.name, Binding::Slot(slot, t));
@@ -82,6 +83,7 @@ impl Lower<'_> {
         self.b.op0("func.return", &ret, &[]);
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
+        self.check_types();
         let mut arg_types: Vec<String> = args.iter().map(|a| a.mlir()).collect();
         if let Some(st) = self.status {
             params.push(st);

@@ -14,23 +14,6 @@ impl Lower<'_> {
         })
     }
 
-    /// Sliced index notation in one dimension (seed 001 §4.1, Listing 6 right): a statement
-    /// whose array accesses use a slice `lo:hi` is a vector statement over
-    /// `hi - lo` lanes; each slice becomes `lo + lane`. Reductions of such vectors
-    /// (`sum(np.exp(a[i, :N] - m))`) become lane reductions.
-    pub(super) fn uses_vidx_stmt(&self, s: &Stmt) -> bool {
-        match &s.kind {
-            StmtKind::Assign { targets, value } => {
-                if matches!(&value.kind, ExprKind::Call { func, .. } if qualify(&self.imports, func).as_deref() == Some("appy.vidx")) {
-                    return false;
-                }
-                targets.iter().any(|t| self.vidx_of(t).is_some()) || self.vidx_of(value).is_some()
-            }
-            StmtKind::AugAssign { target, value, .. } => self.vidx_of(target).is_some() || self.vidx_of(value).is_some(),
-            _ => false,
-        }
-    }
-
     /// Runs a statement over the lanes of the vector(s) it uses. Reductions of vectors
     /// (`sum(a[vi])`) are computed first, each by a lane loop with a reduction.
     pub(super) fn vector_stmt(&mut self, s: &Stmt) -> DResult<()> {
@@ -40,7 +23,7 @@ impl Lower<'_> {
         let mut counter = 0;
         let mut hoisted: Vec<(String, Reduction, Expr)> = vec![];
         let mut rewrite = |e: &mut Expr, this: &Self| {
-            rewrite_reductions(e, this, &mut counter, &mut hoisted);
+            crate::sema::shape::hoist_vector_reductions(this, e, &mut counter, &mut hoisted);
         };
         match &mut stmt.kind {
             StmtKind::Assign { value, .. } => rewrite(value, self),
@@ -109,7 +92,7 @@ impl Lower<'_> {
             .collect();
         // Infer the reduction's type by evaluating once in a throwaway region.
         self.b.begin();
-        self.push_scope(ScopeKind::Simd);
+        self.push_scope(ScopeKind::Simd, NO_SCOPE);
         let k = self.b.to_i64(iv);
         let lane = self.b.bin("arith.addi", start, k);
         for n in &vnames {
@@ -156,41 +139,5 @@ impl Lower<'_> {
         op.loc = self.b.loc.clone();
         self.b.push(op);
         Ok(out)
-    }
-}
-
-/// Replaces `sum(E)` / `max(E)` / `min(E)` of a vector `E` by a fresh name, recording it.
-fn rewrite_reductions(e: &mut Expr, this: &Lower<'_>, counter: &mut usize, out: &mut Vec<(String, Reduction, Expr)>) {
-    if let ExprKind::Call { func, args, kwargs } = &e.kind
-        && args.len() == 1
-        && kwargs.is_empty()
-        && this.vidx_of(&args[0]).is_some()
-    {
-        let op = qualify(&this.imports, func).as_deref().and_then(crate::sema::catalog::reduction);
-        if let Some(op) = op {
-            let name = format!("_appy_red{}", *counter);
-            *counter += 1;
-            out.push((name.clone(), op, args[0].clone()));
-            e.kind = ExprKind::Name(name);
-            return;
-        }
-    }
-    match &mut e.kind {
-        ExprKind::Unary { operand, .. } => rewrite_reductions(operand, this, counter, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            rewrite_reductions(lhs, this, counter, out);
-            rewrite_reductions(rhs, this, counter, out);
-        }
-        ExprKind::Call { args, .. } => args.iter_mut().for_each(|a| rewrite_reductions(a, this, counter, out)),
-        ExprKind::IfExp { cond, then, orelse } => {
-            rewrite_reductions(cond, this, counter, out);
-            rewrite_reductions(then, this, counter, out);
-            rewrite_reductions(orelse, this, counter, out);
-        }
-        ExprKind::Compare { first, rest } => {
-            rewrite_reductions(first, this, counter, out);
-            rest.iter_mut().for_each(|(_, x)| rewrite_reductions(x, this, counter, out));
-        }
-        _ => {}
     }
 }

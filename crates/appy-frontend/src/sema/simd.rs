@@ -7,27 +7,47 @@ use super::resolve::*;
 use crate::ast::*;
 use appy_ir::diag::Span;
 
+/// Why a loop may not run as a simd loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum NotVectorizable {
+    /// The body holds a statement other than assignments and `if` (a loop: the loop is
+    /// not innermost; a call on a line of its own; a pragma other than `atomic`).
+    Statement(Span),
+    /// A scalar defined outside the loop is assigned without being a reduction.
+    Scalar(String),
+    /// An array element the loop writes is accessed at another index, or written at an
+    /// index that does not follow the loop (a dependence between iterations).
+    Dependence(String),
+}
+
 /// Whether an unannotated loop over `var` may run as a simd loop: it is innermost, its
 /// scalars are private or reductions, and no array element it writes is read at another
 /// index (no loop-carried dependence through memory).
-pub(crate) fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(&str) -> bool, imports: &Imports) -> bool {
-    fn simple(stmts: &[Stmt]) -> bool {
-        stmts.iter().all(|s| match &s.kind {
+pub(crate) fn vectorizable(
+    body: &[Stmt],
+    var: &Ident,
+    defined_outside: &dyn Fn(&str) -> bool,
+    imports: &Imports,
+) -> Result<(), NotVectorizable> {
+    /// The first statement that is not a plain assignment (or `if` of them).
+    fn not_simple(stmts: &[Stmt]) -> Option<Span> {
+        stmts.iter().find_map(|s| match &s.kind {
             StmtKind::Assign { .. } | StmtKind::AugAssign { .. } | StmtKind::Pass => {
-                s.pragma.is_none() || matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic))
+                let ok = s.pragma.is_none() || matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic));
+                (!ok).then_some(s.span)
             }
-            StmtKind::If { then, orelse, .. } => simple(then) && simple(orelse),
-            _ => false,
+            StmtKind::If { then, orelse, .. } => not_simple(then).or_else(|| not_simple(orelse)),
+            _ => Some(s.span),
         })
     }
-    if !simple(body) {
-        return false;
+    if let Some(sp) = not_simple(body) {
+        return Err(NotVectorizable::Statement(sp));
     }
     let mut assigned = vec![];
     ast_names_assigned(body, &mut assigned);
     for (n, _) in &assigned {
         if defined_outside(n) && reduction_op(n, body, imports).is_none() {
-            return false;
+            return Err(NotVectorizable::Scalar(n.clone()));
         }
     }
     // Stores and loads per array, by index text.
@@ -109,15 +129,15 @@ pub(crate) fn vectorizable(body: &[Stmt], var: &Ident, defined_outside: &dyn Fn(
         let uses_var = key.contains(&format!("Name(\"{}\")", var.name));
         let invariant = !varying.iter().any(|v| key.contains(v.as_str()));
         let element_reduction = *red && invariant && !loads.iter().any(|(a, _)| a == arr);
-        if !(uses_var || *atomic || element_reduction) {
-            return false;
-        }
         // Every other access to the array must be to the same element.
-        if stores.iter().any(|(a, k, _, _)| a == arr && k != key) || loads.iter().any(|(a, k)| a == arr && k != key) {
-            return false;
+        if !(uses_var || *atomic || element_reduction)
+            || stores.iter().any(|(a, k, _, _)| a == arr && k != key)
+            || loads.iter().any(|(a, k)| a == arr && k != key)
+        {
+            return Err(NotVectorizable::Dependence(arr.clone()));
         }
     }
-    true
+    Ok(())
 }
 
 pub(crate) fn strip_spans(e: &mut Expr) {

@@ -102,8 +102,9 @@ impl Lower<'_> {
     pub(in crate::lower) fn treduce(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
         // Sums of booleans and integers are int64 (NumPy).
         let mut x = x;
-        if op == Reduction::Sum && !x.t.is_float() && x.t != STy::INT {
-            let TV::T(c) = self.tcast(st, span, TV::T(x.clone()), STy::INT)? else {
+        let want = types::reduced(op, x.t);
+        if want != x.t {
+            let TV::T(c) = self.tcast(st, span, TV::T(x.clone()), want)? else {
                 unreachable!("a cast of a tensor is a tensor")
             };
             x = c;
@@ -363,7 +364,7 @@ impl Lower<'_> {
             let mut t = t;
             if f.rule == Rule::Mean {
                 // The mean is computed in float64 for integer input, as in NumPy.
-                let want = if t.t.is_float() { t.t } else { STy::strong(DType::F64) };
+                let want = types::mean_input(t.t);
                 if want != t.t {
                     let TV::T(c) = self.tcast(st, span, TV::T(t), want)? else {
                         unreachable!("a cast of a tensor is a tensor")
@@ -411,7 +412,7 @@ impl Lower<'_> {
             Rule::AsType | Rule::Cast(_) => {
                 let (x, dt) = match (f.rule, all.as_slice()) {
                     (Rule::AsType, [x, d]) => (*x, self.dtype_of(d)?),
-                    (Rule::Cast(c), [x]) => (*x, cast_dtype(c)),
+                    (Rule::Cast(c), [x]) => (*x, types::cast(c).dt),
                     _ => return Err(self.err(span, format!("`{name}` takes an array and a dtype"))),
                 };
                 let v = self.texpr(st, x)?;
@@ -530,17 +531,5 @@ impl Lower<'_> {
         };
         let want = STy::strong(dtype.unwrap_or(DType::I64));
         self.tcast(st, span, v, want)
-    }
-}
-
-/// The dtype of a NumPy scalar type used as a cast.
-fn cast_dtype(c: crate::sema::catalog::Cast) -> DType {
-    use crate::sema::catalog::Cast;
-    match c {
-        Cast::F32 => DType::F32,
-        Cast::F64 | Cast::PyFloat => DType::F64,
-        Cast::I32 => DType::I32,
-        Cast::I64 | Cast::PyInt => DType::I64,
-        Cast::Bool | Cast::PyBool => DType::Bool,
     }
 }

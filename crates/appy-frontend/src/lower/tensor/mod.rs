@@ -26,6 +26,7 @@
 //! `appy-tensor-to-loops` lower these ops to loops (seed 001 §5.1).
 
 use super::*;
+pub(super) use crate::sema::shape::has_slices;
 
 mod assign;
 mod expr;
@@ -178,21 +179,6 @@ fn binary_of(op: BinOp, span: Span) -> impl FnOnce(Vec<Expr>) -> Expr {
             span,
         }
     }
-}
-
-/// Whether an expression contains a slice or `None` index (a tensor expression).
-pub(super) fn has_slices(e: &Expr) -> bool {
-    let mut found = false;
-    fn walk(e: &Expr, found: &mut bool) {
-        if let ExprKind::Subscript { indices, .. } = &e.kind
-            && indices.iter().any(|i| !matches!(i, Index::Expr(_)))
-        {
-            *found = true;
-        }
-        e.for_each_child(&mut |c| walk(c, found));
-    }
-    walk(e, &mut found);
-    found
 }
 
 fn norm_slice(lo: &str, hi: &str) -> String {
