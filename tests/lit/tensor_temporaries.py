@@ -4,6 +4,9 @@
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],int,int' --emit=appy | appy-opt - --pass-pipeline='appy-tensor-temporaries' | filecheck %s
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],int,int' --emit=appy | appy-opt - --pass-pipeline='appy-tensor-temporaries' | appy-opt - | filecheck %s
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],int,int' --mvl 128 --emit=loops | filecheck %s --check-prefix=LOOPS
+# On the CPU (cpu=1), the statement in the worker gets a temporary of its own shape (one
+# row), allocated before it and freed after it.
+# RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],int,int' --emit=appy | appy-opt - --pass-pipeline='appy-tensor-temporaries{cpu=1}' | filecheck %s --check-prefix=CPU
 import appy
 
 
@@ -34,3 +37,12 @@ def shift(A, B, M, N):
 # LOOPS: memref.store {{.*}}, %arg0
 # LOOPS: appy.chunks
 # LOOPS: } {appy.parallel}
+
+# CPU-LABEL: func.func @shift
+# CPU-NOT: memref.alloc
+# CPU: scf.parallel
+# CPU: %[[T:[a-z_0-9]+]] = memref.alloc({{.*}}) : memref<?xf64>
+# CPU: "appy.assign"(%[[T]], {{.*}}appy.temporary
+# CPU: %[[V:[a-z_0-9]+]] = "appy.view"(%[[T]],
+# CPU: "appy.assign"(%arg0, %[[V]],
+# CPU: memref.dealloc %[[T]]

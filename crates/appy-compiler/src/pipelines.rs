@@ -9,9 +9,11 @@ use crate::Level;
 /// equal values for the analyses).
 pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops";
 
-/// The tensor passes of the CPU: [`TENSOR_PIPELINE`] with column reductions over blocks
-/// of columns (`appy-tensor-to-loops{cpu=1}`).
-pub const CPU_TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops{cpu=1}";
+/// The tensor passes of the CPU: [`TENSOR_PIPELINE`] with statement-sized temporaries
+/// in workers (`appy-tensor-temporaries{cpu=1}`) and column reductions walking rows
+/// (`appy-tensor-to-loops{cpu=1}`).
+pub const CPU_TENSOR_PIPELINE: &str =
+    "cse,appy-tensor-temporaries{cpu=1},appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops{cpu=1}";
 
 /// The passes that take the `appy` level to the `loops` level.
 pub fn appy_to_loops(mvl: i64) -> String {

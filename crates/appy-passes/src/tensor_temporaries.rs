@@ -3,6 +3,12 @@
 //! elements it already overwrote once it runs as a loop. The statement is split in
 //! two: the value goes to a temporary array of the target's shape (allocated once, at
 //! the start of the function), then the temporary is copied to the target.
+//!
+//! On the CPU (`cpu=1`) a statement inside a parallel loop's body (a worker) gets a
+//! temporary of the statement's own shape instead (`A[i, 1:N]`: one row), allocated
+//! before the statement and freed after it: each thread's temporary stays in its
+//! cache, where a whole-array temporary would be a second array to fault in and
+//! stream through memory.
 
 use crate::tensor::*;
 use crate::{Pass, PassInfo};
@@ -14,15 +20,18 @@ use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
 /// The pass.
-pub struct TensorTemporaries;
+pub struct TensorTemporaries {
+    /// CPU: statements in workers get temporaries of their own shape (module docs).
+    pub cpu: bool,
+}
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-temporaries",
-    description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1)",
-    options: &[],
+    description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1); cpu=1: statement-sized temporaries in workers",
+    options: &[("cpu", "0")],
     file: file!(),
-    make: |_| Ok(Box::new(TensorTemporaries)),
+    make: |o| Ok(Box::new(TensorTemporaries { cpu: o.i64("cpu")? != 0 })),
 };
 
 impl Pass for TensorTemporaries {
@@ -30,19 +39,26 @@ impl Pass for TensorTemporaries {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
-        rewrite(m, |rw| rw.top.iter_mut().try_for_each(|f| temporaries(&mut rw.b, f)))
+        let cpu = self.cpu;
+        rewrite(m, |rw| rw.top.iter_mut().try_for_each(|f| temporaries(&mut rw.b, f, cpu)))
     }
 }
 
 /// Splits the statements of function `f` that need a temporary, and allocates the
 /// temporaries.
-fn temporaries(b: &mut Builder, f: &mut Op) -> Result<(), IrError> {
+fn temporaries(b: &mut Builder, f: &mut Op, cpu: bool) -> Result<(), IrError> {
     if f.name != "func.func" || f.regions.is_empty() {
         return Ok(());
     }
     // target array → its temporary
     let mut temps: HashMap<Value, Value> = HashMap::new();
-    for_blocks(b, f, false, &mut |b, ops, _| split_block(b, ops, &mut temps))?;
+    for_blocks(b, f, false, &mut |b, ops, in_worker| {
+        if cpu && in_worker {
+            split_block_local(b, ops)
+        } else {
+            split_block(b, ops, &mut temps)
+        }
+    })?;
     if temps.is_empty() {
         return Ok(());
     }
@@ -75,16 +91,72 @@ fn temporaries(b: &mut Builder, f: &mut Op) -> Result<(), IrError> {
     Ok(())
 }
 
+/// Whether statement `a` reads its target through another slice.
+fn conflicts(defs: &HashMap<Value, Op>, a: &Assign) -> bool {
+    dag(defs, a.value).into_iter().any(|v| {
+        let d = &defs[&v];
+        d.name == "appy.view"
+            && d.operands[0] == a.target
+            && (d.operands[1..] != a.idx[..]
+                || d.attr("dims").map(int_array).unwrap_or_default() != a.dims
+                || steps_of(d, a.dims.len()) != a.steps)
+    })
+}
+
+/// The CPU's split inside a worker: `tmp = alloc(extents); tmp[...] = value;
+/// target[slices] = tmp[...]; dealloc tmp`, the temporary indexed by the statement's
+/// dimensions (from 0, step 1).
+fn split_block_local(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
+    map_assigns(ops, &mut |defs, op, a, out| {
+        let kept: Vec<i64> = a.dims.iter().copied().filter(|d| *d >= 0).collect();
+        if !conflicts(defs, &a) || kept.is_empty() {
+            out.push(op);
+            return Ok(());
+        }
+        let elem = appy_ir::types::parse_memref(b.m.ty(a.target))
+            .map(|(d, _)| d.mlir())
+            .unwrap_or("f64");
+        let rank = kept.len();
+        b.loc = op.loc.clone();
+        b.begin();
+        let sizes: Vec<Value> = kept.iter().map(|d| b.to_index(a.exts[*d as usize])).collect();
+        let zero = b.int(0, "i64");
+        let tmp = b.m.value(format!("memref<{}{elem}>", "?x".repeat(rank)));
+        b.push(
+            Op::new("memref.alloc")
+                .with_operands(sizes)
+                .with_results([tmp])
+                .with_attr("operandSegmentSizes", format!("array<i32: {rank}, 0>")),
+        );
+        out.extend(b.end());
+        // tmp[...] = value
+        let mut first = a.clone();
+        first.target = tmp;
+        first.atomic = None;
+        first.idx = vec![zero; rank];
+        first.dims = kept.clone();
+        first.steps = vec![1; rank];
+        out.push(first.build(&op).with_attr("appy.temporary", "unit"));
+        // target[slices] = tmp[...]
+        let view = b.m.value(format!("tensor<{}{elem}>", "?x".repeat(rank)));
+        out.push(
+            Op::new("appy.view")
+                .with_operands(std::iter::once(tmp).chain(vec![zero; rank]))
+                .with_results([view])
+                .with_attr("dims", i64_array(&kept))
+                .with_loc(op.loc.clone()),
+        );
+        let mut second = a.clone();
+        second.value = view;
+        out.push(second.build(&op));
+        out.push(Op::new("memref.dealloc").with_operands([tmp]).with_loc(op.loc.clone()));
+        Ok(())
+    })
+}
+
 fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
-        let conflict = dag(defs, a.value).into_iter().any(|v| {
-            let d = &defs[&v];
-            d.name == "appy.view"
-                && d.operands[0] == a.target
-                && (d.operands[1..] != a.idx[..]
-                    || d.attr("dims").map(int_array).unwrap_or_default() != a.dims
-                    || steps_of(d, a.dims.len()) != a.steps)
-        });
+        let conflict = conflicts(defs, &a);
         if !conflict || a.dims.is_empty() {
             out.push(op);
             return Ok(());
