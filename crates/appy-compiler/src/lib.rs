@@ -101,6 +101,11 @@ pub struct Options {
     /// CPU: the vector math library's instruction sets and function set, as
     /// `ISAS:FULL` (e.g. `bde:1`, see `appy-cpu-vector-math`); empty: none.
     pub vector_math: String,
+    /// CPU, for tests: `math.erfc` computed by the GPU's expansion
+    /// (`appy-expand-erfc`, bit for bit the GPU's results wherever it does not call
+    /// `erf`) instead of the C library's `erfc`, so that CI, which has no GPU, checks
+    /// the GPU's erfc. Off by default: users' CPU code keeps the C library's `erfc`.
+    pub expand_erfc: bool,
 }
 
 impl Default for Options {
@@ -111,6 +116,7 @@ impl Default for Options {
             bounds_check: false,
             openmp: true,
             vector_math: String::new(),
+            expand_erfc: false,
         }
     }
 }
