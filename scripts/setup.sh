@@ -16,8 +16,9 @@ if [ -n "$missing" ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-# NumPy and SciPy (the test oracle), maturin (builds the Python package), pytest (its tests).
-python3 -c "import numpy, scipy, maturin, pytest" 2>/dev/null || python3 -m pip install -q numpy scipy maturin pytest
+# NumPy and SciPy (the test oracle), maturin (builds the Python package), pytest (its tests),
+# mpmath (scripts/fit_erfc.py: the GPU erfc's constants and reference values).
+python3 -c "import numpy, scipy, maturin, pytest, mpmath" 2>/dev/null || python3 -m pip install -q numpy scipy maturin pytest mpmath
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
     exit 1

@@ -104,6 +104,11 @@ pub struct Options {
     /// CPU: matrix products call the host's BLAS library (ILP64 CBLAS; the runtime
     /// sets the routines' addresses, see `appy-cpu-blas`).
     pub blas: bool,
+    /// CPU, for tests: `math.erfc` computed by the GPU's expansion
+    /// (`appy-expand-erfc`, bit for bit the GPU's results wherever it does not call
+    /// `erf`) instead of the C library's `erfc`, so that CI, which has no GPU, checks
+    /// the GPU's erfc. Off by default: users' CPU code keeps the C library's `erfc`.
+    pub expand_erfc: bool,
 }
 
 impl Default for Options {
@@ -115,6 +120,7 @@ impl Default for Options {
             openmp: true,
             vector_math: String::new(),
             blas: false,
+            expand_erfc: false,
         }
     }
 }

@@ -85,6 +85,9 @@ pub struct CpuTarget {
     /// Matrix products call the host's BLAS (`appy-tensor-library{cpu=1}`,
     /// `appy-cpu-blas`).
     pub blas: bool,
+    /// `math.erfc` as the GPU computes it (`appy-expand-erfc`) instead of the C
+    /// library's `erfc`: see [`crate::Options::expand_erfc`].
+    pub expand_erfc: bool,
 }
 
 /// The passes that take the `appy` level to the LLVM dialect (the CPU target): the CPU
@@ -97,9 +100,14 @@ pub fn appy_to_llvm(mvl: i64, t: &CpuTarget) -> String {
 /// float64 (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
 /// of the runtime's callback (`appy-cpu-print`), matrix products as BLAS calls
 /// (`appy-cpu-blas`), strided parameters, the upstream lowering, then (on the LLVM
-/// dialect) the allocation functions and the vector math functions.
+/// dialect) the allocation functions and the vector math functions. With
+/// [`CpuTarget::expand_erfc`], `appy-expand-erfc` first.
 pub fn cpu_to_llvm(t: &CpuTarget) -> String {
-    let mut p = String::from("appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
+    let mut p = String::new();
+    if t.expand_erfc {
+        p.push_str("appy-expand-erfc,");
+    }
+    p.push_str("appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
     if t.blas {
         p.push_str(",appy-cpu-blas");
     }

@@ -28,6 +28,7 @@ pub mod cpu_print;
 pub mod cpu_strided;
 pub mod cpu_vector_math;
 pub mod cpu_wide_math;
+pub mod expand_erfc;
 pub mod gpu_libm;
 pub mod gpu_map_threads;
 pub mod gpu_outline;
@@ -88,6 +89,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu_outline::INFO,
     gpu_map_threads::INFO,
     gpu_libm::INFO,
+    expand_erfc::INFO,
     cpu_openmp::INFO,
     cpu_blas::INFO,
     cpu_minmax::INFO,

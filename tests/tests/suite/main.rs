@@ -6,6 +6,7 @@ mod config;
 mod deep;
 mod diff;
 mod e2e;
+mod erfc;
 mod errors;
 mod fuzz;
 mod identifiers;

@@ -14,6 +14,7 @@ pub fn to_llvm(c: &Compiler, file: &SourceFile, appy: Module, opts: &Options, st
         vector_math: opts.vector_math.clone(),
         strided: strided.to_vec(),
         blas: opts.blas,
+        expand_erfc: opts.expand_erfc,
     };
     c.run(file, appy, &pipelines::appy_to_llvm(opts.mvl, &t), None)
 }
