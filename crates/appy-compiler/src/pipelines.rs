@@ -86,7 +86,7 @@ pub struct CpuTarget {
     /// `appy-cpu-blas`).
     pub blas: bool,
     /// `math.erfc` as the GPU computes it (`appy-expand-erfc`) instead of the C
-    /// library's `erfc`: see [`crate::Options::expand_erfc`].
+    /// library's `erfc` (the default): see [`crate::Options::expand_erfc`].
     pub expand_erfc: bool,
 }
 
@@ -127,6 +127,7 @@ pub fn cpu_to_llvm(t: &CpuTarget) -> String {
 fn default_cpu() -> CpuTarget {
     CpuTarget {
         openmp: true,
+        expand_erfc: true,
         ..Default::default()
     }
 }

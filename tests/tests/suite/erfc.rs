@@ -1,6 +1,6 @@
 //! The GPU's erfc (`appy-expand-erfc`, which `appy-gpu-libm` applies in kernels) run
-//! on the CPU: with `Options::expand_erfc` the CPU back end computes `math.erfc` with
-//! the same expansion, so CI, which has no GPU, checks its numerics. For x ≥ 0.46875
+//! on the CPU: with `Options::expand_erfc` (the default) the CPU back end computes
+//! `math.erfc` with the same expansion, so CI, which has no GPU, checks its numerics. For x ≥ 0.46875
 //! the expansion uses only IEEE operations, so these are the GPU's bits; below, it is
 //! `1 - erf(x)` with the C library's `erf` here and libdevice's on the GPU.
 //!
