@@ -53,7 +53,8 @@ pub fn loops_level_to_gpu(mvl: i64) -> String {
 /// reduction, where LLVM has `llvm.maximum`.
 pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math-to-libm,expand-strided-metadata,finalize-memref-to-llvm{use-generic-functions=true},convert-scf-to-cf,convert-openmp-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,arith-expand,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts)";
 
-/// The passes that take the `appy` level to the CPU loops (the `cpu` level): matrix
+/// The passes that take the `appy` level to the CPU loops (the `cpu` level): `np.zeros`
+/// arrays from `calloc` (`appy-cpu-zeros`), matrix
 /// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
 /// operands with an identity layout only), the tensor passes, then the parallel loops
 /// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
@@ -67,7 +68,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

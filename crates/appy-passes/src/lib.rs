@@ -28,6 +28,7 @@ pub mod cpu_print;
 pub mod cpu_strided;
 pub mod cpu_vector_math;
 pub mod cpu_wide_math;
+pub mod cpu_zeros;
 pub mod expand_erfc;
 pub mod gpu_libm;
 pub mod gpu_map_threads;
@@ -93,6 +94,7 @@ pub const PASSES: &[PassInfo] = &[
     cpu_openmp::INFO,
     cpu_blas::INFO,
     cpu_minmax::INFO,
+    cpu_zeros::INFO,
     hoist_allocas::INFO,
     cpu_wide_math::INFO,
     cpu_libm::INFO,

@@ -15,7 +15,8 @@
 //! A library of 32-bit integers is not used (its routines would truncate sizes): matrix
 //! products then stay loop nests. The library is opened with `RTLD_LOCAL` and its
 //! routines taken by address, so another BLAS in the process cannot be bound by mistake.
-//! Its thread count follows the CPU back end's (`APPY_NUM_THREADS`, else one per core).
+//! Its thread count follows the CPU back end's (`APPY_NUM_THREADS`, else one per core),
+//! set before each call of code that uses it ([`set_threads`]).
 
 use appy_ir::blas::{ROUTINES, global_name};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
@@ -35,6 +36,8 @@ pub struct Blas {
     /// The library file.
     pub path: PathBuf,
     routines: Vec<(&'static str, usize)>,
+    /// `openblas_set_num_threads`, when the library has it.
+    set_threads: Option<usize>,
 }
 
 impl Blas {
@@ -119,25 +122,39 @@ fn load(path: &Path) -> Result<Blas, String> {
         let name = format!("{prefix}{r}{suffix}");
         routines.push((r, sym(h, &name).ok_or_else(|| format!("no `{name}`"))?));
     }
-    if let Some(f) = sym(h, set_threads) {
-        let n = appy_ir::config::num_threads()
-            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get() as i32))
-            .unwrap_or(1);
-        // SAFETY: `void openblas_set_num_threads(int)` (`blasint` for the scipy build,
-        // 64-bit: an `int` argument is passed in the same register).
-        let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(i64)>(f) };
-        unsafe { f(n as i64) };
-    }
     Ok(Blas {
         path: path.to_path_buf(),
         routines,
+        set_threads: sym(h, set_threads),
     })
 }
 
+/// The thread count last given to the library (0: none yet).
+static THREADS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// Runs the library's routines on `n` threads (those of the CPU back end's parallel
+/// regions; `None`: `APPY_NUM_THREADS`, else one per core), before a call of code that
+/// uses it. Only a change reaches the library.
+pub fn set_threads(n: Option<i32>) {
+    let Some(f) = blas().and_then(|b| b.set_threads) else { return };
+    let n = n
+        .or_else(appy_ir::config::num_threads)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get() as i32))
+        .unwrap_or(1)
+        .max(1) as i64;
+    if THREADS.swap(n, std::sync::atomic::Ordering::Relaxed) != n {
+        // SAFETY: `void openblas_set_num_threads(int)` (`blasint` for the scipy build,
+        // 64-bit: an `int` argument is passed in the same register).
+        let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(i64)>(f) };
+        unsafe { f(n) };
+    }
+}
+
 /// Writes the routines' addresses into the `appy_blas_*` globals of loaded code;
-/// `lookup` gives a global's address (null when the code has none). An error when
-/// the code calls a routine and no library is loaded.
-pub fn bind(lookup: &dyn Fn(&str) -> *mut c_void) -> Result<(), String> {
+/// `lookup` gives a global's address (null when the code has none). Returns whether
+/// the code calls the library; an error when it does and no library is loaded.
+pub fn bind(lookup: &dyn Fn(&str) -> *mut c_void) -> Result<bool, String> {
+    let mut uses = false;
     for r in ROUTINES {
         let g = lookup(&global_name(r));
         if g.is_null() {
@@ -148,6 +165,7 @@ pub fn bind(lookup: &dyn Fn(&str) -> *mut c_void) -> Result<(), String> {
             .ok_or_else(|| format!("compiled code calls BLAS `{r}` but no BLAS library is loaded"))?;
         // SAFETY: the global is the module's `memref<1xi64>` (an 8-byte slot).
         unsafe { std::ptr::write_volatile(g as *mut u64, addr as u64) };
+        uses = true;
     }
-    Ok(())
+    Ok(uses)
 }

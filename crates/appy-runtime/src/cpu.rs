@@ -223,6 +223,8 @@ pub struct CpuFunction {
     print_cb: bool,
     /// The function takes a status buffer after its parameters ([`appy_ir::status`]).
     status: Option<Status>,
+    /// The function calls the BLAS library ([`crate::blas`]).
+    blas: bool,
 }
 
 /// The print callback compiled code calls for `print(...)` (see the pass
@@ -465,7 +467,7 @@ impl CpuFunction {
         if p.is_null() {
             return Err(format!("{} has no entry point for `{name}`", path.display()));
         }
-        crate::blas::bind(&|g| match CString::new(g) {
+        let blas = crate::blas::bind(&|g| match CString::new(g) {
             Ok(c) => unsafe { dlsym(so.0, c.as_ptr()) },
             Err(_) => std::ptr::null_mut(),
         })?;
@@ -479,6 +481,7 @@ impl CpuFunction {
             strided: meta.strided,
             print_cb: meta.print_cb,
             status: meta.status,
+            blas,
         })
     }
 
@@ -502,7 +505,7 @@ impl CpuFunction {
             return Err(format!("the CPU execution engine could not compile `{name}`"));
         }
         tracing::debug!("LLVM compiled `{name}` in {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
-        crate::blas::bind(&|g| engine.lookup(g) as *mut c_void)?;
+        let blas = crate::blas::bind(&|g| engine.lookup(g) as *mut c_void)?;
         if let Some(stem) = object
             && let Err(e) = write_shared_object(&engine, &shared_object_path(stem, text), host)
         {
@@ -518,6 +521,7 @@ impl CpuFunction {
             strided: meta.strided,
             print_cb: meta.print_cb,
             status: meta.status,
+            blas,
         })
     }
 
@@ -619,6 +623,9 @@ impl CpuFunction {
             // The number of threads is a per-thread OpenMP setting: set it on the thread
             // that starts the parallel regions.
             unsafe { set(n) };
+        }
+        if self.blas {
+            crate::blas::set_threads(threads);
         }
         // SAFETY: the packed arguments match the function's signature (the caller's
         // contract); every pointer lives until the call returns.

@@ -35,6 +35,8 @@ fn parallel_loops_run_on_openmp_threads() {
             HostValue::Int(len as i64, DType::I64, true),
         ];
         appy_runtime::cpu::set_num_threads(Some(n));
+        // The BLAS library (loaded with the host's set-up) has its own threads.
+        let _ = appy_runtime::blas::blas();
         let before = threads_of_process();
         let ret = appy_runtime::cpu::run(&compiler, &file, "k", &mut args, &Default::default()).unwrap();
         let after = threads_of_process();

@@ -119,14 +119,16 @@ impl Lower<'_> {
         };
         if let Some(fv) = fv {
             let fv = self.stored_form(fv, dtype);
-            self.fill_nest(m, &dims, fv);
+            self.fill_nest(m, &dims, fv, fill == Fill::Zeros);
         }
         Ok(V::Arr(m, dtype, rank))
     }
 
     /// A parallel fill of `m` (sizes `dims`) with `fv`: a perfect nest of 1-D parallel
-    /// loops (one grid on the GPU, a loop nest on the CPU).
-    fn fill_nest(&mut self, m: Value, dims: &[Value], fv: Value) {
+    /// loops (one grid on the GPU, a loop nest on the CPU). The nest of a zero fill
+    /// (`np.zeros`) is marked `appy.zero_fill`: the CPU allocates such an array zeroed
+    /// instead (`appy-cpu-zeros`).
+    fn fill_nest(&mut self, m: Value, dims: &[Value], fv: Value, zero: bool) {
         let rank = dims.len();
         let c0 = self.b.index(0);
         let c1 = self.b.index(1);
@@ -149,6 +151,11 @@ impl Lower<'_> {
                 .with_region(Builder::region(vec![ivs[d]], std::mem::take(&mut inner)))
                 .with_loc(self.b.loc.clone());
             inner = vec![op];
+        }
+        if zero {
+            for op in &mut inner {
+                op.set_attr("appy.zero_fill", "unit");
+            }
         }
         for op in inner {
             self.b.push(op);
