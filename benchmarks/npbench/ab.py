@@ -9,9 +9,10 @@ runner with `appy exec --bench`, at the harness's sizes, alternating A and B.
         [--rounds 3] [--bench 20] [KERNEL ...]
 
 Prints, per kernel, the minimum over the rounds of each build's median (ms) and the
-ratio B/A (above 1: B is slower), then the geomean. Each `exec` starts a fresh
-process with a fresh compile cache (autotuning runs in its warm-up call, which the
-`--bench` figures exclude); inputs come from the harness's initializers."""
+ratio B/A (above 1: B is slower), then the geomean. Each `exec` is a fresh process;
+each build keeps one compile cache for the run (so its autotuning choice, made in the
+first round's warm-up call, which the `--bench` figures exclude, is reused); inputs
+come from the harness's initializers."""
 import argparse
 import importlib.util
 import math
@@ -37,9 +38,13 @@ bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 
 
+CACHES = {}
+
+
 def run(build, k, cli, d):
     bundle = os.path.join(build[0], k + ".json")
-    env = dict(os.environ, APPY_CACHE_DIR=tempfile.mkdtemp(prefix="appy-ab-"))
+    cache = CACHES.setdefault(build[0], tempfile.mkdtemp(prefix="appy-ab-"))
+    env = dict(os.environ, APPY_CACHE_DIR=cache)
     cmd = [build[1], "exec", bundle, "--out", d, "--bench", str(a.bench)] + cli
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     line = [l for l in p.stdout.splitlines() if l.startswith("bench:")]
