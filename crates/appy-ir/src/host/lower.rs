@@ -45,6 +45,14 @@ impl Lowering<'_> {
                 out.yields = self.slots(&op.operands);
                 break;
             }
+            // A cast between static and dynamic shapes of one buffer (canonicalisation
+            // makes `memref.alloc` with constant sizes static, then casts back): the
+            // result is the operand's slot.
+            if op.name == "memref.cast" && op.operands.len() == 1 && op.results.len() == 1 {
+                let s = self.slot(op.operands[0]);
+                self.slots.insert(op.results[0], s);
+                continue;
+            }
             out.ops.push(self.op(op));
         }
         out

@@ -74,6 +74,15 @@ def vec_mat(A, x, y, M, N):
 @appy.jit
 def return_scaled(x, N, alpha):
     return x[:N] + alpha
+
+@appy.jit
+def constant_dims(x):
+    N = x.shape[0]
+    c = np.zeros((2, N, 3), dtype=np.int32)
+    #pragma parallel for
+    for i in range(N):
+        c[1, i, 2] = i
+    return c
 "#;
 
 fn compile(func: &str, sig: &str) -> Bundle {
@@ -492,6 +501,19 @@ fn returned_arrays() {
     // The caller's buffer is live and readable.
     let mut bytes = vec![0u8; n * 4];
     dev.read(*ptr, &mut bytes).unwrap();
+}
+
+/// An array with constant dimensions: canonicalisation makes its allocation static and
+/// casts it back (`memref.cast`), which the host program runs as the same buffer.
+#[test]
+fn casts_between_static_and_dynamic_shapes() {
+    let b = compile("constant_dims", "f64[:]");
+    let n = 5usize;
+    let x = HostArray::from_f64(DType::F64, vec![n], &values(n, 4, -1.0, 1.0));
+    let dev = Mock::new();
+    let (r, _) = call_on(&dev, &b, &mut [HostValue::Array(x)], &Limits::default()).unwrap();
+    assert_eq!(arr(&r[0]).shape, vec![2, n, 3]);
+    assert_eq!(arr(&r[0]).dtype, DType::I32);
 }
 
 /// The executor's cost per call and per launch on host-loop-heavy programs (NPBench's
