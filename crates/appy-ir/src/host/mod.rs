@@ -190,6 +190,20 @@ pub struct Block {
     pub yields: Vec<Slot>,
 }
 
+impl Block {
+    /// Whether a kernel launch in this block, or in one nested in it, may take slot `s`
+    /// as an argument (an op kept as [`HostOp::Other`] may).
+    pub fn launch_may_use(&self, s: Slot) -> bool {
+        self.ops.iter().any(|op| match op {
+            HostOp::Launch { args, .. } => args.contains(&s),
+            HostOp::If { then, orelse, .. } => then.launch_may_use(s) || orelse.as_ref().is_some_and(|b| b.launch_may_use(s)),
+            HostOp::For { body, .. } => body.launch_may_use(s),
+            HostOp::Other { .. } => true,
+            _ => false,
+        })
+    }
+}
+
 /// A dimension of an allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Extent {

@@ -162,10 +162,18 @@ impl<'a, D: Device> Executor<'a, D> {
             };
             self.env[*v as usize] = hv;
         }
-        // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed.
+        // The status buffer ([`appy_ir::status`]): a trailing parameter, zeroed; in
+        // host memory alone when no kernel takes it (host code's checks, such as a
+        // negative dimension, write it): no device buffer, nothing to copy back.
         if let Some(&v) = self.p.params.get(args.len()) {
-            let zeros = HostArray::try_zeros(DType::I64, vec![appy_ir::status::STATUS_LEN])?;
-            let id = self.upload(&zeros)?;
+            let n = appy_ir::status::STATUS_LEN;
+            let id = if self.p.body.launch_may_use(v) {
+                let zeros = HostArray::try_zeros(DType::I64, vec![n])?;
+                self.upload(&zeros)?
+            } else {
+                self.mems.push(residency::Mem::slot(DType::I64, vec![n], n));
+                self.mems.len() - 1
+            };
             self.status = Some(id);
             self.env[v as usize] = HV::Mem(id);
         }
@@ -178,12 +186,16 @@ impl<'a, D: Device> Executor<'a, D> {
         let (Some(id), Some(st)) = (self.status, self.sites) else {
             return Ok(());
         };
-        let mut bytes = vec![0u8; 8 * appy_ir::status::STATUS_LEN];
-        self.download(id, &mut bytes)?;
-        let words: Vec<i64> = bytes
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
+        let words: Vec<i64> = if let Some(h) = &self.mems[id].host {
+            h.iter().map(|w| *w as i64).collect()
+        } else {
+            let mut bytes = vec![0u8; 8 * appy_ir::status::STATUS_LEN];
+            self.download(id, &mut bytes)?;
+            bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        };
         crate::status::queue(st.decode(&words).map_err(RunError::Checked)?);
         Ok(())
     }

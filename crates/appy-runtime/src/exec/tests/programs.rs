@@ -470,6 +470,34 @@ fn checked_mode_reports_the_subscript() {
     );
 }
 
+/// A negative dimension is reported through the status buffer, which host code alone
+/// writes here: it stays in host memory (no device buffer, no copy back), and the
+/// error still reaches the caller.
+#[test]
+fn negative_dimensions_through_a_host_status_buffer() {
+    let src = "import numpy as np\nimport appy\n\n@appy.jit\ndef mk(a, n):\n    t = np.empty((n, 3))\n    #pragma parallel for\n    for i in range(a.shape[0]):\n        a[i] = 1.0\n    return t\n";
+    let file = SourceFile::new("k.py", src);
+    let b = Compiler::new()
+        .compile_gpu(&file, "mk", &parse_signature("f64[:],int").unwrap(), &Options::default())
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    let status = *b.program.params.last().expect("a status parameter");
+    assert!(
+        b.status.is_some() && !b.program.body.launch_may_use(status),
+        "host code alone writes the status"
+    );
+    let call = |n: i64| {
+        let mut args = vec![HostValue::Array(array(vec![4], 1)), HostValue::Int(n, DType::I64, true)];
+        let dev = Mock::new();
+        let r = call_on(&dev, &b, &mut args, &Limits::default());
+        (r, dev)
+    };
+    let (r, _) = call(2);
+    assert_eq!(arr(&r.unwrap().0[0]).shape, vec![2, 3]);
+    let (r, _) = call(-2);
+    let e = r.unwrap_err();
+    assert!(matches!(&e, crate::error::RunError::Checked(m) if m.contains("negative")), "{e}");
+}
+
 #[test]
 fn returned_arrays() {
     let b = compile("return_scaled", "f32[:],int,float");
