@@ -97,8 +97,9 @@ pub fn appy_to_llvm(mvl: i64, t: &CpuTarget) -> String {
     format!("{},{}", appy_to_cpu(mvl, t), cpu_to_llvm(t))
 }
 
-/// The passes that take a `cpu`-level module to the LLVM dialect: float32 math in
-/// float64 (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
+/// The passes that take a `cpu`-level module to the LLVM dialect: float64 `exp`,
+/// `expm1` and `tanh` inline (`appy-cpu-exp`, vectorisable), float32 math in float64
+/// (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
 /// of the runtime's callback (`appy-cpu-print`), matrix products as BLAS calls
 /// (`appy-cpu-blas`), strided parameters, the upstream lowering, then (on the LLVM
 /// dialect) the allocation functions and the vector math functions. With
@@ -108,7 +109,7 @@ pub fn cpu_to_llvm(t: &CpuTarget) -> String {
     if t.expand_erfc {
         p.push_str("appy-expand-erfc,");
     }
-    p.push_str("appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
+    p.push_str("appy-cpu-exp,appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
     if t.blas {
         p.push_str(",appy-cpu-blas");
     }

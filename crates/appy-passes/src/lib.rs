@@ -21,6 +21,7 @@
 pub mod cpu_alloc;
 pub mod cpu_atomics;
 pub mod cpu_blas;
+pub mod cpu_exp;
 pub mod cpu_libm;
 pub mod cpu_minmax;
 pub mod cpu_openmp;
@@ -96,6 +97,7 @@ pub const PASSES: &[PassInfo] = &[
     cpu_minmax::INFO,
     cpu_zeros::INFO,
     hoist_allocas::INFO,
+    cpu_exp::INFO,
     cpu_wide_math::INFO,
     cpu_libm::INFO,
     cpu_print::INFO,
