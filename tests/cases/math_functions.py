@@ -43,6 +43,39 @@ def unary_wide(x, o):
     o[20] = np.square(x)
 
 
+# float64 exp, expm1 and tanh (on the CPU: appy-cpu-exp's inline kernel, in vector
+# loops) within 1 ulp of the correctly rounded result over their whole range: exp's
+# overflow above 709.78, subnormal results below -708.4 and 0 below -745.1, expm1's -1
+# below -37, tanh's ±1 beyond 19, near 0, subnormal arguments; the first five elements
+# are inf, -inf, nan, 0 and -0. Rows: exp expm1 tanh, and the signs of expm1 and tanh
+# (-0 for -0).
+# test: x:f64[n]@-760..720 o:f64[5,n] | n=5,999,4097 ulp=1 ref=ld
+# test: x:f64[n]@-40..40 o:f64[5,n] | n=4097 ulp=1 ref=ld
+# test: x:f64[n]@-1..1 o:f64[5,n] | n=4097 ulp=1 ref=ld
+# test: x:f64[n]@-1e-6..1e-6 o:f64[5,n] | n=4097 ulp=1 ref=ld
+# test: x:f64[n]@-1e-310..1e-310 o:f64[5,n] | n=999 ulp=1 ref=ld
+@appy.jit
+def exp_family(x, o):
+    #pragma parallel for simd
+    for i in range(x.shape[0]):
+        v = x[i]
+        if i == 0:
+            v = math.inf
+        elif i == 1:
+            v = -math.inf
+        elif i == 2:
+            v = math.nan
+        elif i == 3:
+            v = 0.0
+        elif i == 4:
+            v = -0.0
+        o[0, i] = np.exp(v)
+        o[1, i] = np.expm1(v)
+        o[2, i] = np.tanh(v)
+        o[3, i] = np.copysign(1.0, o[1, i])
+        o[4, i] = np.copysign(1.0, o[2, i])
+
+
 # Rows: log log2 log10 log1p sqrt
 # test: x:f64[n]@0.001..100 o:f64[5,n] | n=1,999,4097 ulp=2 ref=ld
 # test: x:f32[n]@0.001..100 o:f32[5,n] | n=1,999,4097 ulp=2 ref=ld

@@ -3,6 +3,7 @@
 
 mod cases;
 mod config;
+mod cpu_exp;
 mod deep;
 mod diff;
 mod e2e;
