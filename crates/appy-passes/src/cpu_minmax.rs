@@ -11,7 +11,12 @@
 //! `cmpf uno, x, x`, and of the initial value's); after the loop the result is NaN if
 //! the flag is set, else the `maxnumf` result: the value of `maximumf` (up to the sign
 //! of a zero maximum, which reduction order already leaves open). LLVM drops the flag
-//! when it can prove `x` is never NaN.
+//! when it can prove `x` is never NaN (a conditional or compare-and-select update), and
+//! then vectorises `maxnumf` as it is; where the flag stays, it vectorises the
+//! reduction only with `nnan` and `nsz` on `maxnumf`, which is sound here: a NaN makes
+//! the accumulator poison, and the flag then discards it. So a loop whose body has no
+//! `scf.if` or `arith.select` gets `nnan,nsz`; the others keep `maxnumf` plain (with
+//! `nnan`, LLVM would fold the select into the reduction and not recognise it).
 //!
 //! Runs on the CPU pipeline after `appy-cpu-openmp`.
 
@@ -134,7 +139,14 @@ fn rewrite_for(b: &mut Builder, mut f: Op) -> Vec<Op> {
         // In the body: maxnumf, and the flag.
         let flag = b.m.value("i1");
         let body = &mut f.regions[0].blocks[0];
+        let conditional = body
+            .ops
+            .iter()
+            .any(|o| o.walk_any(&|x| x.name == "scf.if" || x.name == "arith.select"));
         body.ops[pos].name = name.to_string();
+        if !conditional {
+            body.ops[pos].set_attr("fastmath", "#arith.fastmath<nnan,nsz,reassoc>");
+        }
         b.begin();
         let isnan = b.cmpf(FPred::Uno, x, x);
         let flag1 = b.bin("arith.ori", flag, isnan);
