@@ -36,3 +36,25 @@ def vec_mat(A, x, y, M, N):
 # GEMV: memref.global "public" @appy_blas_sgemv
 # GEMV-LABEL: func.func @vec_mat
 # GEMV: llvm.call %{{.*}}(%c101_i32, %c112_i32, {{.*}}) : !llvm.ptr, (i32, i32, i64, i64, f32, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+
+# A Cholesky loop nest on the CPU: appy.potrf with a result (LAPACK on a copy through
+# the runtime's @appy_blas_dpotrf), and the loops kept for when it fails.
+# RUN: appy-opt %s --func chol --signature 'f64[:,:]' --pass-pipeline='cse,appy-solve-library{cpu=1},appy-cpu-blas' | filecheck %s --check-prefix=CHOL
+
+@appy.jit
+def chol(A):
+    N = A.shape[0]
+    for j in range(N):
+        A[j, j] = np.sqrt(A[j, j] - np.sum(A[j, :j] * A[j, :j]))
+        #pragma parallel for
+        for i in range(j + 1, N):
+            A[i, j] = (A[i, j] - np.sum(A[i, :j] * A[j, :j])) / A[j, j]
+
+# CHOL: memref.global "public" @appy_blas_dpotrf
+# CHOL-LABEL: func.func @chol
+# CHOL: %[[INFO:[0-9]+]] = llvm.call %{{.*}}(%{{.*}}) : !llvm.ptr, (!llvm.ptr, i64, i64, i64) -> i64
+# CHOL: %[[OK:[0-9]+]] = arith.cmpi eq, %[[INFO]]
+# CHOL: %[[FAILED:[0-9]+]] = arith.xori %[[OK]]
+# CHOL: scf.if %[[FAILED]]
+# CHOL: scf.for
+# CHOL: math.sqrt

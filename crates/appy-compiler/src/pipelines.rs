@@ -63,7 +63,7 @@ pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math
 pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
     let library = if t.blas {
         let mask: String = t.strided.iter().map(|s| if *s { '1' } else { '0' }).collect();
-        format!("cse,appy-tensor-library{{cpu=1 strided={mask}}},")
+        format!("cse,appy-solve-library{{cpu=1 strided={mask}}},appy-tensor-library{{cpu=1 strided={mask}}},")
     } else {
         String::new()
     };

@@ -75,11 +75,14 @@ irdl.dialect @appy {
     irdl.operands(l: %ml, x: %mx, b: %mb, n: %i64)
   }
   // `appy.potrf(A, n)`: the lower triangle of A[:n, :n] becomes its Cholesky factor L
-  // (A = L Lᵀ); the rest of A is untouched (cuSOLVER on the GPU).
+  // (A = L Lᵀ); the rest of A is untouched (cuSOLVER on the GPU). On the CPU it has a
+  // result, whether it succeeded (A is untouched when it did not: the loops then run).
   irdl.operation @potrf {
     %m = irdl.base "!builtin.memref"
     %i64 = irdl.is i64
+    %i1 = irdl.is i1
     irdl.operands(a: %m, n: %i64)
+    irdl.results(ok: optional %i1)
   }
   // `appy.assign %target(%i...) = %value` over extents %e (one per statement dimension);
   // the loop order and per-dimension properties of the tensor pragma are attributes.

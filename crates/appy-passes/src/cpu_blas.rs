@@ -21,7 +21,7 @@ use appy_ir::blas::global_name;
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
-use appy_ir::ops::Gemm;
+use appy_ir::ops::{Gemm, Potrf, Trsv};
 use appy_ir::rewrite::rewrite;
 use appy_ir::types::{DType, parse_memref};
 
@@ -41,6 +41,8 @@ pub const INFO: PassInfo = PassInfo {
 const ROW_MAJOR: i64 = 101;
 const NO_TRANS: i64 = 111;
 const TRANS: i64 = 112;
+const LOWER: i64 = 122;
+const NON_UNIT: i64 = 131;
 
 impl Pass for CpuBlas {
     fn name(&self) -> &'static str {
@@ -76,16 +78,34 @@ fn lower_in(b: &mut Builder, op: &mut Op, used: &mut Vec<&'static str>) -> Resul
             let ops = std::mem::take(&mut blk.ops);
             let mut out = Vec::with_capacity(ops.len());
             for mut o in ops {
-                if o.name != "appy.gemm" {
-                    lower_in(b, &mut o, used)?;
-                    out.push(o);
-                    continue;
-                }
-                let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
                 b.loc = o.loc.clone();
-                b.begin();
-                call(b, &o, &g, used)?;
-                out.extend(b.end());
+                match o.name.as_str() {
+                    "appy.gemm" => {
+                        let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
+                        b.begin();
+                        let r = call(b, &o, &g, used);
+                        out.extend(b.end());
+                        r?;
+                    }
+                    "appy.trsv" => {
+                        let t = Trsv::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.trsv"))?;
+                        b.begin();
+                        let r = trsv(b, &o, &t, used);
+                        out.extend(b.end());
+                        r?;
+                    }
+                    "appy.potrf" => {
+                        let p = Potrf::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.potrf"))?;
+                        b.begin();
+                        let r = potrf(b, &o, &p, used);
+                        out.extend(b.end());
+                        r?;
+                    }
+                    _ => {
+                        lower_in(b, &mut o, used)?;
+                        out.push(o);
+                    }
+                }
             }
             blk.ops = out;
         }
@@ -231,5 +251,116 @@ fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Resu
     let both = b.bin("arith.andi", mp, np);
     b.if_op(both, body, None);
     let _ = o;
+    Ok(())
+}
+
+/// The element type of memref `m` as (`f64`/`f32`, bytes, BLAS prefix).
+fn float_of(b: &Builder, o: &Op, m: Value) -> Result<(&'static str, i64, char), IrError> {
+    match parse_memref(b.m.ty(m)).map(|(d, _)| d) {
+        Some(DType::F64) => Ok(("f64", 8, 'd')),
+        Some(DType::F32) => Ok(("f32", 4, 's')),
+        other => Err(IrError::at(o, format!("{} of {other:?} has no BLAS routine", o.name))),
+    }
+}
+
+/// The address in the global of `routine` (marking it used), as an `!llvm.ptr`.
+fn routine_ptr(b: &mut Builder, routine: &'static str, used: &mut Vec<&'static str>) -> Value {
+    if !used.contains(&routine) {
+        used.push(routine);
+    }
+    let slot = b.op1(
+        "memref.get_global",
+        &[],
+        "memref<1xi64>",
+        &[("name", format!("@{}", global_name(routine)))],
+    );
+    let zero = b.index(0);
+    let addr = b.load(slot, &[zero]);
+    b.op1("llvm.inttoptr", &[addr], "!llvm.ptr", &[])
+}
+
+/// `appy.trsv(L, x, b, n)`: `x[:n] = b[:n]` (when b is another array), then CBLAS
+/// `?trsv` (row-major, lower, no transpose, non-unit diagonal) on x; nothing for n <= 0.
+fn trsv(b: &mut Builder, o: &Op, t: &Trsv, used: &mut Vec<&'static str>) -> Result<(), IrError> {
+    let [l, x, rhs] = t.mems;
+    let (_, es, prefix) = float_of(b, o, l)?;
+    let routine: &'static str = if prefix == 'd' { "dtrsv" } else { "strsv" };
+    let z = b.int(0, "i64");
+    let positive = b.cmpi(appy_ir::build::IPred::Sgt, t.n, z);
+    b.begin();
+    if rhs != x {
+        // x[:n] = b[:n]
+        let c0 = b.index(0);
+        let c1 = b.index(1);
+        let n = b.to_index(t.n);
+        let i = b.m.value("index");
+        b.begin();
+        let v = b.load(rhs, &[i]);
+        b.store(v, x, &[i]);
+        b.push(Builder::yield_op(&[]));
+        let body = b.end();
+        b.push(
+            Op::new("scf.for")
+                .with_operands([c0, n, c1])
+                .with_region(Builder::region(vec![i], body)),
+        );
+    }
+    let zero = b.int(0, "i64");
+    let (pl, ldl) = element_ptr(b, l, zero, Some(zero), es);
+    let (px, _) = element_ptr(b, x, zero, None, es);
+    let f = routine_ptr(b, routine, used);
+    let order = b.int(ROW_MAJOR, "i32");
+    let lower = b.int(LOWER, "i32");
+    let notrans = b.int(NO_TRANS, "i32");
+    let diag = b.int(NON_UNIT, "i32");
+    let one = b.int(1, "i64");
+    let args = [f, order, lower, notrans, diag, t.n, pl, ldl, px, one];
+    b.op0(
+        "llvm.call",
+        &args,
+        &[
+            ("operandSegmentSizes", format!("array<i32: {}, 0>", args.len())),
+            ("op_bundle_sizes", "array<i32>".to_string()),
+        ],
+    );
+    b.push(Builder::yield_op(&[]));
+    let body = b.end();
+    b.if_op(positive, body, None);
+    Ok(())
+}
+
+/// `%ok = appy.potrf(A, n)`: the runtime's factorisation (`appy_blas_?potrf`:
+/// `info = f(A, n, lda, rows)`, LAPACK on a copy of the lower triangle, written back
+/// only when it succeeded), `ok` when `info` is 0.
+fn potrf(b: &mut Builder, o: &Op, p: &Potrf, used: &mut Vec<&'static str>) -> Result<(), IrError> {
+    let (_, es, prefix) = float_of(b, o, p.a)?;
+    let routine: &'static str = if prefix == 'd' { "dpotrf" } else { "spotrf" };
+    let zero = b.int(0, "i64");
+    let (pa, lda) = element_ptr(b, p.a, zero, Some(zero), es);
+    let c0 = b.index(0);
+    let rows = b.op1("memref.dim", &[p.a, c0], "index", &[]);
+    let rows = b.op1("arith.index_cast", &[rows], "i64", &[]);
+    let f = routine_ptr(b, routine, used);
+    let info = b.m.value("i64");
+    let args = [f, pa, p.n, lda, rows];
+    b.push(
+        Op::new("llvm.call")
+            .with_operands(args)
+            .with_results([info])
+            .with_attr("operandSegmentSizes", format!("array<i32: {}, 0>", args.len()))
+            .with_attr("op_bundle_sizes", "array<i32>"),
+    );
+    match o.results.first() {
+        Some(ok) => {
+            let z = b.int(0, "i64");
+            b.push(
+                Op::new("arith.cmpi")
+                    .with_operands([info, z])
+                    .with_results([*ok])
+                    .with_attr("predicate", "0 : i64"),
+            );
+        }
+        None => return Err(IrError::at(o, "appy.potrf on the CPU needs its `ok` result")),
+    }
     Ok(())
 }

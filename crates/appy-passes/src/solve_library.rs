@@ -31,8 +31,16 @@
 //! becomes `appy.potrf(A, N)` (the lower triangle of `A[:N, :N]` becomes L; the rest is
 //! untouched). So does NPBench's row-by-row form (`A[0, 0] = sqrt(A[0, 0])`, then for
 //! each row `i` the in-place updates `A[i, j] -= np.dot(A[i, :j], A[j, :j]);
-//! A[i, j] /= A[j, j]` for `j < i`, then the diagonal). Only the GPU pipeline runs this
-//! pass; on the CPU the loops stay loops.
+//! A[i, j] /= A[j, j]` for `j < i`, then the diagonal).
+//!
+//! The CPU pipeline runs it when the host has a BLAS library (`cpu=1`), for arrays with
+//! an identity layout (parameters not marked in `strided`), for Cholesky only (a
+//! triangular solve's loop, one pass of vectorised dot products over the rows, measured
+//! faster than BLAS `?trsv` there; `appy-cpu-blas` still lowers `appy.trsv`):
+//! `appy.potrf` gets a result, whether the library factorised the matrix; when it did
+//! not (not positive definite, or sizes the array does not have), the matrix is
+//! untouched and the original loops run (`scf.if`), so the result is the loops' to the
+//! last NaN.
 
 use crate::tensor::{Assign, int_array, reduced_dims, reduction, rewrite_module};
 use crate::{Pass, PassInfo};
@@ -45,15 +53,25 @@ use appy_ir::types::{DType, parse_memref};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The pass.
-pub struct SolveLibrary;
+pub struct SolveLibrary {
+    /// CPU mode (module docs).
+    pub cpu: bool,
+    /// CPU mode: per function parameter, whether it takes strided arrays.
+    pub strided: Vec<bool>,
+}
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-solve-library",
-    description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU)",
-    options: &[],
+    description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU; with cpu=1, BLAS and LAPACK on the CPU, the loops kept for a failed factorisation)",
+    options: &[("cpu", "0"), ("strided", "")],
     file: file!(),
-    make: |_| Ok(Box::new(SolveLibrary)),
+    make: |o| {
+        Ok(Box::new(SolveLibrary {
+            cpu: o.i64("cpu")? != 0,
+            strided: o.text("strided")?.chars().map(|c| c == '1').collect(),
+        }))
+    },
 };
 
 impl Pass for SolveLibrary {
@@ -76,6 +94,17 @@ impl Pass for SolveLibrary {
                 }
             }
         });
+        // On the CPU, arrays passed as strided views stay with the loops.
+        let mut excluded: Vec<Value> = vec![];
+        if self.cpu {
+            for f in m.body() {
+                if f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty() {
+                    let args = &f.regions[0].blocks[0].args;
+                    excluded.extend(args.iter().zip(&self.strided).filter(|(_, s)| **s).map(|(a, _)| *a));
+                }
+            }
+        }
+        let cpu = self.cpu;
         rewrite_module(m, &mut |b, ops, in_worker| {
             if in_worker || !ops.iter().any(|o| o.name == "scf.for") {
                 return Ok(ops);
@@ -87,13 +116,15 @@ impl Pass for SolveLibrary {
                 } else {
                     None
                 };
+                // On the CPU a triangular solve stays a loop: one pass over the rows,
+                // each a vectorised dot product, measured faster than BLAS `?trsv`.
+                let found =
+                    found.filter(|(name, arrays, _)| !arrays.iter().any(|a| excluded.contains(a)) && !(cpu && *name == "appy.trsv"));
                 let Some((name, arrays, first)) = found else {
                     out.push(op);
                     continue;
                 };
-                if let Some(k) = first {
-                    out.remove(k);
-                }
+                let first_op = first.map(|k| out.remove(k));
                 b.loc = op.loc.clone();
                 b.begin();
                 let mut n = b.to_i64(op.operands[1]);
@@ -104,7 +135,20 @@ impl Pass for SolveLibrary {
                 }
                 let mut call = Op::new(name).with_operands(arrays.into_iter().chain([n])).with_loc(op.loc.clone());
                 call.set_attr("lower", "1");
-                b.push(call);
+                if cpu && name == "appy.potrf" {
+                    // The loops run when the library did not factorise the matrix.
+                    let ok = b.m.value("i1");
+                    call.results = vec![ok];
+                    b.push(call);
+                    let t = b.int(1, "i1");
+                    let failed = b.bin("arith.xori", ok, t);
+                    let mut fallback: Vec<Op> = first_op.into_iter().collect();
+                    fallback.push(op);
+                    fallback.push(appy_ir::build::Builder::yield_op(&[]));
+                    b.if_op(failed, fallback, None);
+                } else {
+                    b.push(call);
+                }
                 out.extend(b.end());
             }
             Ok(out)

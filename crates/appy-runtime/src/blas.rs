@@ -100,9 +100,9 @@ fn load(path: &Path) -> Result<Blas, String> {
     if h.is_null() {
         return Err("cannot be opened".into());
     }
-    // The naming scheme, and 64-bit integers.
-    let (prefix, suffix, set_threads) = if sym(h, "scipy_cblas_dgemm64_").is_some() {
-        ("scipy_cblas_", "64_", "scipy_openblas_set_num_threads64_")
+    // The naming scheme (CBLAS, then LAPACK's Fortran names), and 64-bit integers.
+    let (prefix, suffix, lapack, set_threads) = if sym(h, "scipy_cblas_dgemm64_").is_some() {
+        ("scipy_cblas_", "64_", ("scipy_", "_64_"), "scipy_openblas_set_num_threads64_")
     } else if sym(h, "cblas_dgemm").is_some() {
         let config = sym(h, "openblas_get_config").ok_or("not an OpenBLAS (cannot tell its integer width)")?;
         // SAFETY: OpenBLAS's `char *openblas_get_config(void)` returns a static string.
@@ -113,14 +113,31 @@ fn load(path: &Path) -> Result<Blas, String> {
                 "its integers are 32-bit ({text}); appy needs an ILP64 build such as libopenblas64"
             ));
         }
-        ("cblas_", "", "openblas_set_num_threads")
+        ("cblas_", "", ("", "_"), "openblas_set_num_threads")
     } else {
         return Err("no CBLAS routines".into());
     };
     let mut routines = vec![];
     for r in ROUTINES {
-        let name = format!("{prefix}{r}{suffix}");
-        routines.push((r, sym(h, &name).ok_or_else(|| format!("no `{name}`"))?));
+        let addr = match r {
+            // The runtime's factorisation, over LAPACK's.
+            "dpotrf" | "spotrf" => {
+                let name = format!("{}{r}{}", lapack.0, lapack.1);
+                let f = sym(h, &name).ok_or_else(|| format!("no `{name}`"))?;
+                let (cell, helper) = if r == "dpotrf" {
+                    (&DPOTRF, potrf_f64 as *const () as usize)
+                } else {
+                    (&SPOTRF, potrf_f32 as *const () as usize)
+                };
+                let _ = cell.set(f);
+                helper
+            }
+            _ => {
+                let name = format!("{prefix}{r}{suffix}");
+                sym(h, &name).ok_or_else(|| format!("no `{name}`"))?
+            }
+        };
+        routines.push((r, addr));
     }
     Ok(Blas {
         path: path.to_path_buf(),
@@ -168,4 +185,62 @@ pub fn bind(lookup: &dyn Fn(&str) -> *mut c_void) -> Result<bool, String> {
         uses = true;
     }
     Ok(uses)
+}
+
+/// LAPACK's `dpotrf` / `spotrf` (Fortran interface, 64-bit integers) of the loaded
+/// library.
+static DPOTRF: OnceLock<usize> = OnceLock::new();
+static SPOTRF: OnceLock<usize> = OnceLock::new();
+
+/// LAPACK's `?potrf(uplo, n, a, lda, info)`.
+type Potrf = unsafe extern "C" fn(*const u8, *const i64, *mut u8, *const i64, *mut i64, usize);
+
+/// The Cholesky factorisation compiled code calls (`appy_blas_?potrf`, see
+/// [`appy_ir::blas::ROUTINES`]): the lower triangle of the row-major `a[:n, :n]` (row
+/// length `lda`, `rows` rows) is copied, factorised by LAPACK (`'U'` on the
+/// column-major view, which is the row-major lower triangle), and written back only
+/// when LAPACK succeeded (`info` 0); the upper triangle is never touched. `-1` when `a`
+/// has fewer than `n` rows or columns (the loops then run and report it as they do).
+///
+/// # Safety
+///
+/// `a` must point to `rows` rows of `lda` elements of type `T`.
+unsafe fn potrf<T: Copy + Default>(f: Option<&usize>, a: *mut T, n: i64, lda: i64, rows: i64) -> i64 {
+    let Some(&f) = f else { return -1 };
+    if n <= 0 {
+        return 0;
+    }
+    if n > rows || n > lda {
+        return -1;
+    }
+    let (n_, ld) = (n as usize, lda as usize);
+    let Some(len) = n_.checked_mul(n_) else { return -1 };
+    let mut buf = vec![T::default(); len];
+    for i in 0..n_ {
+        // SAFETY: row i < rows of the caller's array, columns 0..=i < n <= lda.
+        let row = unsafe { std::slice::from_raw_parts(a.add(i * ld), i + 1) };
+        buf[i * n_..i * n_ + i + 1].copy_from_slice(row);
+    }
+    let mut info = 0i64;
+    // SAFETY: LAPACK's signature; the buffer holds n * n elements.
+    let f = unsafe { std::mem::transmute::<usize, Potrf>(f) };
+    unsafe { f(b"U".as_ptr(), &n, buf.as_mut_ptr() as *mut u8, &n, &mut info, 1) };
+    if info == 0 {
+        for i in 0..n_ {
+            // SAFETY: as above.
+            let row = unsafe { std::slice::from_raw_parts_mut(a.add(i * ld), i + 1) };
+            row.copy_from_slice(&buf[i * n_..i * n_ + i + 1]);
+        }
+    }
+    info
+}
+
+unsafe extern "C" fn potrf_f64(a: *mut f64, n: i64, lda: i64, rows: i64) -> i64 {
+    // SAFETY: compiled code passes its array's address and sizes.
+    unsafe { potrf(DPOTRF.get(), a, n, lda, rows) }
+}
+
+unsafe extern "C" fn potrf_f32(a: *mut f32, n: i64, lda: i64, rows: i64) -> i64 {
+    // SAFETY: as above.
+    unsafe { potrf(SPOTRF.get(), a, n, lda, rows) }
 }

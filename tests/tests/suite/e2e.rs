@@ -567,8 +567,9 @@ fn spd(r: &mut Rng, dt: DType, n: usize, extra: usize) -> HostValue {
 
 #[test]
 fn solvers_cpu_loops() {
-    // On the CPU, the loops that the GPU pipeline hands to cuBLAS / cuSOLVER run as loops.
-    for (k, n) in [1usize, 7, 64].into_iter().enumerate() {
+    // On the CPU, triangular solves run as loops; Cholesky factorisations go to LAPACK
+    // (with a BLAS library) or run as loops: either way NumPy's result.
+    for (k, n) in [1usize, 7, 64, 301].into_iter().enumerate() {
         let mut r = Rng::new(800 + k as u64);
         let (l, x, b) = (
             lower(&mut r, F64, n, n),
@@ -581,6 +582,15 @@ fn solvers_cpu_loops() {
         check("solvers.py", "cholesky", vec![spd(&mut r, F64, n, 0)], 256);
         check("solvers.py", "cholesky_block", vec![spd(&mut r, F64, n, 3), int(n as i64)], 256);
         check("solvers.py", "cholesky_rows", vec![spd(&mut r, F64, n, 0)], 256);
+        check("solvers.py", "cholesky", vec![spd(&mut r, F32, n, 0)], 256);
+        // Not positive definite: LAPACK fails, the matrix is untouched and the loops
+        // run, NaN from the failing column on, as NumPy's loops give.
+        let HostValue::Array(mut a) = spd(&mut r, F64, n, 0) else {
+            unreachable!()
+        };
+        a.set_f64((n / 2) * n + n / 2, -1.0e6);
+        check("solvers.py", "cholesky", vec![HostValue::Array(a.clone())], 256);
+        check("solvers.py", "cholesky_rows", vec![HostValue::Array(a)], 256);
     }
 }
 
