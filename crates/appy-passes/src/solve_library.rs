@@ -118,8 +118,11 @@ impl Pass for SolveLibrary {
                 };
                 // On the CPU a triangular solve stays a loop: one pass over the rows,
                 // each a vectorised dot product, measured faster than BLAS `?trsv`.
-                let found =
-                    found.filter(|(name, arrays, _)| !arrays.iter().any(|a| excluded.contains(a)) && !(cpu && *name == "appy.trsv"));
+                let found = found.filter(|(name, arrays, _)| {
+                    let strided = arrays.iter().any(|a| excluded.contains(a));
+                    let cpu_trsv = cpu && *name == "appy.trsv";
+                    !strided && !cpu_trsv
+                });
                 let Some((name, arrays, first)) = found else {
                     out.push(op);
                     continue;
