@@ -237,3 +237,30 @@ def zeros_untouched(a):
         c[1, i, 2] = i
         m[i] = a[i] > 0.0
     return t, np.sum(c), m, f
+
+
+# Consecutive parallel loops: fused on the CPU when every shared array is touched at the
+# same index (the first two), not across loops of other ranges (the third and fourth),
+# nor when a loop reads a neighbour the previous one wrote (the last two).
+# test: a:f64[n] b:f64[n] c:f64[n] | n=1,7,1000,4099
+@appy.jit
+def consecutive_loops(a, b, c):
+    N = a.shape[0]
+    #pragma parallel for simd
+    for i in range(N):
+        b[i] = a[i] + 1.0
+    #pragma parallel for simd
+    for i in range(N):
+        a[i] = b[i] * 2.0 + c[i]
+    #pragma parallel for
+    for i in range(N - 1):
+        c[i] = b[i + 1] - a[i]
+    #pragma parallel for
+    for i in range(N // 2):
+        b[i] = c[2 * i]
+    #pragma parallel for
+    for i in range(N - 1):
+        c[i] = b[i] + 1.0
+    #pragma parallel for
+    for i in range(N - 1):
+        b[i] = c[i + 1] * 0.5

@@ -56,7 +56,8 @@ pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math
 /// The passes that take the `appy` level to the CPU loops (the `cpu` level): `np.zeros`
 /// arrays from `calloc` (`appy-cpu-zeros`), matrix
 /// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
-/// operands with an identity layout only), the tensor passes, then the parallel loops
+/// operands with an identity layout only), the tensor passes, consecutive parallel
+/// loops over the same range fused (`appy-cpu-fuse`), then the parallel loops
 /// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
 /// (`appy-cpu-openmp`), scalar slots per thread, and max/min reductions in a form LLVM
 /// vectorises (`appy-cpu-minmax`).
@@ -68,7 +69,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,cse,appy-cpu-fuse,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

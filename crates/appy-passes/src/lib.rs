@@ -22,6 +22,7 @@ pub mod cpu_alloc;
 pub mod cpu_atomics;
 pub mod cpu_blas;
 pub mod cpu_exp;
+pub mod cpu_fuse;
 pub mod cpu_libm;
 pub mod cpu_minmax;
 pub mod cpu_openmp;
@@ -94,6 +95,7 @@ pub const PASSES: &[PassInfo] = &[
     expand_erfc::INFO,
     cpu_openmp::INFO,
     cpu_blas::INFO,
+    cpu_fuse::INFO,
     cpu_minmax::INFO,
     cpu_zeros::INFO,
     hoist_allocas::INFO,

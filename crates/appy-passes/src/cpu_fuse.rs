@@ -1,0 +1,298 @@
+//! `appy-cpu-fuse`: consecutive parallel loops over the same range become one loop on
+//! the CPU.
+//!
+//! ```python
+//! #pragma parallel for simd          #pragma parallel for simd
+//! for i in range(N):                 for i in range(N):
+//!     b[i] = a[i] + 1.0       ==>         b[i] = a[i] + 1.0
+//! #pragma parallel for simd              a[i] = b[i] * 2.0
+//! for i in range(N):
+//!     a[i] = b[i] * 2.0
+//! ```
+//!
+//! Each loop streams its arrays through memory once; fused, an element written by the
+//! first body is read back by the second from a register or the cache, and the OpenMP
+//! region forks once. Two top-level `scf.parallel {appy.parallel}` loops of one
+//! dimension are fused when they have the same bounds (the same values), neither has
+//! reductions, only pure ops stand between them (moved above the first), their bodies
+//! hold only loads, stores, `scf.if` and pure arithmetic, and every array that one of
+//! them writes and the other accesses is accessed, in both, only at `[.., i + c, ..]`
+//! with the loop variable at one position `p` with the same offset `c`, the other
+//! indices loop-invariant. Iteration `i` of the fused loop then touches such an array
+//! only where iterations `i` of both loops did, so no iteration reads what another
+//! writes: running body 1 then body 2 per iteration gives the sequential result. As
+//! everywhere in appy, distinct array parameters are assumed not to overlap.
+
+use crate::{Pass, PassInfo};
+use appy_ir::diag::IrError;
+use appy_ir::ir::{Module, Op, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The pass.
+pub struct CpuFuse;
+
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-cpu-fuse",
+    description: "CPU only: consecutive 1-D parallel loops over the same range, touching shared arrays only at the same index, fused into one",
+    options: &[],
+    file: file!(),
+    make: |_| Ok(Box::new(CpuFuse)),
+};
+
+impl Pass for CpuFuse {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        for f in m.body_mut() {
+            if f.name == "func.func" && !f.regions.is_empty() {
+                for r in &mut f.regions {
+                    for b in &mut r.blocks {
+                        b.ops = fuse_block(std::mem::take(&mut b.ops));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A 1-D parallel loop without reductions: its bounds, induction variable and body.
+fn simple_parallel(op: &Op) -> Option<([Value; 3], Value)> {
+    if op.name != "scf.parallel" || !op.has_attr("appy.parallel") || !op.results.is_empty() || op.operands.len() != 3 {
+        return None;
+    }
+    let [r] = op.regions.as_slice() else { return None };
+    let [b] = r.blocks.as_slice() else { return None };
+    let [iv] = b.args.as_slice() else { return None };
+    let term = b.ops.last()?;
+    (term.name == "scf.reduce" && term.operands.is_empty()).then_some(([op.operands[0], op.operands[1], op.operands[2]], *iv))
+}
+
+/// Ops a fused body may hold (besides `scf.if` and loads/stores): pure ones.
+fn pure(op: &Op) -> bool {
+    let n = op.name.as_str();
+    op.regions.is_empty() && (n.starts_with("arith.") || n.starts_with("math.") || n == "memref.dim" || n == "appy.mvl")
+}
+
+/// Whether every op of a body is one the analysis understands.
+fn body_ok(ops: &[Op]) -> bool {
+    ops.iter().all(|o| match o.name.as_str() {
+        "memref.load" | "memref.store" | "scf.reduce" | "scf.yield" => true,
+        "scf.if" => o.regions.iter().all(|r| r.blocks.iter().all(|b| body_ok(&b.ops))),
+        _ => pure(o),
+    })
+}
+
+/// An index as a linear form: the loop variable's coefficient, loop-invariant values'
+/// coefficients, and a constant.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+struct Lin {
+    iv: i64,
+    syms: BTreeMap<Value, i64>,
+    c: i64,
+}
+
+impl Lin {
+    fn add(mut self, o: Lin, sign: i64) -> Lin {
+        self.iv += sign * o.iv;
+        self.c += sign * o.c;
+        for (k, v) in o.syms {
+            *self.syms.entry(k).or_insert(0) += sign * v;
+        }
+        self.syms.retain(|_, v| *v != 0);
+        self
+    }
+    fn scale(mut self, k: i64) -> Lin {
+        self.iv *= k;
+        self.c *= k;
+        for v in self.syms.values_mut() {
+            *v *= k;
+        }
+        self.syms.retain(|_, v| *v != 0);
+        self
+    }
+}
+
+/// The linear form of `v` inside a body whose ops define `defs`.
+fn lin(v: Value, iv: Value, defs: &HashMap<Value, &Op>, depth: usize) -> Option<Lin> {
+    if v == iv {
+        return Some(Lin {
+            iv: 1,
+            ..Default::default()
+        });
+    }
+    if depth > 16 {
+        return None;
+    }
+    let Some(op) = defs.get(&v) else {
+        // Defined outside the loop: invariant.
+        return Some(Lin {
+            syms: BTreeMap::from([(v, 1)]),
+            ..Default::default()
+        });
+    };
+    let x = |k: usize| lin(op.operands[k], iv, defs, depth + 1);
+    match op.name.as_str() {
+        "arith.constant" => {
+            let text = op.attr("value")?;
+            let n: i64 = text.split(':').next()?.trim().parse().ok()?;
+            Some(Lin {
+                c: n,
+                ..Default::default()
+            })
+        }
+        "arith.index_cast" | "arith.index_castui" | "arith.extsi" => x(0),
+        "arith.addi" => Some(x(0)?.add(x(1)?, 1)),
+        "arith.subi" => Some(x(0)?.add(x(1)?, -1)),
+        "arith.muli" => {
+            let (a, b) = (x(0)?, x(1)?);
+            if a.iv == 0 && a.syms.is_empty() {
+                Some(b.scale(a.c))
+            } else if b.iv == 0 && b.syms.is_empty() {
+                Some(a.scale(b.c))
+            } else {
+                None
+            }
+        }
+        _ => {
+            // Any other op of the body that does not involve the loop variable.
+            let uses_iv = op.operands.iter().any(|o| *o == iv || defs.contains_key(o));
+            (!uses_iv).then(|| Lin {
+                syms: BTreeMap::from([(v, 1)]),
+                ..Default::default()
+            })
+        }
+    }
+}
+
+/// The accesses of a body: (memref, is a store, index linear forms); `None` when an
+/// index is not linear.
+#[allow(clippy::type_complexity)]
+fn accesses(ops: &[Op], iv: Value) -> Option<Vec<(Value, bool, Vec<Lin>)>> {
+    let mut defs: HashMap<Value, &Op> = HashMap::new();
+    let mut all = vec![];
+    fn collect<'a>(ops: &'a [Op], all: &mut Vec<&'a Op>) {
+        for o in ops {
+            all.push(o);
+            for r in &o.regions {
+                for b in &r.blocks {
+                    collect(&b.ops, all);
+                }
+            }
+        }
+    }
+    collect(ops, &mut all);
+    for o in &all {
+        for r in &o.results {
+            defs.insert(*r, o);
+        }
+    }
+    let mut out = vec![];
+    for o in &all {
+        let (mem, idx, store) = match o.name.as_str() {
+            "memref.load" => (o.operands[0], &o.operands[1..], false),
+            "memref.store" => (o.operands[1], &o.operands[2..], true),
+            _ => continue,
+        };
+        let lins: Option<Vec<Lin>> = idx.iter().map(|v| lin(*v, iv, &defs, 0)).collect();
+        out.push((mem, store, lins?));
+    }
+    Some(out)
+}
+
+/// Whether loops with these accesses can be fused (module docs).
+fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)]) -> bool {
+    let written: HashSet<Value> = a.iter().chain(b).filter(|(_, s, _)| *s).map(|(m, _, _)| *m).collect();
+    for m in written {
+        let in_a = a.iter().any(|(x, _, _)| *x == m);
+        let in_b = b.iter().any(|(x, _, _)| *x == m);
+        if !(in_a && in_b) {
+            continue;
+        }
+        // Every access of m: the loop variable at one position p, coefficient 1, the
+        // same offset; no loop variable elsewhere.
+        let mut form: Option<(usize, Lin)> = None;
+        for (_, _, idx) in a.iter().chain(b).filter(|(x, _, _)| *x == m) {
+            let ps: Vec<usize> = (0..idx.len()).filter(|k| idx[*k].iv != 0).collect();
+            let [p] = ps.as_slice() else { return false };
+            if idx[*p].iv != 1 {
+                return false;
+            }
+            let mut off = idx[*p].clone();
+            off.iv = 0;
+            match &form {
+                None => form = Some((*p, off)),
+                Some((q, o)) if *q == *p && *o == off => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Replaces `from` by `to` in the operands of `ops` (nested regions included).
+fn substitute(ops: &mut [Op], from: Value, to: Value) {
+    for o in ops {
+        o.walk_mut(&mut |x| {
+            for v in &mut x.operands {
+                if *v == from {
+                    *v = to;
+                }
+            }
+        });
+    }
+}
+
+/// Fuses the fusable consecutive parallel loops of a block.
+fn fuse_block(ops: Vec<Op>) -> Vec<Op> {
+    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+    // Pure ops seen since the last loop of `out` (moved above it if fused).
+    let mut between: Vec<Op> = vec![];
+    for op in ops {
+        if let Some((bounds2, iv2)) = simple_parallel(&op)
+            && let Some(first) = out.last()
+            && let Some((bounds1, iv1)) = simple_parallel(first)
+            && bounds1 == bounds2
+            && !between.iter().any(|x| bounds2.iter().any(|b| x.results.contains(b)))
+        {
+            let b1 = &first.regions[0].blocks[0].ops;
+            let b2 = &op.regions[0].blocks[0].ops;
+            let ok = body_ok(b1)
+                && body_ok(b2)
+                && match (accesses(b1, iv1), accesses(b2, iv2)) {
+                    (Some(a1), Some(a2)) => independent(&a1, &a2),
+                    _ => false,
+                };
+            if ok {
+                let mut first = out.pop().expect("checked");
+                let mut second = op;
+                let mut body2 = std::mem::take(&mut second.regions[0].blocks[0].ops);
+                body2.pop(); // its scf.reduce
+                substitute(&mut body2, iv2, iv1);
+                let body1 = &mut first.regions[0].blocks[0].ops;
+                let term = body1.pop().expect("scf.reduce");
+                body1.extend(body2);
+                body1.push(term);
+                if !(first.has_attr("appy.simd") && second.has_attr("appy.simd")) {
+                    first.attrs.retain(|(k, _)| k != "appy.simd" && k != "appy.nosync");
+                }
+                out.append(&mut between);
+                out.push(first);
+                continue;
+            }
+        }
+        if simple_parallel(&op).is_some() {
+            out.append(&mut between);
+            out.push(op);
+        } else if pure(&op) && out.last().is_some_and(|l| simple_parallel(l).is_some()) {
+            between.push(op);
+        } else {
+            out.append(&mut between);
+            out.push(op);
+        }
+    }
+    out.append(&mut between);
+    out
+}
