@@ -31,6 +31,7 @@ ap.add_argument("--a", nargs=2, metavar=("DIR", "RUNNER"), required=True)
 ap.add_argument("--b", nargs=2, metavar=("DIR", "RUNNER"), required=True)
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--bench", type=int, default=20)
+ap.add_argument("--tuning", action="store_true", help="print each build's autotuning choices (APPY_PRINT_AUTOTUNING)")
 ap.add_argument("kernels", nargs="*")
 a = ap.parse_args()
 spec = importlib.util.spec_from_file_location("peers_bench", os.path.join(a.peers, "bench.py"))
@@ -45,9 +46,15 @@ def run(build, k, cli, d):
     bundle = os.path.join(build[0], k + ".json")
     cache = CACHES.setdefault(build[0], tempfile.mkdtemp(prefix="appy-ab-"))
     env = dict(os.environ, APPY_CACHE_DIR=cache)
+    if a.tuning:
+        env["APPY_PRINT_AUTOTUNING"] = "1"
     cmd = [build[1], "exec", bundle, "--out", d, "--bench", str(a.bench)] + cli
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     line = [l for l in p.stdout.splitlines() if l.startswith("bench:")]
+    if a.tuning:
+        for l in (p.stdout + p.stderr).splitlines():
+            if not l.startswith("bench:") and l.strip():
+                print(f"  {k} [{os.path.basename(build[0])}] {l}", flush=True)
     if p.returncode != 0 or not line:
         print(f"  {k}: {' '.join(cmd[:3])} failed: {p.stderr[-600:]}", flush=True)
         return None
