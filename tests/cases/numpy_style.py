@@ -264,3 +264,15 @@ def consecutive_loops(a, b, c):
     #pragma parallel for
     for i in range(N - 1):
         b[i] = c[i + 1] * 0.5
+
+
+# A statement reading its target array through another row (a constant index that
+# differs: disjoint, no temporary on the CPU) and through the same row shifted (a
+# temporary: NumPy's value is computed before any element is written).
+# test: a:f64[3,n] f:f64[4] | n=1,7,1000
+@appy.jit
+def rows_of_target(a, f):
+    for t in range(3):
+        a[0, :] = f[t]
+        a[1, :] += a[0, :] * f[t + 1]
+        a[2, 1:] += a[2, :-1]

@@ -8,7 +8,9 @@
 //! temporary of the statement's own shape instead (`A[i, 1:N]`: one row), allocated
 //! before the statement and freed after it: each thread's temporary stays in its
 //! cache, where a whole-array temporary would be a second array to fault in and
-//! stream through memory.
+//! stream through memory. And on the CPU a view that indexes an axis with another
+//! constant than the target (`a[1, :N] += a[0, :N] * f`: another row) is disjoint from
+//! the target and needs no temporary.
 
 use crate::tensor::*;
 use crate::{Pass, PassInfo};
@@ -52,11 +54,23 @@ fn temporaries(b: &mut Builder, f: &mut Op, cpu: bool) -> Result<(), IrError> {
     }
     // target array → its temporary
     let mut temps: HashMap<Value, Value> = HashMap::new();
+    // On the CPU, integer constants tell disjoint rows apart (`a[1, :] += a[0, :]`).
+    let mut consts: HashMap<Value, i64> = HashMap::new();
+    if cpu {
+        f.walk(&mut |o| {
+            if o.name == "arith.constant"
+                && let (Some(r), Some(v)) = (o.results.first(), o.attr("value"))
+                && let Some(n) = v.split(':').next().and_then(|t| t.trim().parse::<i64>().ok())
+            {
+                consts.insert(*r, n);
+            }
+        });
+    }
     for_blocks(b, f, false, &mut |b, ops, in_worker| {
         if cpu && in_worker {
-            split_block_local(b, ops)
+            split_block_local(b, ops, &consts)
         } else {
-            split_block(b, ops, &mut temps)
+            split_block(b, ops, &mut temps, &consts)
         }
     })?;
     if temps.is_empty() {
@@ -91,25 +105,34 @@ fn temporaries(b: &mut Builder, f: &mut Op, cpu: bool) -> Result<(), IrError> {
     Ok(())
 }
 
-/// Whether statement `a` reads its target through another slice.
-fn conflicts(defs: &HashMap<Value, Op>, a: &Assign) -> bool {
+/// Whether statement `a` reads its target through another slice. With `consts` (the
+/// CPU), a view that indexes some axis with a constant other than the target's
+/// constant index there (another row: `a[1, :N] += a[0, :N]`) is disjoint from it.
+fn conflicts(defs: &HashMap<Value, Op>, a: &Assign, consts: &HashMap<Value, i64>) -> bool {
     dag(defs, a.value).into_iter().any(|v| {
         let d = &defs[&v];
-        d.name == "appy.view"
-            && d.operands[0] == a.target
-            && (d.operands[1..] != a.idx[..]
-                || d.attr("dims").map(int_array).unwrap_or_default() != a.dims
-                || steps_of(d, a.dims.len()) != a.steps)
+        if d.name != "appy.view" || d.operands[0] != a.target {
+            return false;
+        }
+        let dims = d.attr("dims").map(int_array).unwrap_or_default();
+        let same = d.operands[1..] == a.idx[..] && dims == a.dims && steps_of(d, a.dims.len()) == a.steps;
+        let disjoint = dims.len() == a.dims.len()
+            && (0..dims.len()).any(|k| {
+                dims[k] < 0
+                    && a.dims[k] < 0
+                    && matches!((consts.get(&d.operands[1 + k]), consts.get(&a.idx[k])), (Some(x), Some(y)) if x != y)
+            });
+        !same && !disjoint
     })
 }
 
 /// The CPU's split inside a worker: `tmp = alloc(extents); tmp[...] = value;
 /// target[slices] = tmp[...]; dealloc tmp`, the temporary indexed by the statement's
 /// dimensions (from 0, step 1).
-fn split_block_local(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
+fn split_block_local(b: &mut Builder, ops: Vec<Op>, consts: &HashMap<Value, i64>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
         let kept: Vec<i64> = a.dims.iter().copied().filter(|d| *d >= 0).collect();
-        if !conflicts(defs, &a) || kept.is_empty() {
+        if !conflicts(defs, &a, consts) || kept.is_empty() {
             out.push(op);
             return Ok(());
         }
@@ -154,9 +177,9 @@ fn split_block_local(b: &mut Builder, ops: Vec<Op>) -> Result<Vec<Op>, IrError> 
     })
 }
 
-fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>) -> Result<Vec<Op>, IrError> {
+fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>, consts: &HashMap<Value, i64>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
-        let conflict = conflicts(defs, &a);
+        let conflict = conflicts(defs, &a, consts);
         if !conflict || a.dims.is_empty() {
             out.push(op);
             return Ok(());
