@@ -161,7 +161,7 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: LIBBLAS,
-        default: "Debian's `libopenblas64.so.0`, else NumPy's bundled OpenBLAS (from the Python package)",
+        default: "NumPy's bundled OpenBLAS (`numpy.libs`, from the Python package or a pip-installed NumPy), else Debian's `libopenblas64.so.0`",
         doc: "the BLAS library (OpenBLAS with 64-bit integers) the CPU back end calls for matrix products (`@`, `np.dot`, `mv` in tensor statements); empty or missing: products are loop nests",
         scope: Scope::User,
     },

@@ -4,7 +4,8 @@
 //! function pointers the runtime writes into the module's `appy_blas_<routine>`
 //! globals (`appy-cpu-blas`). The library is found once per process:
 //! `APPY_LIBBLAS`, else a path the embedding program prefers ([`prefer`]: the Python
-//! package names NumPy's bundled OpenBLAS), else Debian's `libopenblas64.so.0`. Two
+//! package names NumPy's bundled OpenBLAS), else NumPy's bundled OpenBLAS where a
+//! pip-installed NumPy usually lives, else Debian's `libopenblas64.so.0`. Two
 //! kinds of library are recognised, both ILP64:
 //!
 //! - an OpenBLAS built with 64-bit integers and plain CBLAS names (Debian's
@@ -56,6 +57,62 @@ pub fn prefer(path: &Path) {
     let _ = PREFERRED.set(path.to_path_buf());
 }
 
+/// NumPy's bundled OpenBLAS (`numpy.libs/libscipy_openblas64_*.so`, a newer build than
+/// Debian's, measured faster on matrix-vector products) in the usual places a NumPy
+/// installed with pip lives: the active virtual or conda environment, the user's
+/// site-packages, pyenv's versions, `/usr/local`.
+fn numpy_openblas() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut prefixes: Vec<PathBuf> = vec![];
+    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(v) = std::env::var_os(var) {
+            prefixes.push(PathBuf::from(v).join("lib"));
+        }
+    }
+    if let Some(h) = &home {
+        prefixes.push(h.join(".local/lib"));
+        let pyenv = std::env::var_os("PYENV_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| h.join(".pyenv"));
+        if let Ok(versions) = std::fs::read_dir(pyenv.join("versions")) {
+            let mut vs: Vec<PathBuf> = versions.flatten().map(|e| e.path().join("lib")).collect();
+            vs.sort();
+            prefixes.extend(vs);
+        }
+    }
+    prefixes.push(PathBuf::from("/usr/local/lib"));
+    for lib in prefixes {
+        let Ok(entries) = std::fs::read_dir(&lib) else { continue };
+        let mut pythons: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("python3")))
+            .collect();
+        pythons.sort();
+        for py in pythons {
+            for site in ["site-packages", "dist-packages"] {
+                let Ok(files) = std::fs::read_dir(py.join(site).join("numpy.libs")) else {
+                    continue;
+                };
+                let mut found: Vec<PathBuf> = files
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with("libscipy_openblas64_") && n.contains(".so"))
+                    })
+                    .collect();
+                found.sort();
+                if let Some(f) = found.into_iter().next() {
+                    return Some(f);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Debian's ILP64 OpenBLAS, where the alternatives system puts it.
 const CANDIDATES: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/libopenblas64.so.0",
@@ -72,6 +129,7 @@ pub fn blas() -> Option<&'static Blas> {
             None => PREFERRED
                 .get()
                 .cloned()
+                .or_else(numpy_openblas)
                 .or_else(|| CANDIDATES.iter().map(PathBuf::from).find(|p| p.exists())),
         }?;
         match load(&path) {
