@@ -5,7 +5,12 @@
 //! globals (`appy-cpu-blas`). The library is found once per process:
 //! `APPY_LIBBLAS`, else a path the embedding program prefers ([`prefer`]: the Python
 //! package names NumPy's bundled OpenBLAS), else NumPy's bundled OpenBLAS where a
-//! pip-installed NumPy usually lives, else Debian's `libopenblas64.so.0`. Two
+//! pip-installed NumPy usually lives, else Debian's `libopenblas64.so.0`. NumPy's
+//! `scipy_openblas64` has worker threads that need a free core: with the OpenMP
+//! runtime's idle workers spinning after each parallel loop, NPBench's `syr2k` (small
+//! products between parallel loops) took 32 ms instead of 0.18 ms on two cores. Calls
+//! of code that uses it therefore run with OpenMP's spin time at zero
+//! ([`Blas::needs_idle_cores`]). Two
 //! kinds of library are recognised, both ILP64:
 //!
 //! - an OpenBLAS built with 64-bit integers and plain CBLAS names (Debian's
@@ -39,6 +44,10 @@ pub struct Blas {
     routines: Vec<(&'static str, usize)>,
     /// `openblas_set_num_threads`, when the library has it.
     set_threads: Option<usize>,
+    /// Whether the library's worker threads need the cores the OpenMP runtime's idle
+    /// workers spin on (NumPy's `scipy_openblas64`): calls of code that uses both run
+    /// with OpenMP's spin time at zero.
+    pub needs_idle_cores: bool,
 }
 
 impl Blas {
@@ -58,9 +67,8 @@ pub fn prefer(path: &Path) {
 }
 
 /// NumPy's bundled OpenBLAS (`numpy.libs/libscipy_openblas64_*.so`, a newer build than
-/// Debian's, measured faster on matrix-vector products) in the usual places a NumPy
-/// installed with pip lives: the active virtual or conda environment, the user's
-/// site-packages, pyenv's versions, `/usr/local`.
+/// Debian's) in the usual places a NumPy installed with pip lives: the active virtual or
+/// conda environment, the user's site-packages, pyenv's versions, `/usr/local`.
 fn numpy_openblas() -> Option<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut prefixes: Vec<PathBuf> = vec![];
@@ -159,7 +167,8 @@ fn load(path: &Path) -> Result<Blas, String> {
         return Err("cannot be opened".into());
     }
     // The naming scheme (CBLAS, then LAPACK's Fortran names), and 64-bit integers.
-    let (prefix, suffix, lapack, set_threads) = if sym(h, "scipy_cblas_dgemm64_").is_some() {
+    let scipy = sym(h, "scipy_cblas_dgemm64_").is_some();
+    let (prefix, suffix, lapack, set_threads) = if scipy {
         ("scipy_cblas_", "64_", ("scipy_", "_64_"), "scipy_openblas_set_num_threads64_")
     } else if sym(h, "cblas_dgemm").is_some() {
         let config = sym(h, "openblas_get_config").ok_or("not an OpenBLAS (cannot tell its integer width)")?;
@@ -201,6 +210,7 @@ fn load(path: &Path) -> Result<Blas, String> {
         path: path.to_path_buf(),
         routines,
         set_threads: sym(h, set_threads),
+        needs_idle_cores: scipy,
     })
 }
 

@@ -46,6 +46,8 @@ pub struct Host {
     /// The vector math functions usable on this host (`Options::vector_math`).
     pub vector_math: String,
     set_threads: Option<unsafe extern "C" fn(c_int)>,
+    /// libomp's `kmp_get_blocktime` and `kmp_set_blocktime`: how long idle workers spin.
+    blocktime: Option<(unsafe extern "C" fn() -> c_int, unsafe extern "C" fn(c_int))>,
 }
 
 fn find_lib(var: &str, candidates: &[&str]) -> Option<PathBuf> {
@@ -96,11 +98,23 @@ pub fn host() -> &'static Host {
             ],
         );
         let mut set_threads = None;
+        let mut blocktime = None;
         let libomp = libomp.and_then(|p| match load_global(&p) {
             Ok(h) => {
                 let f = unsafe { dlsym(h, c"omp_set_num_threads".as_ptr()) };
                 if !f.is_null() {
                     set_threads = Some(unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int)>(f) });
+                }
+                let (get, set) = unsafe { (dlsym(h, c"kmp_get_blocktime".as_ptr()), dlsym(h, c"kmp_set_blocktime".as_ptr())) };
+                if !get.is_null() && !set.is_null() {
+                    // SAFETY: libomp's `int kmp_get_blocktime(void)` and
+                    // `void kmp_set_blocktime(int)`.
+                    blocktime = unsafe {
+                        Some((
+                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(get),
+                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int)>(set),
+                        ))
+                    };
                 }
                 Some(p)
             }
@@ -160,6 +174,7 @@ pub fn host() -> &'static Host {
             cpu,
             vector_math,
             set_threads,
+            blocktime,
         }
     })
 }
@@ -624,12 +639,27 @@ impl CpuFunction {
             // that starts the parallel regions.
             unsafe { set(n) };
         }
+        // With a BLAS library whose threads need idle cores, OpenMP's workers stop
+        // spinning after each parallel loop during this call (a per-thread setting,
+        // restored after it).
+        let mut restore_blocktime = None;
         if self.blas {
             crate::blas::set_threads(threads);
+            if let (Some(b), Some((get, set))) = (crate::blas::blas(), host.blocktime) {
+                if b.needs_idle_cores {
+                    // SAFETY: libomp's own functions, on the calling thread.
+                    restore_blocktime = Some((unsafe { get() }, set));
+                    unsafe { set(0) };
+                }
+            }
         }
         // SAFETY: the packed arguments match the function's signature (the caller's
         // contract); every pointer lives until the call returns.
         unsafe { (self.packed)(packed.as_mut_ptr()) };
+        if let Some((t, set)) = restore_blocktime {
+            // SAFETY: as above.
+            unsafe { set(t) };
+        }
         let checked = match &self.status {
             // SAFETY: the compiled code wrote the buffer through the descriptor.
             Some(st) => st.decode(unsafe { &*std::ptr::addr_of!(status_buf) }),
