@@ -152,20 +152,30 @@ impl Jit {
 
     /// Times `reps` calls of `func` on copies of `args` (the arguments are not
     /// modified): on the GPU with the data resident on the device and CUDA events (the
-    /// autotuned candidate); on the CPU with the wall clock. Returns seconds per call;
-    /// the first call is a warm-up and is not included.
+    /// autotuned candidate); on the CPU with the wall clock. Returns seconds per call.
+    /// Warm-up calls come first and are not included: one on the GPU; on the CPU as
+    /// many as fit in 0.2 s of calls (at least one, at most 50). A fresh process's
+    /// parallel loops can run several times slower for the first ~0.1 s (measured on a
+    /// 2-core virtual machine right after another process with large arrays exited;
+    /// one thread was not affected), and a single warm-up call did not cover that.
     pub fn bench(&mut self, func: &str, args: &[HostValue], reps: usize) -> DResult<Vec<f64>> {
         let key = self.specialise(func, args)?;
         match self.cache.get(&key).expect("just inserted") {
             Compiled::Cpu(f) => {
+                let warm = std::time::Instant::now();
+                let mut calls = 0;
+                while calls == 0 || (calls < 50 && warm.elapsed().as_secs_f64() < 0.2) {
+                    let mut a = args.to_vec();
+                    f.call(&mut a)?;
+                    calls += 1;
+                }
                 let mut times = vec![];
-                for _ in 0..reps + 1 {
+                for _ in 0..reps {
                     let mut a = args.to_vec();
                     let t0 = std::time::Instant::now();
                     f.call(&mut a)?;
                     times.push(t0.elapsed().as_secs_f64());
                 }
-                times.remove(0);
                 Ok(times)
             }
             #[cfg(feature = "cuda")]

@@ -84,7 +84,8 @@ enum Cmd {
         #[arg(long)]
         bounds_check: bool,
     },
-    /// Time a function, after a warm-up call: on the GPU with the inputs resident on
+    /// Time a function, after warm-up calls (one on the GPU; on the CPU as many as fit
+    /// in 0.2 s, at least one, at most 50): on the GPU with the inputs resident on
     /// the device and CUDA events; on the CPU the wall-clock time of each call on fresh
     /// copies of the inputs (made before the clock starts), which the compiled code
     /// reads and writes in place (the call includes building the argument descriptors,
