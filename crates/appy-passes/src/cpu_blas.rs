@@ -72,6 +72,14 @@ impl Pass for CpuBlas {
 }
 
 /// Lowers the `appy.gemm` ops under `op`.
+/// Runs `f` on a fresh op list of `b` and appends what it built to `out`.
+fn emit(b: &mut Builder, out: &mut Vec<Op>, f: impl FnOnce(&mut Builder) -> Result<(), IrError>) -> Result<(), IrError> {
+    b.begin();
+    let r = f(b);
+    out.extend(b.end());
+    r
+}
+
 fn lower_in(b: &mut Builder, op: &mut Op, used: &mut Vec<&'static str>) -> Result<(), IrError> {
     for r in &mut op.regions {
         for blk in &mut r.blocks {
@@ -82,24 +90,15 @@ fn lower_in(b: &mut Builder, op: &mut Op, used: &mut Vec<&'static str>) -> Resul
                 match o.name.as_str() {
                     "appy.gemm" => {
                         let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
-                        b.begin();
-                        let r = call(b, &o, &g, used);
-                        out.extend(b.end());
-                        r?;
+                        emit(b, &mut out, |b| call(b, &o, &g, used))?;
                     }
                     "appy.trsv" => {
                         let t = Trsv::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.trsv"))?;
-                        b.begin();
-                        let r = trsv(b, &o, &t, used);
-                        out.extend(b.end());
-                        r?;
+                        emit(b, &mut out, |b| trsv(b, &o, &t, used))?;
                     }
                     "appy.potrf" => {
                         let p = Potrf::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.potrf"))?;
-                        b.begin();
-                        let r = potrf(b, &o, &p, used);
-                        out.extend(b.end());
-                        r?;
+                        emit(b, &mut out, |b| potrf(b, &o, &p, used))?;
                     }
                     _ => {
                         lower_in(b, &mut o, used)?;

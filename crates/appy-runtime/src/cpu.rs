@@ -645,12 +645,12 @@ impl CpuFunction {
         let mut restore_blocktime = None;
         if self.blas {
             crate::blas::set_threads(threads);
-            if let (Some(b), Some((get, set))) = (crate::blas::blas(), host.blocktime) {
-                if b.needs_idle_cores {
-                    // SAFETY: libomp's own functions, on the calling thread.
-                    restore_blocktime = Some((unsafe { get() }, set));
-                    unsafe { set(0) };
-                }
+            if let (Some(b), Some((get, set))) = (crate::blas::blas(), host.blocktime)
+                && b.needs_idle_cores
+            {
+                // SAFETY: libomp's own functions, on the calling thread.
+                restore_blocktime = Some((unsafe { get() }, set));
+                unsafe { set(0) };
             }
         }
         // SAFETY: the packed arguments match the function's signature (the caller's

@@ -24,7 +24,7 @@
 
 use crate::ast::*;
 use crate::sema::Reduction;
-use crate::sema::analysis::{Analysis, FUNCTION_SCOPE, NO_SCOPE, loop_scope};
+use crate::sema::analysis::{Analysis, FUNCTION_SCOPE, NO_SCOPE, ScopeKind, loop_scope};
 use crate::sema::names::*;
 use crate::sema::plan::{AutoSimd, LoopKind, LoopPlan};
 use crate::sema::resolve::*;
@@ -169,13 +169,6 @@ enum Binding {
     Val(V),
     /// A variable private to a loop that has ended.
     Private(Span),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ScopeKind {
-    Function,
-    Parallel,
-    Simd,
 }
 
 struct Scope {

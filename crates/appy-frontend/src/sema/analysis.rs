@@ -117,10 +117,14 @@ enum Bind {
     Private,
 }
 
+/// What opened a scope (shared with the lowering's scopes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ScopeKind {
+pub(crate) enum ScopeKind {
+    /// The function's body.
     Function,
+    /// A parallel loop (`parallel for`, `prange`).
     Parallel,
+    /// A simd loop, or a vector statement's lanes.
     Simd,
 }
 
