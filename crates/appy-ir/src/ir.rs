@@ -159,6 +159,28 @@ impl Op {
             }
         }
     }
+    /// Rewrites the ops nested in this op's regions, innermost first: each nested op,
+    /// once its own nested ops are rewritten, is handed to `f` with the list that
+    /// replaces the block's ops, and `f` pushes what stands in its place (the op
+    /// itself, or new ops). `cx` is the pass's context (a builder, the module).
+    pub fn rewrite_nested<C: ?Sized, E>(
+        &mut self,
+        cx: &mut C,
+        f: &mut impl FnMut(&mut C, Op, &mut Vec<Op>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for r in &mut self.regions {
+            for b in &mut r.blocks {
+                let ops = std::mem::take(&mut b.ops);
+                let mut out = Vec::with_capacity(ops.len());
+                for mut o in ops {
+                    o.rewrite_nested(cx, f)?;
+                    f(cx, o, &mut out)?;
+                }
+                b.ops = out;
+            }
+        }
+        Ok(())
+    }
     /// Whether this op or any nested op satisfies `pred`.
     pub fn walk_any(&self, pred: &dyn Fn(&Op) -> bool) -> bool {
         let mut hit = false;

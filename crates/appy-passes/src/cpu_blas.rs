@@ -71,45 +71,36 @@ impl Pass for CpuBlas {
     }
 }
 
-/// Lowers the `appy.gemm` ops under `op`.
-/// Runs `f` on a fresh op list of `b` and appends what it built to `out`.
-fn emit(b: &mut Builder, out: &mut Vec<Op>, f: impl FnOnce(&mut Builder) -> Result<(), IrError>) -> Result<(), IrError> {
+/// Runs `f` on a fresh op list of `b`, at `op`'s location, and appends what it built to
+/// `out`.
+fn emit(b: &mut Builder, op: &Op, out: &mut Vec<Op>, f: impl FnOnce(&mut Builder) -> Result<(), IrError>) -> Result<(), IrError> {
+    b.loc = op.loc.clone();
     b.begin();
     let r = f(b);
     out.extend(b.end());
     r
 }
 
+/// Lowers the `appy.gemm`, `appy.trsv` and `appy.potrf` ops under `op`.
 fn lower_in(b: &mut Builder, op: &mut Op, used: &mut Vec<&'static str>) -> Result<(), IrError> {
-    for r in &mut op.regions {
-        for blk in &mut r.blocks {
-            let ops = std::mem::take(&mut blk.ops);
-            let mut out = Vec::with_capacity(ops.len());
-            for mut o in ops {
-                b.loc = o.loc.clone();
-                match o.name.as_str() {
-                    "appy.gemm" => {
-                        let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
-                        emit(b, &mut out, |b| call(b, &o, &g, used))?;
-                    }
-                    "appy.trsv" => {
-                        let t = Trsv::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.trsv"))?;
-                        emit(b, &mut out, |b| trsv(b, &o, &t, used))?;
-                    }
-                    "appy.potrf" => {
-                        let p = Potrf::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.potrf"))?;
-                        emit(b, &mut out, |b| potrf(b, &o, &p, used))?;
-                    }
-                    _ => {
-                        lower_in(b, &mut o, used)?;
-                        out.push(o);
-                    }
-                }
-            }
-            blk.ops = out;
+    op.rewrite_nested(b, &mut |b, o, out| match o.name.as_str() {
+        "appy.gemm" => {
+            let g = Gemm::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.gemm"))?;
+            emit(b, &o, out, |b| call(b, &o, &g, used))
         }
-    }
-    Ok(())
+        "appy.trsv" => {
+            let t = Trsv::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.trsv"))?;
+            emit(b, &o, out, |b| trsv(b, &o, &t, used))
+        }
+        "appy.potrf" => {
+            let p = Potrf::of(&o).ok_or_else(|| IrError::at(&o, "malformed appy.potrf"))?;
+            emit(b, &o, out, |b| potrf(b, &o, &p, used))
+        }
+        _ => {
+            out.push(o);
+            Ok(())
+        }
+    })
 }
 
 /// The address of element (`row`, `col`) of the 2-D memref `mem` (or of element `row`

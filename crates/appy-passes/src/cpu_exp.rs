@@ -119,35 +119,28 @@ fn func_of(b: &Builder, op: &Op) -> Option<Func> {
 
 /// Expands the ops under `op`.
 fn walk(b: &mut Builder, op: &mut Op) {
-    for r in &mut op.regions {
-        for blk in &mut r.blocks {
-            let ops = std::mem::take(&mut blk.ops);
-            let mut out = Vec::with_capacity(ops.len());
-            for mut o in ops {
-                walk(b, &mut o);
-                let Some(f) = func_of(b, &o) else {
-                    out.push(o);
-                    continue;
-                };
-                b.loc = o.loc.clone();
-                b.begin();
-                let x = o.operands[0];
-                let mut e = Emitter { b, consts: HashMap::new() };
-                let y = match f {
-                    Func::Exp => e.exp(x),
-                    Func::Expm1 => e.expm1(x),
-                    Func::Tanh => e.tanh(x),
-                };
-                let mut new = b.end();
-                // The last op computes the result: give it the op's result value.
-                let last = new.last_mut().expect("ops emitted");
-                debug_assert_eq!(last.results, vec![y]);
-                last.results = o.results.clone();
-                out.extend(new);
-            }
-            blk.ops = out;
-        }
-    }
+    let Ok(()) = op.rewrite_nested(b, &mut |b, o, out| {
+        let Some(f) = func_of(b, &o) else {
+            out.push(o);
+            return Ok::<(), std::convert::Infallible>(());
+        };
+        b.loc = o.loc.clone();
+        b.begin();
+        let x = o.operands[0];
+        let mut e = Emitter { b, consts: HashMap::new() };
+        let y = match f {
+            Func::Exp => e.exp(x),
+            Func::Expm1 => e.expm1(x),
+            Func::Tanh => e.tanh(x),
+        };
+        let mut new = b.end();
+        // The last op computes the result: give it the op's result value.
+        let last = new.last_mut().expect("ops emitted");
+        debug_assert_eq!(last.results, vec![y]);
+        last.results = o.results.clone();
+        out.extend(new);
+        Ok(())
+    });
 }
 
 /// Emits the float64 operations (constants shared within one expansion).

@@ -54,21 +54,14 @@ impl Pass for CpuMinMax {
 
 /// Rewrites the loops under `op`, innermost first.
 fn walk(b: &mut Builder, op: &mut Op) {
-    for r in &mut op.regions {
-        for blk in &mut r.blocks {
-            let ops = std::mem::take(&mut blk.ops);
-            let mut out = Vec::with_capacity(ops.len());
-            for mut o in ops {
-                walk(b, &mut o);
-                if o.name == "scf.for" {
-                    out.extend(rewrite_for(b, o));
-                } else {
-                    out.push(o);
-                }
-            }
-            blk.ops = out;
+    let Ok(()) = op.rewrite_nested(b, &mut |b, o, out| {
+        if o.name == "scf.for" {
+            out.extend(rewrite_for(b, o));
+        } else {
+            out.push(o);
         }
-    }
+        Ok::<(), std::convert::Infallible>(())
+    });
 }
 
 /// Uses of `v` in `ops` (nested regions included).

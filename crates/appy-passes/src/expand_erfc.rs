@@ -66,17 +66,12 @@ impl Pass for ExpandErfc {
 }
 
 fn rewrite(op: &mut Op, m: &mut Module) {
-    for r in &mut op.regions {
-        for b in &mut r.blocks {
-            let ops = std::mem::take(&mut b.ops);
-            for mut o in ops {
-                rewrite(&mut o, m);
-                if !expand_op(m, &o, &mut b.ops) {
-                    b.ops.push(o);
-                }
-            }
+    let Ok(()) = op.rewrite_nested(m, &mut |m, o, out| {
+        if !expand_op(m, &o, out) {
+            out.push(o);
         }
-    }
+        Ok::<(), std::convert::Infallible>(())
+    });
 }
 
 /// Below this, erfc(x) = 1 − erf(x) (erf(x) < 0.494).
