@@ -54,7 +54,7 @@ impl Lower<'_> {
                 return Err(self.err(span, format!("`{name}` needs a shape")));
             }
             // `torch.empty(M, N)`: every leading integer argument is a size.
-            let n_sizes = types::alloc_sizes(rule, args);
+            let n_sizes = crate::sema::shape::alloc_sizes(rule, args);
             for s in &args[..n_sizes] {
                 let items = match self.expr(s)? {
                     V::Tuple(vs) => vs,

@@ -101,12 +101,10 @@ impl<'a> Lower<'a> {
     pub(super) fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
         let (k, plan) = self.next_plan(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
-        let (parallel, simd) = match plan.kind {
-            LoopKind::Sequential => return self.seq_loop(var, lb, ub, step, cstep, body, s),
-            LoopKind::Parallel { simd } => (true, simd),
-            LoopKind::Simd => (false, true),
+        let Some((parallel, simd)) = plan.kind.flags() else {
+            return self.seq_loop(var, lb, ub, step, cstep, body, s);
         };
-        let body: &[Stmt] = plan.body.as_deref().map_or(body, |b| b.as_slice());
+        let body = plan.body_or(body);
         // Array-element reductions in a simd loop accumulate in a scalar, and update the
         // element once after the loop.
         for r in &plan.element_reductions {
@@ -253,8 +251,8 @@ impl<'a> Lower<'a> {
             self.aug_assign(&r.target, op, &value, &stmt)?;
         }
         // Privates are not visible after the loop.
-        for n in &plan.assigned {
-            if !plan.reductions.iter().any(|(m, _)| m == n) && !plan.cells.contains(n) && self.lookup(n).is_none() {
+        for n in plan.privates() {
+            if self.lookup(n).is_none() {
                 self.bind(n, Binding::Private(s.span));
             }
         }

@@ -26,7 +26,7 @@ use crate::ast::*;
 use crate::sema::Reduction;
 use crate::sema::analysis::{Analysis, FUNCTION_SCOPE, NO_SCOPE, ScopeKind, loop_scope};
 use crate::sema::names::*;
-use crate::sema::plan::{AutoSimd, LoopKind, LoopPlan};
+use crate::sema::plan::{AutoSimd, LoopPlan};
 use crate::sema::resolve::*;
 use crate::sema::shape::{Kind, Names};
 use crate::sema::types::{self, const_int, tyname};

@@ -325,8 +325,7 @@ impl Walk<'_> {
     fn array_stmt(&mut self, s: &Stmt) {
         if let StmtKind::Assign { targets, value } = &s.kind
             && targets.iter().all(|t| matches!(t.kind, ExprKind::Name(_)))
-            && !(targets.len() == 1 && shape::arank(self, value) == Some(0))
-            && shape::arank(self, value).is_some()
+            && matches!(shape::arank(self, value), Some(r) if r > 0 || targets.len() != 1)
         {
             let v = self.value_of(value);
             for t in targets {
@@ -359,14 +358,14 @@ impl Walk<'_> {
         if let StmtKind::Assign { value, .. } | StmtKind::AugAssign { value, .. } = &mut stmt.kind {
             shape::hoist_vector_reductions(self, value, &mut counter, &mut hoisted);
         }
+        let lanes: Vec<String> = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.vars.iter())
+            .filter(|(_, b)| matches!(b, Bind::Val(Ty::Vidx)))
+            .map(|(k, _)| k.clone())
+            .collect();
         for (name, _, arg) in &hoisted {
-            let lanes: Vec<String> = self
-                .scopes
-                .iter()
-                .flat_map(|s| s.vars.iter())
-                .filter(|(_, b)| matches!(b, Bind::Val(Ty::Vidx)))
-                .map(|(k, _)| k.clone())
-                .collect();
             self.push_scope(NO_SCOPE, ScopeKind::Simd);
             for n in &lanes {
                 self.bind(n, Bind::Val(Ty::S(Some(STy::INT))));
@@ -377,12 +376,7 @@ impl Walk<'_> {
         }
         // What is left of a statement that uses no vector after that is an ordinary
         // statement; a statement over lanes assigns no scalar variables.
-        let uses = match &stmt.kind {
-            StmtKind::Assign { targets, value } => targets.iter().any(|t| shape::uses_vidx(self, t)) || shape::uses_vidx(self, value),
-            StmtKind::AugAssign { target, value, .. } => shape::uses_vidx(self, target) || shape::uses_vidx(self, value),
-            _ => false,
-        };
-        if !uses {
+        if !shape::uses_vidx_stmt(self, &stmt) {
             self.stmt(&stmt);
         }
     }
@@ -431,19 +425,10 @@ impl Walk<'_> {
         };
         self.push_scope(loop_scope(k), kind);
         self.bind(&var.name, Bind::Val(Ty::S(Some(STy::INT))));
-        match &planned {
-            Some(b) => self.block(b),
-            None => self.block(body),
-        }
+        self.block(planned.as_deref().map_or(body, |b| b.as_slice()));
         self.scopes.pop();
         // Privates are not visible after the loop.
-        let p = &self.plans[k];
-        let private: Vec<String> = p
-            .assigned
-            .iter()
-            .filter(|n| !p.reductions.iter().any(|(m, _)| m == *n) && !p.cells.contains(n))
-            .cloned()
-            .collect();
+        let private: Vec<String> = self.plans[k].privates().cloned().collect();
         for n in private.iter().chain(std::iter::once(&var.name)) {
             if self.lookup(n).is_none() {
                 self.bind(n, Bind::Private);

@@ -32,6 +32,18 @@ pub(crate) enum LoopKind {
     Simd,
 }
 
+impl LoopKind {
+    /// Whether the iterations run on workers and whether on lanes; `None` for a
+    /// sequential loop.
+    pub fn flags(self) -> Option<(bool, bool)> {
+        match self {
+            LoopKind::Sequential => None,
+            LoopKind::Parallel { simd } => Some((true, simd)),
+            LoopKind::Simd => Some((false, true)),
+        }
+    }
+}
+
 /// Why an unannotated loop was or was not vectorised automatically (seed 000's inner
 /// loop vectorisation).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +106,21 @@ pub(crate) struct LoopPlan {
     pub outside: Vec<String>,
     /// A data-sharing error: lowering reports it when it reaches the loop.
     pub error: Option<Diagnostic>,
+}
+
+impl LoopPlan {
+    /// The body to lower: the plan's rewritten one, else the loop's own `body`.
+    pub fn body_or<'a>(&'a self, body: &'a [Stmt]) -> &'a [Stmt] {
+        self.body.as_deref().map_or(body, |b| b.as_slice())
+    }
+
+    /// The names private to the loop: those it assigns that are neither reductions nor
+    /// shared cells.
+    pub fn privates(&self) -> impl Iterator<Item = &String> {
+        self.assigned
+            .iter()
+            .filter(|n| !self.reductions.iter().any(|(m, _)| m == *n) && !self.cells.contains(n))
+    }
 }
 
 /// Where a loop is.
@@ -181,11 +208,7 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
         }
         Some(_) => vec![],
     };
-    let (parallel, simd) = match plan.kind {
-        LoopKind::Sequential => return plan,
-        LoopKind::Parallel { simd } => (true, simd),
-        LoopKind::Simd => (false, true),
-    };
+    let Some((parallel, simd)) = plan.kind.flags() else { return plan };
     if parallel && cx.in_simd {
         plan.error = Some(Diagnostic::error(
             file,
@@ -201,14 +224,15 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
             plan.element_reductions = reds;
         }
     }
-    sharing(file, &mut plan, var, body, &shared, env, imports);
+    sharing(file, &mut plan, var, body, &shared, env);
     plan
 }
 
 /// Data sharing (seed 001 §3.3): scalars assigned in the body are private unless they
 /// are reductions or `shared` cells; a scalar defined outside and assigned inside
 /// otherwise is an error.
-fn sharing(file: &SourceFile, plan: &mut LoopPlan, var: &Ident, body: &[Stmt], shared: &[Ident], env: &dyn Names, imports: &Imports) {
+fn sharing(file: &SourceFile, plan: &mut LoopPlan, var: &Ident, body: &[Stmt], shared: &[Ident], env: &dyn Names) {
+    let imports = env.imports();
     let parallel = matches!(plan.kind, LoopKind::Parallel { .. });
     let body: &[Stmt] = match &plan.body {
         Some(b) => b,
@@ -217,14 +241,12 @@ fn sharing(file: &SourceFile, plan: &mut LoopPlan, var: &Ident, body: &[Stmt], s
     let mut assigned = vec![];
     ast_names_assigned(body, &mut assigned);
     let mut seen = HashSet::new();
-    for (n, _) in &assigned {
-        if seen.insert(n.clone()) {
-            plan.assigned.push(n.clone());
-        }
-    }
-    let mut seen = HashSet::new();
     for (n, sp) in &assigned {
-        if !seen.insert(n.clone()) || *n == var.name {
+        if !seen.insert(n.clone()) {
+            continue;
+        }
+        plan.assigned.push(n.clone());
+        if *n == var.name {
             continue;
         }
         // The accumulators of element reductions are defined just before the loop.

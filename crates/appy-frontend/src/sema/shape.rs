@@ -132,25 +132,23 @@ pub(crate) fn call_rank(n: &dyn Names, func: &Expr, args: &[Expr], kwargs: &[(Id
         },
         Rule::Transpose | Rule::Copy | Rule::AsType => first,
         Rule::Arange => Some(1),
-        Rule::Alloc { torch, .. } => {
-            let shape = args.first()?;
-            if torch && args.len() > 1 && !matches!(shape.kind, ExprKind::Tuple(_)) {
-                // `torch.empty(M, N)`: the sizes are the positional arguments.
-                return Some(
-                    args.len()
-                        - usize::from(matches!(
-                            f.rule,
-                            Rule::Alloc {
-                                fill: catalog::Fill::Full,
-                                ..
-                            }
-                        )),
-                );
-            }
-            Some(shape_len(n, shape))
+        Rule::Alloc { .. } => {
+            args.first()?;
+            Some(args[..alloc_sizes(f.rule, args)].iter().map(|s| shape_len(n, s)).sum())
         }
         Rule::Like(_) => first,
         Rule::CopyTo | Rule::Len | Rule::Range | Rule::Print | Rule::Vidx | Rule::Atomic(_) | Rule::Math(_) => None,
+    }
+}
+
+/// How many leading arguments of an allocation are sizes (`torch.empty(M, N)`).
+pub(crate) fn alloc_sizes(rule: Rule, args: &[Expr]) -> usize {
+    match rule {
+        Rule::Alloc { fill, torch: true } if !matches!(args.first().map(|a| &a.kind), Some(ExprKind::Tuple(_))) => {
+            let full = usize::from(fill == catalog::Fill::Full);
+            args.len().saturating_sub(full).max(1)
+        }
+        _ => 1,
     }
 }
 

@@ -347,7 +347,7 @@ fn call(env: &dyn Env, func: &Expr, args: &[Expr], kwargs: &[(Ident, Expr)]) -> 
         Rule::Alloc { .. } | Rule::Like(_) => {
             return Ty::Arr {
                 elem: alloc_dtype(env, f.rule, args, kwargs).map(STy::strong),
-                rank: alloc_rank(env, f.rule, args),
+                rank,
                 view: false,
             };
         }
@@ -425,7 +425,7 @@ fn alloc_dtype(env: &dyn Env, rule: Rule, args: &[Expr], kwargs: &[(Ident, Expr)
         dtype = Some(type_of(env, args.first()?).elem().map(|t| t.dt));
         &args[1..]
     } else {
-        &args[alloc_sizes(rule, args)..]
+        &args[shape::alloc_sizes(rule, args)..]
     };
     if fill == catalog::Fill::Full {
         let v = rest.first()?;
@@ -443,32 +443,6 @@ fn alloc_dtype(env: &dyn Env, rule: Rule, args: &[Expr], kwargs: &[(Ident, Expr)
         }
     }
     dtype.unwrap_or(Some(default_dtype(torch)))
-}
-
-/// How many leading arguments of an allocation are sizes (`torch.empty(M, N)`).
-pub(crate) fn alloc_sizes(rule: Rule, args: &[Expr]) -> usize {
-    match rule {
-        Rule::Alloc { fill, torch: true } if !matches!(args.first().map(|a| &a.kind), Some(ExprKind::Tuple(_))) => {
-            let full = usize::from(fill == catalog::Fill::Full);
-            args.len().saturating_sub(full).max(1)
-        }
-        _ => 1,
-    }
-}
-
-/// The rank of the array an allocation makes: one axis per size.
-fn alloc_rank(env: &dyn Env, rule: Rule, args: &[Expr]) -> usize {
-    match rule {
-        Rule::Like(_) => args.first().and_then(|a| type_of(env, a).rank()).unwrap_or(0),
-        _ => args
-            .iter()
-            .take(alloc_sizes(rule, args))
-            .map(|s| match type_of(env, s) {
-                Ty::Tuple(xs) => xs.len(),
-                _ => 1,
-            })
-            .sum(),
-    }
 }
 
 /// The dtype an expression names: `np.float32`, `float`, `'float32'`, `x.dtype`,
