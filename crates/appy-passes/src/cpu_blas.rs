@@ -128,23 +128,13 @@ fn element_ptr(b: &mut Builder, mem: Value, row: Value, col: Option<Value>, es: 
 
 /// The call replacing `g`, guarded by `m > 0 && n > 0`.
 fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Result<(), IrError> {
-    let dt = parse_memref(b.m.ty(g.mems[0]))
-        .map(|(d, _)| d)
-        .ok_or_else(|| IrError::at(o, "appy.gemm on a non-memref"))?;
-    let (fty, es, prefix) = match dt {
-        DType::F64 => ("f64", 8, 'd'),
-        DType::F32 => ("f32", 4, 's'),
-        other => return Err(IrError::at(o, format!("appy.gemm of {other:?} has no BLAS routine"))),
-    };
+    let (fty, es, prefix) = float_of(b, o, g.mems[0])?;
     let routine: &'static str = match (prefix, g.vec) {
         ('d', false) => "dgemm",
         ('s', false) => "sgemm",
         ('d', true) => "dgemv",
         _ => "sgemv",
     };
-    if !used.contains(&routine) {
-        used.push(routine);
-    }
     let [m, n, k] = g.sizes;
     let idx = g.offsets;
     let scalar = |b: &mut Builder, v: Value| {
@@ -160,9 +150,7 @@ fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Resu
     let beta = scalar(b, g.beta);
     let order = b.int(ROW_MAJOR, "i32");
     let tr = |b: &mut Builder, t: bool| b.int(if t { TRANS } else { NO_TRANS }, "i32");
-    let mut args: Vec<Value>;
-    let mut tys: Vec<&str>;
-    if g.vec {
+    let args: Vec<Value> = if g.vec {
         // y[idx0 ..] = alpha * op(A[idx2.., idx3..]) @ x[idx4 ..] + beta * y; A as stored
         // is (k x m) when transposed, (m x k) otherwise.
         let (pa, lda) = element_ptr(b, g.mems[1], idx[2], Some(idx[3]), es);
@@ -171,67 +159,17 @@ fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Resu
         let (rows, cols) = if g.trans_a { (k, m) } else { (m, k) };
         let t = tr(b, g.trans_a);
         let one = b.int(1, "i64");
-        args = vec![order, t, rows, cols, alpha, pa, lda, px, one, beta, py, one];
-        tys = vec![
-            "i32",
-            "i32",
-            "i64",
-            "i64",
-            fty,
-            "!llvm.ptr",
-            "i64",
-            "!llvm.ptr",
-            "i64",
-            fty,
-            "!llvm.ptr",
-            "i64",
-        ];
+        vec![order, t, rows, cols, alpha, pa, lda, px, one, beta, py, one]
     } else {
         let (pc, ldc) = element_ptr(b, g.mems[0], idx[0], Some(idx[1]), es);
         let (pa, lda) = element_ptr(b, g.mems[1], idx[2], Some(idx[3]), es);
         let (pb, ldb) = element_ptr(b, g.mems[2], idx[4], Some(idx[5]), es);
         let ta = tr(b, g.trans_a);
         let tb = tr(b, g.trans_b);
-        args = vec![order, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc];
-        tys = vec![
-            "i32",
-            "i32",
-            "i32",
-            "i64",
-            "i64",
-            "i64",
-            fty,
-            "!llvm.ptr",
-            "i64",
-            "!llvm.ptr",
-            "i64",
-            fty,
-            "!llvm.ptr",
-            "i64",
-        ];
-    }
-    // The routine's address, from its global.
-    let slot = b.op1(
-        "memref.get_global",
-        &[],
-        "memref<1xi64>",
-        &[("name", format!("@{}", global_name(routine)))],
-    );
-    let zero = b.index(0);
-    let addr = b.load(slot, &[zero]);
-    let fptr = b.op1("llvm.inttoptr", &[addr], "!llvm.ptr", &[]);
-    let n_args = args.len();
-    args.insert(0, fptr);
-    tys.insert(0, "!llvm.ptr");
-    let _ = tys;
-    b.op0(
-        "llvm.call",
-        &args,
-        &[
-            ("operandSegmentSizes", format!("array<i32: {}, 0>", n_args + 1)),
-            ("op_bundle_sizes", "array<i32>".to_string()),
-        ],
-    );
+        vec![order, ta, tb, m, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc]
+    };
+    let f = routine_ptr(b, routine, used);
+    indirect_call(b, f, &args, None);
     b.push(Builder::yield_op(&[]));
     let body = b.end();
     // Guard: an empty product calls nothing.
@@ -240,8 +178,18 @@ fn call(b: &mut Builder, o: &Op, g: &Gemm, used: &mut Vec<&'static str>) -> Resu
     let np = if g.vec { mp } else { b.cmpi(appy_ir::build::IPred::Sgt, n, z) };
     let both = b.bin("arith.andi", mp, np);
     b.if_op(both, body, None);
-    let _ = o;
     Ok(())
+}
+
+/// `llvm.call` of the function at address `f` with `args`, defining `result` if given.
+fn indirect_call(b: &mut Builder, f: Value, args: &[Value], result: Option<Value>) {
+    b.push(
+        Op::new("llvm.call")
+            .with_operands(std::iter::once(f).chain(args.iter().copied()))
+            .with_results(result)
+            .with_attr("operandSegmentSizes", format!("array<i32: {}, 0>", args.len() + 1))
+            .with_attr("op_bundle_sizes", "array<i32>"),
+    );
 }
 
 /// The element type of memref `m` as (`f64`/`f32`, bytes, BLAS prefix).
@@ -304,15 +252,7 @@ fn trsv(b: &mut Builder, o: &Op, t: &Trsv, used: &mut Vec<&'static str>) -> Resu
     let notrans = b.int(NO_TRANS, "i32");
     let diag = b.int(NON_UNIT, "i32");
     let one = b.int(1, "i64");
-    let args = [f, order, lower, notrans, diag, t.n, pl, ldl, px, one];
-    b.op0(
-        "llvm.call",
-        &args,
-        &[
-            ("operandSegmentSizes", format!("array<i32: {}, 0>", args.len())),
-            ("op_bundle_sizes", "array<i32>".to_string()),
-        ],
-    );
+    indirect_call(b, f, &[order, lower, notrans, diag, t.n, pl, ldl, px, one], None);
     b.push(Builder::yield_op(&[]));
     let body = b.end();
     b.if_op(positive, body, None);
@@ -332,14 +272,7 @@ fn potrf(b: &mut Builder, o: &Op, p: &Potrf, used: &mut Vec<&'static str>) -> Re
     let rows = b.op1("arith.index_cast", &[rows], "i64", &[]);
     let f = routine_ptr(b, routine, used);
     let info = b.m.value("i64");
-    let args = [f, pa, p.n, lda, rows];
-    b.push(
-        Op::new("llvm.call")
-            .with_operands(args)
-            .with_results([info])
-            .with_attr("operandSegmentSizes", format!("array<i32: {}, 0>", args.len()))
-            .with_attr("op_bundle_sizes", "array<i32>"),
-    );
+    indirect_call(b, f, &[pa, p.n, lda, rows], Some(info));
     match o.results.first() {
         Some(ok) => {
             let z = b.int(0, "i64");
