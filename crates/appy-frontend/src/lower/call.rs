@@ -360,7 +360,7 @@ impl Lower<'_> {
         {
             return self
                 .err(func.span, format!("unsupported array method `.{}()`", attr.name))
-                .with_note(format!("help: supported: {}", catalog::hint()));
+                .with_note(format!("help: supported: {}", catalog::method_hint()));
         }
         self.err(func.span, format!("unsupported function `{short}`"))
             .with_note(format!("help: supported: {}", catalog::hint()))

@@ -550,6 +550,19 @@ pub(crate) fn hint() -> String {
     )
 }
 
+/// The array methods (`a.sum(axis=0)`, `a.copy()`, ...), for the "supported:" hint of an
+/// unknown one.
+pub(crate) fn method_hint() -> String {
+    let mut v: Vec<String> = vec![];
+    for m in FUNCS.iter().flat_map(|f| f.methods) {
+        let s = format!(".{m}()");
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    }
+    format!("array methods {}; see docs/SUBSET.md", v.join(", "))
+}
+
 /// The Markdown table of `docs/SUBSET.md` (generated; a test keeps the file current).
 pub fn markdown() -> String {
     let mut out = String::from("| function | also spelled | what it computes |\n|---|---|---|\n");
