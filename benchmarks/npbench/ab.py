@@ -44,7 +44,9 @@ CACHES = {}
 
 def run(build, k, cli, d):
     bundle = os.path.join(build[0], k + ".json")
-    cache = CACHES.setdefault(build[0], tempfile.mkdtemp(prefix="appy-ab-"))
+    if build[0] not in CACHES:
+        CACHES[build[0]] = tempfile.mkdtemp(prefix="appy-ab-")
+    cache = CACHES[build[0]]
     env = dict(os.environ, APPY_CACHE_DIR=cache)
     if a.tuning:
         env["APPY_PRINT_AUTOTUNING"] = "1"

@@ -89,7 +89,6 @@ fn gpu_available(py: Python<'_>) -> bool {
     gpu_with(py).is_ok()
 }
 
-/// The extension module.
 /// Names the BLAS library the CPU back end uses for matrix products when
 /// `APPY_LIBBLAS` is not set (the package passes NumPy's bundled OpenBLAS); no effect
 /// after the first CPU compilation.
@@ -98,6 +97,7 @@ fn prefer_blas(path: &str) {
     appy_runtime::blas::prefer(std::path::Path::new(path));
 }
 
+/// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     log::init();

@@ -221,12 +221,18 @@ static THREADS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new
 /// regions; `None`: `APPY_NUM_THREADS`, else one per core), before a call of code that
 /// uses it. Only a change reaches the library.
 pub fn set_threads(n: Option<i32>) {
+    static CORES: OnceLock<i64> = OnceLock::new();
     let Some(f) = blas().and_then(|b| b.set_threads) else { return };
-    let n = n
-        .or_else(appy_ir::config::num_threads)
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get() as i32))
-        .unwrap_or(1)
-        .max(1) as i64;
+    let n = match n {
+        Some(n) => i64::from(n.max(1)),
+        None => *CORES.get_or_init(|| {
+            appy_ir::config::num_threads()
+                .map(i64::from)
+                .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get() as i64))
+                .unwrap_or(1)
+                .max(1)
+        }),
+    };
     if THREADS.swap(n, std::sync::atomic::Ordering::Relaxed) != n {
         // SAFETY: `void openblas_set_num_threads(int)` (`blasint` for the scipy build,
         // 64-bit: an `int` argument is passed in the same register).
