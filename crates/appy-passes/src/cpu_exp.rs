@@ -309,13 +309,7 @@ impl Emitter<'_> {
 
     /// 2Sum: `a + b = s + e` exactly.
     fn two_sum(&mut self, a: Value, b: Value) -> (Value, Value) {
-        let s = self.add(a, b);
-        let bb = self.sub(s, a);
-        let sb = self.sub(s, bb);
-        let da = self.sub(a, sb);
-        let db = self.sub(b, bb);
-        let e = self.add(da, db);
-        (s, e)
+        crate::expand_erfc::two_sum(self.b, a, b)
     }
 
     /// expm1 of x in [-40, 710] as a float64 pair: `(2^k - 1) + 2^k·(sh + sl)`,

@@ -60,7 +60,7 @@ impl Pass for CpuFuse {
 
 /// A 1-D parallel loop without reductions: its bounds, induction variable and body.
 fn simple_parallel(op: &Op) -> Option<([Value; 3], Value)> {
-    if op.name != "scf.parallel" || !op.has_attr("appy.parallel") || !op.results.is_empty() || op.operands.len() != 3 {
+    if !crate::util::is_parallel(op) || !op.results.is_empty() || op.operands.len() != 3 {
         return None;
     }
     let [r] = op.regions.as_slice() else { return None };
@@ -173,17 +173,9 @@ fn lin(v: Value, iv: Value, defs: &HashMap<Value, &Op>, depth: usize) -> Option<
 fn accesses(ops: &[Op], iv: Value) -> Option<Vec<(Value, bool, Vec<Lin>)>> {
     let mut defs: HashMap<Value, &Op> = HashMap::new();
     let mut all = vec![];
-    fn collect<'a>(ops: &'a [Op], all: &mut Vec<&'a Op>) {
-        for o in ops {
-            all.push(o);
-            for r in &o.regions {
-                for b in &r.blocks {
-                    collect(&b.ops, all);
-                }
-            }
-        }
+    for o in ops {
+        o.walk(&mut |x| all.push(x));
     }
-    collect(ops, &mut all);
     for o in &all {
         for r in &o.results {
             defs.insert(*r, o);
@@ -232,19 +224,6 @@ fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)]) -> 
     true
 }
 
-/// Replaces `from` by `to` in the operands of `ops` (nested regions included).
-fn substitute(ops: &mut [Op], from: Value, to: Value) {
-    for o in ops {
-        o.walk_mut(&mut |x| {
-            for v in &mut x.operands {
-                if *v == from {
-                    *v = to;
-                }
-            }
-        });
-    }
-}
-
 /// Fuses the fusable consecutive parallel loops of a block.
 fn fuse_block(ops: Vec<Op>) -> Vec<Op> {
     let mut out: Vec<Op> = Vec::with_capacity(ops.len());
@@ -270,7 +249,8 @@ fn fuse_block(ops: Vec<Op>) -> Vec<Op> {
                 let mut second = op;
                 let mut body2 = std::mem::take(&mut second.regions[0].blocks[0].ops);
                 body2.pop(); // its scf.reduce
-                substitute(&mut body2, iv2, iv1);
+                let map = HashMap::from([(iv2, iv1)]);
+                body2.iter_mut().for_each(|o| o.remap_uses(&map));
                 let body1 = &mut first.regions[0].blocks[0].ops;
                 let term = body1.pop().expect("scf.reduce");
                 body1.extend(body2);

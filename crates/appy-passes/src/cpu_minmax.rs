@@ -120,10 +120,14 @@ fn rewrite_for(b: &mut Builder, mut f: Op) -> Vec<Op> {
     if found.is_empty() {
         return vec![f];
     }
-    let loc = f.loc.clone();
-    b.loc = loc.clone();
+    b.loc = f.loc.clone();
     b.begin();
     let mut after = vec![];
+    // Without a branch in the body, the max/min may drop NaN handling (the flag does it).
+    let conditional = f.regions[0].blocks[0]
+        .ops
+        .iter()
+        .any(|o| o.walk_any(&|x| x.name == "scf.if" || x.name == "arith.select"));
     for (k, pos, name, x) in found {
         let ty = b.m.ty(f.results[k]).to_string();
         // Before the loop: whether the initial value is NaN.
@@ -132,10 +136,6 @@ fn rewrite_for(b: &mut Builder, mut f: Op) -> Vec<Op> {
         // In the body: maxnumf, and the flag.
         let flag = b.m.value("i1");
         let body = &mut f.regions[0].blocks[0];
-        let conditional = body
-            .ops
-            .iter()
-            .any(|o| o.walk_any(&|x| x.name == "scf.if" || x.name == "arith.select"));
         body.ops[pos].name = name.to_string();
         if !conditional {
             body.ops[pos].set_attr("fastmath", "#arith.fastmath<nnan,nsz,reassoc>");
@@ -157,24 +157,10 @@ fn rewrite_for(b: &mut Builder, mut f: Op) -> Vec<Op> {
         let flag_out = b.m.value("i1");
         f.results[k] = fresh;
         f.results.push(flag_out);
-        let nan = b.m.value(ty.clone());
-        let bits = if ty == "f32" {
-            "0x7FC00000 : f32".to_string()
-        } else {
-            format!("0x7FF8000000000000 : {ty}")
-        };
-        after.push(
-            Op::new("arith.constant")
-                .with_attr("value", bits)
-                .with_results([nan])
-                .with_loc(loc.clone()),
-        );
-        after.push(
-            Op::new("arith.select")
-                .with_operands([flag_out, nan, fresh])
-                .with_results([old])
-                .with_loc(loc.clone()),
-        );
+        b.begin();
+        let nan = b.float(f64::NAN, &ty);
+        b.push(Op::new("arith.select").with_operands([flag_out, nan, fresh]).with_results([old]));
+        after.extend(b.end());
     }
     let mut out = b.end();
     out.push(f);

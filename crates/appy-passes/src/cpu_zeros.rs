@@ -20,7 +20,7 @@ use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Op, Region, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::types::{MemRefType, parse_memref};
+use appy_ir::types::MemRefType;
 
 /// The pass.
 pub struct CpuZeros;
@@ -125,11 +125,10 @@ fn rewrite_block(b: &mut Builder, ops: Vec<Op>) -> (Vec<Op>, bool) {
 /// dynamic sizes of an identity-layout memref).
 fn calloc(b: &mut Builder, alloc: &Op, m: Value) {
     let ty = b.m.ty(m).to_string();
-    // Booleans are stored as bytes.
-    let elem = parse_memref(&ty)
-        .map(|(d, _)| if d == appy_ir::types::DType::Bool { 1 } else { d.size() })
-        .unwrap_or(8) as i64;
-    let shape = MemRefType::parse(&ty).map(|t| t.shape).unwrap_or_default();
+    let t = MemRefType::parse(&ty);
+    // Booleans are stored as bytes (`DType::size`).
+    let elem = t.as_ref().map_or(8, |t| t.elem.size()) as i64;
+    let shape = t.map(|t| t.shape).unwrap_or_default();
     let rank = shape.len();
     // Sizes as i64: static ones as constants, dynamic ones from the operands in order.
     let mut dynamic = alloc.operands.iter();

@@ -82,8 +82,8 @@ pub const CLAMP: f64 = 27.5;
 /// [`CLAMP`]).
 pub const BOUNDS: [f64; 3] = [0.875, 1.75, 4.0];
 /// 1.5·2^52: `(v + MAGIC) - MAGIC` is v rounded to an integer (|v| < 2^51), which
-/// is also in the low bits of `v + MAGIC`.
-const MAGIC: f64 = 6755399441055744.0;
+/// is also in the low bits of `v + MAGIC` (the CPU's exp uses it too).
+const MAGIC: f64 = crate::cpu_exp::SHIFT;
 
 /// One interval of x: `H(x) = x·erfc(x)·exp(x²) ≈ c_hi + c_lo + h1·t + t²·P(t)/Q(t)`
 /// with `t = u − m` (u = x, or 1/x on the last interval), `Q(t) = 1 + q[0]·t + …`.
@@ -303,7 +303,7 @@ pub fn emit_erfc(b: &mut Builder, x: Value) -> Value {
 }
 
 /// `a + b` and its rounding error (Knuth's TwoSum, six operations, any order of size).
-fn two_sum(b: &mut Builder, x: Value, y: Value) -> (Value, Value) {
+pub(crate) fn two_sum(b: &mut Builder, x: Value, y: Value) -> (Value, Value) {
     let s = b.bin("arith.addf", x, y);
     let yv = b.bin("arith.subf", s, x);
     let xv = b.bin("arith.subf", s, yv);
