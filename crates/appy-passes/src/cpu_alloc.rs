@@ -31,7 +31,8 @@ pub const INFO: PassInfo = PassInfo {
     make: |_| Ok(Box::new(CpuAlloc)),
 };
 
-fn func_attrs(op: Op, name: &str, ty: &str, internal: bool) -> Op {
+/// `op` (an `llvm.func`) with the attributes of C function `name` of type `ty`.
+pub(crate) fn func_attrs(op: Op, name: &str, ty: &str, internal: bool) -> Op {
     op.with_attr("CConv", "#llvm.cconv<ccc>")
         .with_attr("function_type", ty.to_string())
         .with_attr(
@@ -47,7 +48,8 @@ fn func_attrs(op: Op, name: &str, ty: &str, internal: bool) -> Op {
         .with_attr("visibility_", "0 : i64")
 }
 
-fn call(m: &mut Module, callee: &str, args: &[Value], ret: Option<&str>) -> (Op, Option<Value>) {
+/// An `llvm.call` of C function `callee`, and its result of type `ret` if any.
+pub(crate) fn call(m: &mut Module, callee: &str, args: &[Value], ret: Option<&str>) -> (Op, Option<Value>) {
     let r = ret.map(|t| m.value(t));
     let op = Op::new("llvm.call")
         .with_operands(args.iter().copied())

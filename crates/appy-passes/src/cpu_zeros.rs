@@ -15,6 +15,7 @@
 //! like every other with `free` (the allocated pointer). Runs first on the CPU
 //! pipeline, at the `appy` level.
 
+use crate::cpu_alloc::{call, func_attrs};
 use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -56,17 +57,8 @@ impl Pass for CpuZeros {
             ] {
                 let declared = rw.top.iter().any(|o| o.attr("sym_name") == Some(format!("\"{name}\"").as_str()));
                 if any && !declared {
-                    rw.top.insert(
-                        0,
-                        Op::new("llvm.func")
-                            .with_attr("CConv", "#llvm.cconv<ccc>")
-                            .with_attr("function_type", ty)
-                            .with_attr("linkage", "#llvm.linkage<external>")
-                            .with_attr("sym_name", format!("\"{name}\""))
-                            .with_attr("unnamed_addr", "0 : i64")
-                            .with_attr("visibility_", "0 : i64")
-                            .with_region(Region::default()),
-                    );
+                    rw.top
+                        .insert(0, func_attrs(Op::new("llvm.func"), name, ty, false).with_region(Region::default()));
                 }
             }
         });
@@ -150,18 +142,9 @@ fn calloc(b: &mut Builder, alloc: &Op, m: Value) {
     let pad = b.int(63, "i64");
     let total = b.bin("arith.addi", bytes, pad);
     let one = b.int(1, "i64");
-    let p = b.m.value("!llvm.ptr");
-    b.push(
-        Op::new("llvm.call")
-            .with_operands([total, one])
-            .with_results([p])
-            .with_attr("CConv", "#llvm.cconv<ccc>")
-            .with_attr("TailCallKind", "#llvm.tailcallkind<none>")
-            .with_attr("callee", "@calloc")
-            .with_attr("fastmathFlags", "#llvm.fastmath<none>")
-            .with_attr("op_bundle_sizes", "array<i32>")
-            .with_attr("operandSegmentSizes", "array<i32: 2, 0>"),
-    );
+    let (op, p) = call(&mut b.m, "calloc", &[total, one], Some("!llvm.ptr"));
+    let p = p.expect("calloc's result");
+    b.push(op);
     // Large blocks on transparent huge pages: madvise from the page the block starts in.
     let pi = b.op1("llvm.ptrtoint", &[p], "i64", &[]);
     let huge = b.int(crate::cpu_alloc::HUGE, "i64");
@@ -173,18 +156,8 @@ fn calloc(b: &mut Builder, alloc: &Op, m: Value) {
     let len = b.bin("arith.addi", total, head);
     let sp = b.op1("llvm.inttoptr", &[start], "!llvm.ptr", &[]);
     let adv = b.int(14, "i32"); // MADV_HUGEPAGE
-    let rc = b.m.value("i32");
-    b.push(
-        Op::new("llvm.call")
-            .with_operands([sp, len, adv])
-            .with_results([rc])
-            .with_attr("CConv", "#llvm.cconv<ccc>")
-            .with_attr("TailCallKind", "#llvm.tailcallkind<none>")
-            .with_attr("callee", "@madvise")
-            .with_attr("fastmathFlags", "#llvm.fastmath<none>")
-            .with_attr("op_bundle_sizes", "array<i32>")
-            .with_attr("operandSegmentSizes", "array<i32: 3, 0>"),
-    );
+    let (op, _) = call(&mut b.m, "madvise", &[sp, len, adv], Some("i32"));
+    b.push(op);
     b.push(Builder::yield_op(&[]));
     let advise = b.end();
     b.if_op(big, advise, None);

@@ -95,15 +95,11 @@ impl Pass for SolveLibrary {
             }
         });
         // On the CPU, arrays passed as strided views stay with the loops.
-        let mut excluded: Vec<Value> = vec![];
-        if self.cpu {
-            for f in m.body() {
-                if f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty() {
-                    let args = &f.regions[0].blocks[0].args;
-                    excluded.extend(args.iter().zip(&self.strided).filter(|(_, s)| **s).map(|(a, _)| *a));
-                }
-            }
-        }
+        let excluded = if self.cpu {
+            crate::util::strided_params(m, &self.strided)
+        } else {
+            vec![]
+        };
         let cpu = self.cpu;
         rewrite_module(m, &mut |b, ops, in_worker| {
             if in_worker || !ops.iter().any(|o| o.name == "scf.for") {

@@ -50,16 +50,11 @@ impl Pass for TensorLibrary {
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
         // The memrefs a library call may take: on the GPU every array (the runtime
         // copies boxes); on the CPU those with an identity layout.
-        let mut excluded: Vec<Value> = vec![];
-        if self.cpu {
-            for f in m.body() {
-                if f.name != "func.func" || f.regions.is_empty() || f.regions[0].blocks.is_empty() {
-                    continue;
-                }
-                let args = &f.regions[0].blocks[0].args;
-                excluded.extend(args.iter().zip(&self.strided).filter(|(_, s)| **s).map(|(a, _)| *a));
-            }
-        }
+        let excluded = if self.cpu {
+            crate::util::strided_params(m, &self.strided)
+        } else {
+            vec![]
+        };
         let allowed = |v: Value| !excluded.contains(&v);
         rewrite_module(m, &mut |b, ops, in_worker| {
             if in_worker { Ok(ops) } else { rewrite(b, ops, &allowed) }

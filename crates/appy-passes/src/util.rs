@@ -20,6 +20,24 @@ pub fn is_lanes(op: &Op) -> bool {
     op.name == "scf.parallel" && op.has_attr("appy.lanes")
 }
 
+/// The parameters of `m`'s functions whose flag in `strided` (the `strided=` option
+/// of the library passes: one `1`/`0` per parameter) is set: arrays passed as strided
+/// views, which a library call on the CPU cannot take.
+pub fn strided_params(m: &Module, strided: &[bool]) -> Vec<Value> {
+    m.body()
+        .iter()
+        .filter(|f| f.name == "func.func" && !f.regions.is_empty() && !f.regions[0].blocks.is_empty())
+        .flat_map(|f| {
+            f.regions[0].blocks[0]
+                .args
+                .iter()
+                .zip(strided)
+                .filter(|(_, s)| **s)
+                .map(|(a, _)| *a)
+        })
+        .collect()
+}
+
 /// Whether any op nested inside `op` (not `op` itself) satisfies `pred`.
 pub fn contains(op: &Op, pred: &dyn Fn(&Op) -> bool) -> bool {
     let mut found = false;
