@@ -89,13 +89,6 @@ def _fma_selftest(n=20000):
     assert bad.size == 0, f"fma emulation wrong at {bad[:5]}"
 
 
-def _two_sum_ops(a, b):
-    """TwoSum as the expansion writes it (six operations)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
 # ---------------------------------------------------------------------------
 # The op sequence, in the order of expand_erfc's code and with its roundings.
 
@@ -150,7 +143,7 @@ def expansion(x, c, erf):
         A = fma(ch, B, fma(w0, S, w0))
         t1 = ch * r
         e1 = fma(ch, r, -t1)
-        uu, eu = _two_sum_ops(t1, A)
+        uu, eu = _two_sum(t1, A)
         nh = ch + uu
         e2 = (ch - nh) + uu
         nl = fma(nh, dl, (e1 + eu) + e2)  # and N exp(dl) = nh + nl
@@ -299,10 +292,10 @@ def write_table(path, n=3000):
     x = np.concatenate([
         np.array(SPECIALS),
         edges(40),
-        rng.uniform(-6, 0.46875, n // 6),
-        rng.uniform(0.46875, 6, n // 2),
-        rng.uniform(6, 27.5, n // 6),
-        np.exp(rng.uniform(math.log(1e-12), math.log(0.46875), n // 12)),
+        rng.uniform(-6, X0, n // 6),
+        rng.uniform(X0, 6, n // 2),
+        rng.uniform(6, CLAMP, n // 6),
+        np.exp(rng.uniform(math.log(1e-12), math.log(X0), n // 12)),
         rng.uniform(-6, 10.5, n // 5).astype(np.float32).astype(np.float64),  # float32 arguments
     ])
     ref = cr(mp_erfc, x)

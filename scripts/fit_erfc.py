@@ -38,7 +38,6 @@ emulation a few minutes.
 """
 import argparse
 import math
-import sys
 
 import mpmath as mp
 
@@ -357,5 +356,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, __import__("os").path.dirname(__file__))
     main()

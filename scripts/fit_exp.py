@@ -27,7 +27,6 @@ code the CPU back end compiles (`appy run --device cpu`), whose errors are print
 the number of results that differ from the emulation's.
 """
 import argparse
-import sys
 
 import mpmath
 import numpy as np
@@ -193,5 +192,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, __import__("os").path.dirname(__file__))
     main()
