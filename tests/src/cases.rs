@@ -281,7 +281,8 @@ pub fn compare_ulp(what: &str, got: &HostValue, want: &HostValue, ulp: u64) -> R
     Ok(())
 }
 
-fn ulps_f64(a: f64, b: f64) -> u64 {
+/// Distance in float64 units (NaN: `u64::MAX`).
+pub fn ulps_f64(a: f64, b: f64) -> u64 {
     let key = |x: f64| {
         let bits = x.to_bits() as i64;
         if bits < 0 { i64::MIN - bits } else { bits }
@@ -292,7 +293,8 @@ fn ulps_f64(a: f64, b: f64) -> u64 {
     key(a).abs_diff(key(b))
 }
 
-fn ulps_f32(a: f32, b: f32) -> u64 {
+/// Distance in float32 units (NaN: `u64::MAX`).
+pub fn ulps_f32(a: f32, b: f32) -> u64 {
     let key = |x: f32| {
         let bits = x.to_bits() as i32 as i64;
         if bits < 0 { i32::MIN as i64 - bits } else { bits }

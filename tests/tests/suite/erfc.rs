@@ -35,19 +35,12 @@ fn reference() -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Distance in float64 units (as tests/src/cases.rs measures it); NaN and NaN are 0.
+/// Distance in float64 units (`appy_tests::cases::ulps_f64`); NaN and NaN are 0.
 fn ulps(a: f64, b: f64) -> u64 {
     if a == b || (a.is_nan() && b.is_nan()) {
         return 0;
     }
-    if a.is_nan() || b.is_nan() {
-        return u64::MAX;
-    }
-    let key = |v: f64| {
-        let m = v.to_bits() & 0x7FFF_FFFF_FFFF_FFFF;
-        if v.is_sign_negative() { -(m as i128) } else { m as i128 }
-    };
-    (key(a) - key(b)).unsigned_abs() as u64
+    appy_tests::cases::ulps_f64(a, b)
 }
 
 /// `math.erfc` over `xs` on the CPU, with or without the GPU's expansion.
@@ -166,7 +159,11 @@ fn float32_expansion_is_the_float64_one_rounded() {
     let mut bad = vec![];
     for (&(x, want), g) in table.iter().zip(&got) {
         let (g, w) = (*g as f32, want as f32);
-        let d = (g.to_bits() as i64 - w.to_bits() as i64).unsigned_abs();
+        let d = if g.is_nan() && w.is_nan() {
+            0
+        } else {
+            appy_tests::cases::ulps_f32(g, w)
+        };
         if d > 1 {
             bad.push(format!("erfc({x:e}f32) = {g:e}, expected {w:e}: {d} float32 ulp"));
         }
