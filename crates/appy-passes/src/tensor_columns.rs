@@ -152,6 +152,23 @@ fn simple_loop(
     Ok(())
 }
 
+/// `y[j] = identity` over `[lo, hi)`: the target before the reduction.
+fn init(
+    g: &Gen<'_>,
+    b: &mut Builder,
+    p: usize,
+    kind: appy_ir::reduction::Reduction,
+    ty: &str,
+    (lo, hi): (Value, Value),
+) -> Result<(), IrError> {
+    simple_loop(g, b, (lo, hi, g.c1), None, &mut |b, j| {
+        let id = b.identity(kind, ty).map_err(|s| g.err(s))?;
+        let idx = g.target_index(b, &HashMap::from([(p, j)]))?;
+        b.store(id, g.a.target, &idx);
+        Ok(())
+    })
+}
+
 /// `y[j] = f(y[j])` for the element-wise ops `f` applied to the reduction's result
 /// (nothing when the value is the reduction itself), over `[lo, hi)`.
 fn finish(g: &Gen<'_>, b: &mut Builder, p: usize, red_result: Value, (lo, hi): (Value, Value)) -> Result<(), IrError> {
@@ -185,13 +202,7 @@ fn rows_in_parallel(
 ) -> Result<(), IrError> {
     let (c0, c1) = (g.c0, g.c1);
     let (np, nr) = (g.ext[p], g.ext[r]);
-    let e = |s: String| g.err(s);
-    simple_loop(g, b, (c0, np, c1), None, &mut |b, j| {
-        let id = b.identity(kind, ty).map_err(e)?;
-        let idx = g.target_index(b, &HashMap::from([(p, j)]))?;
-        b.store(id, g.a.target, &idx);
-        Ok(())
-    })?;
+    init(g, b, p, kind, ty, (c0, np))?;
     let memo = HashMap::new();
     let atomic = kind.atomic_kind(float);
     simple_loop(g, b, (c0, nr, c1), Some("appy.parallel"), &mut |b, i| {
@@ -224,17 +235,11 @@ fn column_blocks(
     let (c0, c1) = (g.c0, g.c1);
     let (np, nr) = (g.ext[p], g.ext[r]);
     let w = b.index(BLOCK_BYTES / size);
-    let e = |s: String| g.err(s);
     let memo = HashMap::new();
     simple_loop(g, b, (c0, np, w), Some("appy.parallel"), &mut |b, jb| {
         let end = b.bin("arith.addi", jb, w);
         let hi = b.bin("arith.minsi", end, np);
-        simple_loop(g, b, (jb, hi, c1), None, &mut |b, j| {
-            let id = b.identity(kind, ty).map_err(e)?;
-            let idx = g.target_index(b, &HashMap::from([(p, j)]))?;
-            b.store(id, g.a.target, &idx);
-            Ok(())
-        })?;
+        init(g, b, p, kind, ty, (jb, hi))?;
         simple_loop(g, b, (c0, nr, c1), None, &mut |b, i| {
             simple_loop(g, b, (jb, hi, c1), None, &mut |b, j| {
                 let env: Env = HashMap::from([(p, j), (r, i)]);

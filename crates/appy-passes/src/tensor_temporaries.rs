@@ -58,11 +58,12 @@ fn temporaries(b: &mut Builder, f: &mut Op, cpu: bool) -> Result<(), IrError> {
     let mut consts: HashMap<Value, i64> = HashMap::new();
     if cpu {
         f.walk(&mut |o| {
-            if o.name == "arith.constant"
-                && let (Some(r), Some(v)) = (o.results.first(), o.attr("value"))
-                && let Some(n) = v.split(':').next().and_then(|t| t.trim().parse::<i64>().ok())
+            if let Some(appy_ir::ops::Constant {
+                value: appy_ir::attrs::Scalar::Int(n),
+                result,
+            }) = appy_ir::ops::Constant::of(o, &b.m)
             {
-                consts.insert(*r, n);
+                consts.insert(result, n);
             }
         });
     }
