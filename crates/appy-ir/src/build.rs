@@ -250,8 +250,14 @@ impl Builder {
     }
     /// `scf.if` without results; `then`/`orelse` must end in `scf.yield`.
     pub fn if_op(&mut self, c: Value, then: Vec<Op>, orelse: Option<Vec<Op>>) {
+        self.if_op_with_results(c, then, orelse, &[]);
+    }
+    /// `scf.if` with `results` (each branch's `scf.yield` passes them; with results,
+    /// both branches must be present).
+    pub fn if_op_with_results(&mut self, c: Value, then: Vec<Op>, orelse: Option<Vec<Op>>, results: &[Value]) {
         let op = Op::new("scf.if")
             .with_operands([c])
+            .with_results(results.iter().copied())
             .with_region(Self::region(vec![], then))
             .with_region(Region {
                 blocks: orelse.map(|o| vec![Block { args: vec![], ops: o }]).unwrap_or_default(),

@@ -299,6 +299,10 @@ impl<'a> Lower<'a> {
         s: &Stmt,
     ) -> DResult<()> {
         let (l, u, st, direct) = self.loop_bounds(lb, ub, step, cstep);
+        // Array names the body rebinds are loop-carried (`rebind.rs`).
+        let carried = self.carried_arrays(&[body])?;
+        let iter_args = self.carried_values(&carried);
+        self.bind_carried(&carried, &iter_args);
         let iv = self.b.m.value("index");
         self.b.begin();
         let i = self.iv_value(iv, lb, step, direct);
@@ -317,12 +321,16 @@ impl<'a> Lower<'a> {
         let r = self.block(body);
         self.seq_worker -= one_worker as usize;
         r?;
-        self.b.push(Builder::yield_op(&[]));
+        let yields = self.carried_yields(&carried, s.span)?;
+        self.b.push(Builder::yield_op(&yields));
         let ops = self.b.end();
         self.set_loc(s.span);
+        let results = self.carried_values(&carried);
         let mut op = Op::new("scf.for")
-            .with_operands([l, u, st])
-            .with_region(Builder::region(vec![iv], ops));
+            .with_operands([l, u, st].into_iter().chain(Self::carried_inits(&carried)))
+            .with_results(results.iter().copied())
+            .with_region(Builder::region(std::iter::once(iv).chain(iter_args).collect(), ops));
+        self.bind_carried(&carried, &results);
         if matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::SequentialFor)) {
             op.set_attr("appy.sequential", "unit");
         }

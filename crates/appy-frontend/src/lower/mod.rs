@@ -41,6 +41,7 @@ mod call;
 mod checks;
 mod expr;
 mod loops;
+mod rebind;
 mod shape;
 mod stmt;
 mod tensor;

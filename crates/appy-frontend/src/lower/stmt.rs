@@ -203,20 +203,28 @@ impl Lower<'_> {
             StmtKind::If { cond, then, orelse } => {
                 let c = self.expr(cond)?;
                 let c = self.as_bool(c, cond.span)?;
+                // Array names a branch rebinds are the `if`'s results (`rebind.rs`).
+                let carried = self.carried_arrays(&[then, orelse])?;
+                let inits = Self::carried_inits(&carried);
                 self.b.begin();
                 self.block(then)?;
-                self.b.push(Builder::yield_op(&[]));
+                let yields = self.carried_yields(&carried, s.span)?;
+                self.b.push(Builder::yield_op(&yields));
                 let t = self.b.end();
-                let e = if orelse.is_empty() {
+                self.bind_carried(&carried, &inits);
+                let e = if orelse.is_empty() && carried.is_empty() {
                     None
                 } else {
                     self.b.begin();
                     self.block(orelse)?;
-                    self.b.push(Builder::yield_op(&[]));
+                    let yields = self.carried_yields(&carried, s.span)?;
+                    self.b.push(Builder::yield_op(&yields));
                     Some(self.b.end())
                 };
                 self.set_loc(s.span);
-                self.b.if_op(c, t, e);
+                let results = self.carried_values(&carried);
+                self.b.if_op_with_results(c, t, e, &results);
+                self.bind_carried(&carried, &results);
                 Ok(())
             }
             StmtKind::For { var, iter, body } => self.for_loop(var, iter, body, s),
@@ -382,14 +390,17 @@ impl Lower<'_> {
             {
                 let op = crate::sema::catalog::max_min(&q);
                 if let Some(op) = op {
-                    let other = if x == t {
+                    let same = crate::sema::prange::same;
+                    let other = if same(x, t) {
                         y
-                    } else if y == t {
+                    } else if same(y, t) {
                         x
                     } else {
                         return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
                     };
-                    return self.atomic_update(t, op, other, false);
+                    // Builtin `max(a[i], v)` skips a NaN `v`, as Python's comparison does.
+                    let builtin = crate::sema::catalog::lookup(&q).is_some_and(|f| matches!(f.rule, crate::sema::catalog::Rule::MaxMin { numpy: false, .. }));
+                    return self.atomic_update(t, op, other, false, builtin);
                 }
             }
             return Err(self.err(
@@ -455,7 +466,7 @@ impl Lower<'_> {
                 BinOp::Mul => (Reduction::Prod, false),
                 _ => return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=`, `*=` and max/min updates")),
             };
-            return self.atomic_update(target, rop, value, neg);
+            return self.atomic_update(target, rop, value, neg, false);
         }
         let synthetic = Expr {
             kind: ExprKind::Binary {
@@ -494,23 +505,49 @@ impl Lower<'_> {
             },
             span: arr.span.to(idx.span),
         };
-        self.atomic_update(&target, rop, v, false)
+        self.atomic_update(&target, rop, v, false, false)
     }
 
-    pub(super) fn atomic_update(&mut self, target: &Expr, op: Reduction, value: &Expr, neg: bool) -> DResult<()> {
+    /// `target op= value` atomically (`neg`: `-=`; `skip_nan`: a float max/min that
+    /// ignores a NaN value, as builtin `max(t, v)` does).
+    pub(super) fn atomic_update(&mut self, target: &Expr, op: Reduction, value: &Expr, neg: bool, skip_nan: bool) -> DResult<()> {
         let ExprKind::Subscript { value: arr, indices } = &target.kind else {
             return Err(self.err(target.span, "atomic updates need an array element target like `s[0]`"));
         };
+        if op == Reduction::Prod {
+            let t = self.file.text().get(target.span.start..target.span.end).unwrap_or("a[i]").to_string();
+            return Err(self
+                .err(target.span.to(value.span), format!("`{t} *= ...` cannot be an atomic update: neither back end has an atomic multiply"))
+                .with_note("help: multiply into a scalar (`p = 1.0` before the loop, `p *= v` in it: a reduction), then update the element once after the loop"));
+        }
         let (m, dt, idx, ok) = self.element_ref(arr, indices, target.span)?;
         let v = self.expr(value)?;
         let V::S(x, t) = v else {
             return Err(self.err(value.span, "atomic update value must be a scalar"));
         };
+        if matches!(op, Reduction::Sum | Reduction::Prod) && !dt.is_float() && t.is_float() {
+            // Python converts each new value `a[i] + v` to the integer dtype: the
+            // result depends on the order of the updates, and an atomic update of
+            // `int(v)` is another sum.
+            return Err(self
+                .err(
+                    value.span,
+                    format!(
+                        "an atomic update of an `{}` element by a float value: Python stores `int(element + value)` each time, which no atomic update computes",
+                        dt.numpy()
+                    ),
+                )
+                .with_note("help: convert the value first (`int(...)`), or update a float array"));
+        }
         let mut x = self.b.cast(x, t, STy::strong(dt));
         if neg {
             x = self.negate(x, dt);
         }
-        let kind = op.atomic_kind(dt.is_float()).attr();
+        let kind = match (op, skip_nan && dt.is_float()) {
+            (Reduction::Max, true) => appy_ir::attrs::AtomicKind::Maxnumf.attr(),
+            (Reduction::Min, true) => appy_ir::attrs::AtomicKind::Minnumf.attr(),
+            _ => op.atomic_kind(dt.is_float()).attr(),
+        };
         let mut ops = vec![x, m];
         ops.extend(idx);
         self.set_loc(target.span);

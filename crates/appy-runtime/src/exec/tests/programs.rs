@@ -76,6 +76,43 @@ def return_scaled(x, N, alpha):
     return x[:N] + alpha
 
 @appy.jit
+def ping_pong(a, b, N, steps):
+    for t in range(steps):
+        #pragma parallel for
+        for i in range(1, N - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        a, b = b, a
+    return a
+
+@appy.jit
+def ping_pong_host(a, b, N, steps):
+    for t in range(steps):
+        for i in range(1, N - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        a, b = b, a
+    return a
+
+@appy.jit
+def rotate(a, b, c, N, steps):
+    for t in range(steps):
+        for i in range(N):
+            c[i] = a[i] + 2.0 * b[i]
+        tmp = a
+        a = b
+        b = c
+        c = tmp
+    return a, b, c
+
+@appy.jit
+def branch_alias(a, b, N, flip):
+    if flip > 0:
+        a, b = b, a
+    c = a
+    for i in range(N):
+        c[i] = a[i] + b[i]
+    return c
+
+@appy.jit
 def constant_dims(x):
     N = x.shape[0]
     c = np.zeros((2, N, 3), dtype=np.int32)
@@ -606,5 +643,116 @@ fn host_overhead() {
                 best * 1e6 / launches.max(1) as f64
             );
         }
+    }
+}
+
+fn same(g: &HostArray, w: &[f64]) -> bool {
+    floats(g).iter().zip(w).all(|(g, w)| close(*g, *w))
+}
+
+/// Array names rebound in host code are pointer swaps (`a, b = b, a` in a time loop,
+/// `tmp = a; a = b; b = c; c = tmp`, `if flip: a, b = b, a`): each buffer ends with
+/// what Python's program wrote into it, and the returned names are the right buffers.
+/// (The host runs these loops itself: no kernels, so the mock's memory holds the
+/// real values.)
+#[test]
+fn rebound_array_names_swap_buffers() {
+    let dev = Mock::new();
+    // The 1-D Jacobi ping-pong, for even and odd step counts and none.
+    let b = compile("ping_pong_host", "f64[:],f64[:],int,int");
+    for (n, steps) in [(1usize, 1i64), (2, 3), (11, 0), (11, 1), (11, 4), (13, 7)] {
+        let (a0, b0) = (array(vec![n], 3), array(vec![n], 4));
+        let mut args = [
+            HostValue::Array(a0.clone()),
+            HostValue::Array(b0.clone()),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Int(steps, DType::I64, true),
+        ];
+        let (r, _) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        let mut bufs = [floats(&a0), floats(&b0)];
+        let (mut ia, mut ib) = (0, 1);
+        for _ in 0..steps {
+            for i in 1..n.saturating_sub(1) {
+                bufs[ib][i] = (bufs[ia][i - 1] + bufs[ia][i] + bufs[ia][i + 1]) / 3.0;
+            }
+            (ia, ib) = (ib, ia);
+        }
+        assert!(same(arr(&r[0]), &bufs[ia]), "return, n={n} steps={steps}");
+        assert!(same(arr(&args[0]), &bufs[0]), "a, n={n} steps={steps}");
+        assert!(same(arr(&args[1]), &bufs[1]), "b, n={n} steps={steps}");
+    }
+    // A rotation of three names.
+    let b = compile("rotate", "f64[:],f64[:],f64[:],int,int");
+    for steps in [0i64, 1, 2, 3, 5] {
+        let n = 7;
+        let a0: Vec<HostArray> = (0..3).map(|k| array(vec![n], 10 + k)).collect();
+        let mut args = [
+            HostValue::Array(a0[0].clone()),
+            HostValue::Array(a0[1].clone()),
+            HostValue::Array(a0[2].clone()),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Int(steps, DType::I64, true),
+        ];
+        let (r, _) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        let mut bufs: Vec<Vec<f64>> = a0.iter().map(floats).collect();
+        let (mut ia, mut ib, mut ic) = (0usize, 1usize, 2usize);
+        for _ in 0..steps {
+            for i in 0..n {
+                bufs[ic][i] = bufs[ia][i] + 2.0 * bufs[ib][i];
+            }
+            (ia, ib, ic) = (ib, ic, ia);
+        }
+        for (k, buf) in bufs.iter().enumerate() {
+            assert!(same(arr(&args[k]), buf), "buffer {k}, steps={steps}");
+        }
+        for (k, want) in [ia, ib, ic].into_iter().enumerate() {
+            assert!(same(arr(&r[k]), &bufs[want]), "result {k}, steps={steps}");
+        }
+    }
+    // A branch that swaps, then an alias written through.
+    let b = compile("branch_alias", "f64[:],f64[:],int,int");
+    for flip in [0i64, 1] {
+        let n = 5;
+        let (a0, b0) = (array(vec![n], 21), array(vec![n], 22));
+        let mut args = [
+            HostValue::Array(a0.clone()),
+            HostValue::Array(b0.clone()),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Int(flip, DType::I64, true),
+        ];
+        let (r, _) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+        let mut bufs = [floats(&a0), floats(&b0)];
+        let (ia, ib) = if flip > 0 { (1, 0) } else { (0, 1) };
+        for i in 0..n {
+            bufs[ia][i] += bufs[ib][i];
+        }
+        assert!(same(arr(&r[0]), &bufs[ia]), "return, flip={flip}");
+        assert!(same(arr(&args[0]), &bufs[0]), "a, flip={flip}");
+        assert!(same(arr(&args[1]), &bufs[1]), "b, flip={flip}");
+    }
+}
+
+/// The kernels of a ping-pong time loop get the buffers swapped at every step: the
+/// array each launch reads is the one the previous launch wrote.
+#[test]
+fn rebound_array_names_reach_the_kernels() {
+    let b = compile("ping_pong", "f64[:],f64[:],int,int");
+    let n = 11usize;
+    let dev = Mock::new();
+    let mut args = [
+        HostValue::Array(array(vec![n], 1)),
+        HostValue::Array(array(vec![n], 2)),
+        HostValue::Int(n as i64, DType::I64, true),
+        HostValue::Int(4, DType::I64, true),
+    ];
+    call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+    let launches = dev.launches();
+    assert_eq!(launches.len(), 4);
+    // The kernel's parameters: four indices, then `a` and `b` as memref descriptors
+    // (allocated and aligned pointers, offset, size, stride), then two indices.
+    let ptrs: Vec<(u64, u64)> = launches.iter().map(|l| (l.3[5], l.3[10])).collect();
+    for w in ptrs.windows(2) {
+        assert_ne!(w[0].0, w[0].1, "{ptrs:?}");
+        assert_eq!(w[1], (w[0].1, w[0].0), "each step reads what the last one wrote: {ptrs:?}");
     }
 }
