@@ -99,8 +99,11 @@ impl Source {
 pub struct Function {
     /// Its name.
     pub name: Ident,
-    /// Positional parameters (no defaults, no `*args`).
+    /// Positional parameters (no `*args`).
     pub params: Vec<Ident>,
+    /// Each parameter's default value, if it has one (`def f(a, n=10)`). Compiled code
+    /// takes every parameter: callers bind defaults (the Python package, `appy run`).
+    pub defaults: Vec<Option<Expr>>,
     /// Keyword options of the decorator, e.g. `auto_simd=True`.
     pub options: Vec<(Ident, Expr)>,
     /// The body.

@@ -155,6 +155,7 @@ fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
     let function = Function {
         name: def.name,
         params: def.params,
+        defaults: def.defaults,
         options,
         body,
         span,
@@ -170,6 +171,7 @@ fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
                 .map(|(def, body, span)| Function {
                     name: def.name,
                     params: def.params,
+                    defaults: def.defaults,
                     options: vec![],
                     body,
                     span,

@@ -124,7 +124,6 @@ fn function_header_errors() {
         parse_function(&file, "f").unwrap_err()
     };
     let cases = [
-        ("def f(a, b=1):", "default parameter values are not supported", 11),
         ("def f(a, *args):", "`*args` parameters are not supported", 10),
         ("def f(a, **kw):", "`**kw` parameters are not supported", 10),
         ("def f(a)", "invalid syntax", 9),

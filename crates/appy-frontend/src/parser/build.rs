@@ -36,8 +36,10 @@ impl Ctx<'_> {
         }
     }
 
-    pub(super) fn param(&self, p: Pair<'_, Rule>) -> DResult<Ident> {
+    /// A parameter and its default value, if it has one.
+    pub(super) fn param(&self, p: Pair<'_, Rule>) -> DResult<(Ident, Option<Expr>)> {
         let mut name = None;
+        let mut default = None;
         for q in p.into_inner() {
             match q.as_rule() {
                 Rule::name => name = Some(self.ident(&q)),
@@ -48,14 +50,13 @@ impl Ctx<'_> {
                 }
                 Rule::param_annot => {}
                 Rule::param_default => {
-                    return Err(self
-                        .err(&q, "default parameter values are not supported in APPy functions")
-                        .with_note("help: pass every argument explicitly"));
+                    let e = q.into_inner().find(|x| x.as_rule() == Rule::test);
+                    default = e.map(|e| self.expr(e)).transpose()?;
                 }
                 _ => {}
             }
         }
-        name.ok_or_else(|| Diagnostic::bare("malformed parameter"))
+        Ok((name.ok_or_else(|| Diagnostic::bare("malformed parameter"))?, default))
     }
 
     pub(super) fn header(&self, p: Pair<'_, Rule>) -> DResult<Header> {

@@ -217,6 +217,8 @@ pub(crate) fn parse_decorator(file: &SourceFile, span: Span) -> DResult<Expr> {
 pub(crate) struct DefLine {
     pub name: Ident,
     pub params: Vec<Ident>,
+    /// Each parameter's default value, if it has one.
+    pub defaults: Vec<Option<Expr>>,
     /// Statements written after the colon on the same line.
     pub inline: Option<Vec<Stmt>>,
 }
@@ -227,11 +229,16 @@ pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
     let cx = Ctx { file, offset: span.start };
     let mut name = None;
     let mut params = Vec::new();
+    let mut defaults = Vec::new();
     let mut inline = None;
     for p in line.into_inner() {
         match p.as_rule() {
             Rule::name => name = Some(cx.ident(&p)),
-            Rule::param => params.push(cx.param(p)?),
+            Rule::param => {
+                let (name, default) = cx.param(p)?;
+                params.push(name);
+                defaults.push(default);
+            }
             // Annotations are ignored: the types come from the arguments.
             Rule::ret_annot => {}
             Rule::simple_stmts => inline = Some(cx.simple_stmts(p)?),
@@ -239,7 +246,12 @@ pub(crate) fn parse_def(file: &SourceFile, span: Span) -> DResult<DefLine> {
         }
     }
     let name = name.ok_or_else(|| Diagnostic::error(file, span, "expected a function name"))?;
-    Ok(DefLine { name, params, inline })
+    Ok(DefLine {
+        name,
+        params,
+        defaults,
+        inline,
+    })
 }
 
 /// Parses the body blocks of a function into statements.

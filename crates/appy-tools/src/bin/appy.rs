@@ -180,12 +180,43 @@ fn main() -> ExitCode {
 
 /// Parses `--arg NAME=VALUE` list into values in parameter order.
 #[cfg(feature = "jit")]
-fn bind_args(params: &[String], raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
+fn bind_args(params: &Params, raw: &[String]) -> Result<Vec<HostValue>, Diagnostic> {
     bind_args_from(params, raw, &mut vec![])
 }
 
-/// [`bind_args`], also recording the `.npy` files read in `inputs`.
-fn bind_args_from(params: &[String], raw: &[String], inputs: &mut Vec<Input>) -> Result<Vec<HostValue>, Diagnostic> {
+/// A function's parameter names and the source text of their default values.
+struct Params {
+    names: Vec<String>,
+    defaults: Vec<Option<String>>,
+}
+
+impl Params {
+    /// The parameters of a bundle (no defaults: every argument is given).
+    fn of_bundle(names: &[String]) -> Params {
+        Params {
+            names: names.to_vec(),
+            defaults: vec![],
+        }
+    }
+
+    /// The parameters of `f` in `src`, with their defaults as written.
+    #[cfg(feature = "jit")]
+    fn of_function(src: &appy_ir::diag::SourceFile, f: &appy_frontend::ast::Function) -> Params {
+        Params {
+            names: f.params.iter().map(|p| p.name.clone()).collect(),
+            defaults: f
+                .defaults
+                .iter()
+                .map(|d| d.as_ref().map(|e| src.text()[e.span.start..e.span.end].to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// [`bind_args`], also recording the `.npy` files read in `inputs`. A parameter without
+/// `--arg` takes its default value (a number or a bool written in the source).
+fn bind_args_from(params: &Params, raw: &[String], inputs: &mut Vec<Input>) -> Result<Vec<HostValue>, Diagnostic> {
+    let (params, defaults) = (&params.names, &params.defaults);
     let mut vals: Vec<Option<HostValue>> = vec![None; params.len()];
     for a in raw {
         let (name, v) = a
@@ -210,6 +241,16 @@ fn bind_args_from(params: &[String], raw: &[String], inputs: &mut Vec<Input>) ->
             HostValue::parse_scalar(v).map_err(|e| Diagnostic::bare(format!("--arg {name}: {e}")))?
         };
         vals[i] = Some(hv);
+    }
+    for (k, v) in vals.iter_mut().enumerate() {
+        if let (None, Some(Some(text))) = (&v, defaults.get(k)) {
+            let p = &params[k];
+            *v = Some(HostValue::parse_scalar(text).map_err(|_| {
+                Diagnostic::bare(format!(
+                    "parameter `{p}` has the default value `{text}`, which the command line cannot pass; give --arg {p}=VALUE"
+                ))
+            })?);
+        }
     }
     let missing: Vec<&str> = params
         .iter()
@@ -300,7 +341,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             let src = appy_ir::diag::SourceFile::load(&file)?;
             let compiler = appy_compiler::Compiler::new();
             let program = compiler.parse(&src, &func)?;
-            let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+            let params = Params::of_function(&src, &program.function);
             let mut inputs = vec![Input {
                 path: file.clone(),
                 what: "the source".into(),
@@ -376,7 +417,7 @@ fn exec_bundle(
         path: path.to_path_buf(),
         what: "the bundle".into(),
     }];
-    let orig = bind_args_from(&b.params, raw, &mut inputs)?;
+    let orig = bind_args_from(&Params::of_bundle(&b.params), raw, &mut inputs)?;
     // Autotuning (bundles compiled with --tune): pick the candidate for these shapes.
     let k = appy_runtime::tune::choose(&gpu, &b, &all, &orig).map_err(Diagnostic::bare)?;
     let loaded = &all[k];
@@ -484,7 +525,7 @@ fn run_source(
     let src = appy_ir::diag::SourceFile::load(file)?;
     let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
-    let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+    let params = Params::of_function(&src, &program.function);
     let mut inputs = vec![Input {
         path: file.to_path_buf(),
         what: "the source".into(),
@@ -520,7 +561,7 @@ fn run_source(
     }
     tracing::info!("ran on the {}", if jit.on_gpu() { "GPU" } else { "CPU" });
     report(&times);
-    write_outputs(out, &params, &last.0, &last.1, &inputs)
+    write_outputs(out, &params.names, &last.0, &last.1, &inputs)
 }
 
 /// `appy bench`.
@@ -529,7 +570,7 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
     let src = appy_ir::diag::SourceFile::load(file)?;
     let text = src.text().to_string();
     let program = appy_frontend::parse_function(&src, func)?;
-    let params: Vec<String> = program.function.params.iter().map(|p| p.name.clone()).collect();
+    let params = Params::of_function(&src, &program.function);
     let args = bind_args(&params, raw)?;
     let opts = appy_compiler::Options { mvl, ..Default::default() };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
