@@ -10,7 +10,9 @@
 //! written.
 
 use appy_runtime::files::{same_file, write_temporary};
-use std::path::PathBuf;
+use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 
 /// A file to write.
 pub struct Output {
@@ -50,15 +52,13 @@ pub fn write_all(outputs: &[Output], inputs: &[Input]) -> Result<(), String> {
                 o.what
             ));
         }
-        if let Ok(m) = std::fs::symlink_metadata(&o.path)
-            && !m.file_type().is_file()
-            && !m.file_type().is_symlink()
-        {
-            return Err(format!("cannot write {} to {}: it is not a regular file", o.what, o.path.display()));
+        if let Some(why) = refused(&o.path) {
+            return Err(format!("cannot write {} to {}: {why}", o.what, o.path.display()));
         }
     }
+    let (direct, files): (Vec<&Output>, Vec<&Output>) = outputs.iter().partition(|o| is_stream(&o.path));
     let mut written: Vec<PathBuf> = vec![];
-    for o in outputs {
+    for o in &files {
         match write_temporary(&o.path, &o.bytes, 0o666, true) {
             Ok(tmp) => written.push(tmp),
             Err(e) => {
@@ -69,7 +69,7 @@ pub fn write_all(outputs: &[Output], inputs: &[Input]) -> Result<(), String> {
             }
         }
     }
-    for (k, (o, tmp)) in outputs.iter().zip(&written).enumerate() {
+    for (k, (o, tmp)) in files.iter().zip(&written).enumerate() {
         if let Err(e) = std::fs::rename(tmp, &o.path) {
             for t in &written[k..] {
                 let _ = std::fs::remove_file(t);
@@ -77,7 +77,51 @@ pub fn write_all(outputs: &[Output], inputs: &[Input]) -> Result<(), String> {
             return Err(format!("cannot write {}: {e}", o.path.display()));
         }
     }
+    // Streams last, once every file is in place: they cannot be written atomically.
+    for o in direct {
+        write_stream(&o.path, &o.bytes).map_err(|e| format!("cannot write {}: {e}", o.path.display()))?;
+    }
     Ok(())
+}
+
+/// Whether `p` is written directly rather than through a temporary file: `-`
+/// (standard output), a character device (`/dev/null`, a terminal) or a pipe.
+fn is_stream(p: &Path) -> bool {
+    if p.as_os_str() == "-" {
+        return true;
+    }
+    std::fs::metadata(p).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_char_device() || t.is_fifo()
+    })
+}
+
+/// Why an output cannot go to `p` (a directory, a socket, a block device), if so.
+fn refused(p: &Path) -> Option<&'static str> {
+    if is_stream(p) {
+        return None;
+    }
+    let m = std::fs::metadata(p).ok()?;
+    let t = m.file_type();
+    if t.is_dir() {
+        Some("it is a directory")
+    } else if !t.is_file() {
+        Some("it is neither a regular file, a character device nor a pipe")
+    } else {
+        None
+    }
+}
+
+/// Writes `bytes` to standard output (`-`), a device or a pipe, in place.
+fn write_stream(p: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if p.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)?;
+        return out.flush();
+    }
+    let mut f = std::fs::OpenOptions::new().write(true).open(p)?;
+    f.write_all(bytes)?;
+    f.flush()
 }
 
 #[cfg(test)]
@@ -120,7 +164,7 @@ mod tests {
             out(d.join("C.npy"), "C", b"new C"),
         ];
         let e = write_all(&outs, &[]).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
+        assert!(e.contains("it is a directory"), "{e}");
         // Nothing was replaced, and no temporary file is left.
         assert_eq!(std::fs::read_to_string(d.join("A.npy")).unwrap(), "old A");
         assert_eq!(std::fs::read_to_string(d.join("B.npy")).unwrap(), "old B");
@@ -129,6 +173,26 @@ mod tests {
         write_all(&outs, &[]).unwrap();
         assert_eq!(std::fs::read_to_string(d.join("C.npy")).unwrap(), "new C");
         assert_eq!(listing(&d), ["A.npy", "B.npy", "C.npy"]);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn devices_and_pipes_are_written_directly() {
+        // `-o /dev/null` (a character device) is written in place, not renamed over.
+        write_all(&[out("/dev/null".into(), "the output", b"text")], &[]).unwrap();
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        // A pipe: a reader gets the bytes.
+        let d = tmp("fifo");
+        let fifo = d.join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_all(&[out(fifo.clone(), "the output", b"through a pipe")], &[]).unwrap();
+        assert_eq!(reader.join().unwrap(), b"through a pipe");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
         let _ = std::fs::remove_dir_all(&d);
     }
 

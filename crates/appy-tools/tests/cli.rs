@@ -696,3 +696,77 @@ fn matrix_products_with_and_without_blas() {
         }
     }
 }
+
+/// `appy run` binds parameters' default values, as Python does: only a parameter with
+/// no default and no `--arg` is an error, and a default the command line cannot pass
+/// (not a number) asks for `--arg`.
+#[test]
+fn run_binds_default_parameter_values() {
+    let d = tmp("defaults");
+    let src = d.join("k.py");
+    std::fs::write(
+        &src,
+        "import numpy as np\nimport appy\n\n@appy.jit\ndef scale(a, n, alpha=2.5, shift=-1, flag=True, name=None):\n    #pragma parallel for\n    for i in range(n):\n        if flag:\n            a[i] = alpha * a[i] + shift\n",
+    )
+    .unwrap();
+    let arr = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
+    let run = |extra: &[&str]| {
+        let out = d.join("out");
+        let _ = std::fs::remove_dir_all(&out);
+        let mut c = appy();
+        c.args(["run", src.to_str().unwrap(), "--func", "scale", "--device", "cpu"])
+            .args(["--arg", &format!("a={}", write(&d, "a.npy", &arr)), "--arg", "name=0"])
+            .args(extra)
+            .args(["--out", out.to_str().unwrap()]);
+        let o = c.output().unwrap();
+        (o, out)
+    };
+    let (o, out) = run(&["--arg", "n=3"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = HostArray::read_npy(&out.join("a.npy")).unwrap();
+    assert_eq!((0..3).map(|i| got.get_f64(i)).collect::<Vec<_>>(), [1.5, 4.0, 6.5]);
+    // An explicit --arg wins over the default.
+    let (o, out) = run(&["--arg", "n=3", "--arg", "alpha=1.0", "--arg", "shift=0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = HostArray::read_npy(&out.join("a.npy")).unwrap();
+    assert_eq!((0..3).map(|i| got.get_f64(i)).collect::<Vec<_>>(), [1.0, 2.0, 3.0]);
+    // No default, no --arg: named.
+    let (o, _) = run(&[]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("missing --arg for parameter(s): n"), "{e}");
+    // A default the command line cannot pass.
+    let mut c = appy();
+    c.args(["run", src.to_str().unwrap(), "--func", "scale", "--device", "cpu"]).args([
+        "--arg",
+        &format!("a={}", write(&d, "a.npy", &arr)),
+        "--arg",
+        "n=3",
+    ]);
+    let o = c.output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("parameter `name` has the default value `None`") && e.contains("--arg name="),
+        "{e}"
+    );
+}
+
+/// `appy-opt -o /dev/null` and `-o -` (standard output) work: devices and pipes are
+/// written directly, regular files atomically.
+#[test]
+fn opt_writes_to_devices_and_stdout() {
+    let src = examples().join("vector_add.py");
+    let o = appy_opt()
+        .args([src.to_str().unwrap(), "--func", "vector_add", "--emit=appy", "-o", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout.is_empty());
+    let o = appy_opt()
+        .args([src.to_str().unwrap(), "--func", "vector_add", "--emit=appy", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("func.func @vector_add"));
+}

@@ -15,7 +15,8 @@ fn main() -> ExitCode {
         .init();
     let argv: Vec<String> = std::env::args().collect();
     let mut stdin = String::new();
-    if argv.iter().skip(1).any(|a| a == "-") {
+    // The input `-` is standard input (`-o -`, the output, is standard output).
+    if argv.iter().enumerate().skip(1).any(|(k, a)| a == "-" && argv[k - 1] != "-o") {
         let _ = std::io::stdin().read_to_string(&mut stdin);
     }
     match appy_tools::opt::run(&argv, &stdin) {
