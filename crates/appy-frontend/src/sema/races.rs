@@ -7,10 +7,18 @@
 //!   `out[i] = out[i-1] + a[i]` reads in iteration `i` what iteration `i - 1` writes.
 //!   A dependence test over affine subscripts (each index `c + a·i + Σ b·v`) finds the
 //!   distance: two accesses of one array, at least one a write, whose subscripts agree in
-//!   every dimension for iterations `i` and `i + d`, `d ≠ 0` a multiple of the step. This
-//!   is an error (the program means its sequential order, which a parallel loop does not
-//!   keep), with `#pragma sequential for` as the fix. When either access sits under an
-//!   `if` the dependence may never happen, and it is a warning instead.
+//!   every dimension for iterations `i` and `i + d`, `d ≠ 0` a multiple of the step. An
+//!   inner loop variable `v` may take different values in the two iterations: what the
+//!   test knows of them comes from its `range` ([`characterise`]): a constant step `s`
+//!   and a start that is, modulo `s`, affine in `i` (`1 + (i + c) % 2` is `1 + i + c`
+//!   modulo 2) make its two values differ by `alpha·d + s·u` (`u` any integer, or
+//!   `|u| < n` for a loop of a constant `n` iterations), and the equations of all
+//!   dimensions are solved exactly over the integers (the GCD and parity tests:
+//!   red-black relaxation's rows meet only at the other colour's columns). This is an
+//!   error (the program means its sequential order, which a parallel loop does not
+//!   keep), naming the distance and how the inner variables differ, with `#pragma
+//!   sequential for` as the fix. When either access sits under an `if` the dependence
+//!   may never happen, and it is a warning instead.
 //! - **A non-atomic read-modify-write of an element whose index does not depend on the
 //!   parallel variable** (`hist[idx[i]] += 1`, `s[0] += x`, `s[0] = s[0] + x`): several
 //!   iterations may update one element at once and lose updates. A warning suggests
@@ -18,9 +26,13 @@
 //!   atomic by itself).
 //!
 //! The analysis is syntactic and conservative: subscripts that are not affine, arrays
-//! the loop rebinds, and scalars the body assigns from something other than the loop
-//! variable make no claim. The existence of a dependence assumes the loop runs more
-//! iterations than its distance.
+//! the loop rebinds, scalars the body assigns from something other than the loop
+//! variable, and inner loop variables whose values it cannot characterise (a start of
+//! unknown parity with a step of 2, a step that is not a constant, an iterable other
+//! than a `range`, a loop whose length is neither a constant nor grows with a name)
+//! make no claim. The existence of a dependence assumes the loop runs more iterations
+//! than its distance (checked when its length is a constant), and an inner loop whose
+//! length grows with a name (`range(1, N - 1)`) enough iterations for both values.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -72,6 +84,16 @@ struct Access<'e> {
     guarded: bool,
     /// The statement it belongs to.
     stmt: usize,
+    /// The loops of the parallel loop's body around it, outermost first.
+    scope: Vec<Loop<'e>>,
+}
+
+/// A loop inside a parallel loop's body.
+#[derive(Clone, Copy, Debug)]
+struct Loop<'e> {
+    var: &'e str,
+    iter: &'e Expr,
+    body: &'e [Stmt],
 }
 
 impl Checker<'_> {
@@ -125,18 +147,17 @@ impl Checker<'_> {
             // The body rebinds the loop variable: subscripts no longer follow it.
             return Ok(());
         }
-        let mut inner = HashSet::new();
-        inner_loop_vars(body, &mut inner);
         let varying = varying_names(&var.name, body);
         let mut accesses = vec![];
         let mut stmt_no = 0;
-        collect_stmts(body, kind, &varying, false, &mut stmt_no, &mut accesses);
+        collect_stmts(body, kind, &varying, false, &mut stmt_no, &mut vec![], &mut accesses);
         let accesses: Vec<Access> = accesses.into_iter().filter(|a| !local.contains(a.array)).collect();
         let env = Env {
             var: &var.name,
             local: &local,
-            inner: &inner,
+            imports: self.imports,
             step: range_step(iter),
+            trips: range_trips(self.imports, iter),
         };
         self.dependences(&env, &accesses)?;
         self.updates(kind, var, &varying, body);
@@ -151,7 +172,9 @@ impl Checker<'_> {
                 if (r.write && r.span.start <= w.span.start && r.span != w.span) || r.array != w.array || (w.atomic && r.atomic) {
                     continue;
                 }
-                let Some(d) = distance(env, w, r) else { continue };
+                let Some(Witness { d, shifts }) = dependence(env, w, r) else {
+                    continue;
+                };
                 if !reported.insert((w.array, w.stmt.min(r.stmt), w.stmt.max(r.stmt))) {
                     continue;
                 }
@@ -168,8 +191,22 @@ impl Checker<'_> {
                         format!("iteration `{v} + {}` writes `{wt}`", -d),
                     )
                 };
+                // The inner loop variables that differ between the two iterations, as
+                // seen from the later one.
+                let when: Vec<String> = shifts
+                    .iter()
+                    .map(|(n, s)| {
+                        let s = if d > 0 { *s } else { -s };
+                        format!("`{n}` is {} {}", s.abs(), if s > 0 { "more" } else { "less" })
+                    })
+                    .collect();
+                let when = if when.is_empty() {
+                    String::new()
+                } else {
+                    format!(" when {} in iteration `{v} + {}`", when.join(" and "), d.abs())
+                };
                 let msg = format!(
-                    "loop-carried dependence on `{}` in a parallel loop: {first}, and {second}, the same element",
+                    "loop-carried dependence on `{}` in a parallel loop: {first}, and {second}, the same element{when}",
                     w.array
                 );
                 let at = if d > 0 { r.span } else { w.span };
@@ -177,9 +214,13 @@ impl Checker<'_> {
                 let help = "help: the iterations of a parallel loop run in any order and at once; to keep their order, \
                             make the loop sequential: `#pragma sequential for` (for `prange`, loop over `range`)";
                 if w.guarded || r.guarded {
-                    let d = Diagnostic::warning(self.file, at, format!("possible {msg} (when the `if` around it holds for both)"))
-                        .with_note(format!("note: the write is at line {wl}, column {wc}"))
-                        .with_note(help);
+                    let d = Diagnostic::warning(
+                        self.file,
+                        at,
+                        format!("possible {msg} (provided the `if` around it holds for both)"),
+                    )
+                    .with_note(format!("note: the write is at line {wl}, column {wc}"))
+                    .with_note(help);
                     self.warnings.push(d);
                 } else {
                     return Err(Diagnostic::error(self.file, at, msg)
@@ -284,42 +325,95 @@ fn same_indices(a: &[&Index], b: &[&Index]) -> bool {
 fn strip(i: &Index) -> Index {
     let mut i = i.clone();
     let zero = Span::new(0, 0);
-    fn expr(e: &mut Expr) {
-        e.span = Span::new(0, 0);
-        e.for_each_child_mut(&mut expr);
-    }
     match &mut i {
-        Index::Expr(e) => expr(e),
+        Index::Expr(e) => zero_spans(e),
         Index::Slice { lower, upper, step, span } => {
             *span = zero;
-            [lower, upper, step].into_iter().flatten().for_each(|e| expr(e));
+            [lower, upper, step].into_iter().flatten().for_each(|e| zero_spans(e));
         }
         Index::NewAxis(s) => *s = zero,
     }
     i
 }
 
+fn zero_spans(e: &mut Expr) {
+    e.span = Span::new(0, 0);
+    e.for_each_child_mut(&mut zero_spans);
+}
+
+/// `e` with every span zeroed (for structural comparison).
+fn strip_expr(e: &Expr) -> Expr {
+    let mut e = e.clone();
+    zero_spans(&mut e);
+    e
+}
+
 /// What the dependence test knows about the loop.
 struct Env<'a> {
     var: &'a str,
-    /// Names the body assigns (per-iteration values).
+    /// Names the body assigns (per-iteration values), inner loop variables included.
     local: &'a HashSet<&'a str>,
-    /// Loop variables of inner loops (free in each iteration).
-    inner: &'a HashSet<String>,
+    imports: &'a Imports,
     /// The constant step of the parallel loop, if it has one.
     step: Option<i64>,
+    /// The parallel loop's number of iterations, if it is a constant.
+    trips: Option<i64>,
 }
 
 /// The constant step of `range(...)`/`prange(...)` (1 with fewer than 3 arguments).
 fn range_step(iter: &Expr) -> Option<i64> {
     let ExprKind::Call { args, .. } = &iter.kind else { return None };
-    match args.get(2) {
+    constant_step(args.get(2))
+}
+
+/// A step: 1 if absent, else a non-zero constant.
+fn constant_step(step: Option<&Expr>) -> Option<i64> {
+    match step {
         None => Some(1),
         Some(s) => {
             let a = affine(s)?;
-            a.terms.is_empty().then_some(a.c).filter(|c| *c != 0)
+            a.terms.is_empty().then_some(a.c).filter(|c| *c != 0 && *c != i64::MIN)
         }
     }
+}
+
+/// `(start, stop, step)` of `range(...)` or `prange(...)`, `None` for a default.
+fn range_args<'e>(imports: &Imports, iter: &'e Expr) -> Option<(Option<&'e Expr>, &'e Expr, Option<&'e Expr>)> {
+    let ExprKind::Call { func, args, kwargs } = &iter.kind else {
+        return None;
+    };
+    let q = qualify(imports, func)?;
+    if !kwargs.is_empty() || !(q == "builtins.range" || q.ends_with(".prange")) {
+        return None;
+    }
+    match args.as_slice() {
+        [stop] => Some((None, stop, None)),
+        [start, stop] => Some((Some(start), stop, None)),
+        [start, stop, step] => Some((Some(start), stop, Some(step))),
+        _ => None,
+    }
+}
+
+/// `stop - start` of a range, each side as [`linear`].
+fn range_width(start: Option<&Expr>, stop: &Expr) -> Option<Affine> {
+    linear(stop).add(start.map_or_else(Affine::default, linear).scale(-1)?)
+}
+
+/// How many values `range(0, width, step)` has.
+fn trip_count(width: i64, step: i64) -> i64 {
+    let (w, g) = (i128::from(width) * i128::from(step.signum()), i128::from(step).abs());
+    let n = if w <= 0 { 0 } else { (w - 1) / g + 1 };
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The number of iterations of a `range(...)` loop, if it is a constant.
+fn range_trips(imports: &Imports, iter: &Expr) -> Option<i64> {
+    let (start, stop, step) = range_args(imports, iter)?;
+    let width = range_width(start, stop)?;
+    if !width.terms.is_empty() {
+        return None;
+    }
+    Some(trip_count(width.c, constant_step(step)?))
 }
 
 /// `c + Σ coeff·name`.
@@ -356,6 +450,15 @@ impl Affine {
 
 /// `e` as an affine function of the names in it, if it is one.
 pub(crate) fn affine(e: &Expr) -> Option<Affine> {
+    affine_mod(e, 0)
+}
+
+/// An affine function of the names in `e` congruent to `e` modulo `m` (equal to `e`
+/// when `m` is 0): `x % k` counts as `x` when `m` divides the constant `k` (Python's
+/// `x % k` differs from `x` by a multiple of `k`), so `1 + (i + c) % 2` is `1 + i + c`
+/// modulo 2.
+pub(crate) fn affine_mod(e: &Expr, m: i64) -> Option<Affine> {
+    let f = |e| affine_mod(e, m);
     match &e.kind {
         ExprKind::Int(v) => Some(Affine {
             c: *v,
@@ -365,12 +468,38 @@ pub(crate) fn affine(e: &Expr) -> Option<Affine> {
             terms: BTreeMap::from([(n.clone(), 1)]),
             c: 0,
         }),
-        ExprKind::Unary { op: UnaryOp::Pos, operand } => affine(operand),
-        ExprKind::Unary { op: UnaryOp::Neg, operand } => affine(operand)?.scale(-1),
-        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => affine(lhs)?.add(affine(rhs)?),
-        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => affine(lhs)?.add(affine(rhs)?.scale(-1)?),
+        ExprKind::Unary { op: UnaryOp::Pos, operand } => f(operand),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => f(operand)?.scale(-1),
+        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => f(lhs)?.add(f(rhs)?),
+        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => f(lhs)?.add(f(rhs)?.scale(-1)?),
         ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
-            let (l, r) = (affine(lhs)?, affine(rhs)?);
+            let (l, r) = (f(lhs)?, f(rhs)?);
+            match (l.terms.is_empty(), r.terms.is_empty()) {
+                (true, _) => r.scale(l.c),
+                (_, true) => l.scale(r.c),
+                _ => None,
+            }
+        }
+        ExprKind::Binary { op: BinOp::Mod, lhs, rhs } if m != 0 => match rhs.kind {
+            ExprKind::Int(k) if k != 0 && k % m == 0 => f(lhs),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `e` as `c + Σ coeff·term`, where a term is a name or, for a sub-expression that is
+/// not affine, an atom named by its text: `%…` for `x % k` (`k` a constant: bounded),
+/// `#…` for any other (a call, a subscript, `x // 2`).
+fn linear(e: &Expr) -> Affine {
+    let l = match &e.kind {
+        ExprKind::Int(_) | ExprKind::Name(_) => affine(e),
+        ExprKind::Unary { op: UnaryOp::Pos, operand } => Some(linear(operand)),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => linear(operand).scale(-1),
+        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => linear(lhs).add(linear(rhs)),
+        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => linear(rhs).scale(-1).and_then(|r| linear(lhs).add(r)),
+        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
+            let (l, r) = (linear(lhs), linear(rhs));
             match (l.terms.is_empty(), r.terms.is_empty()) {
                 (true, _) => r.scale(l.c),
                 (_, true) => l.scale(r.c),
@@ -378,49 +507,156 @@ pub(crate) fn affine(e: &Expr) -> Option<Affine> {
             }
         }
         _ => None,
+    };
+    l.unwrap_or_else(|| {
+        let bounded = matches!(&e.kind, ExprKind::Binary { op: BinOp::Mod, rhs, .. } if matches!(rhs.kind, ExprKind::Int(k) if k != 0));
+        Affine {
+            terms: BTreeMap::from([(format!("{}{:?}", if bounded { '%' } else { '#' }, strip_expr(e).kind), 1)]),
+            c: 0,
+        }
+    })
+}
+
+/// What the dependence test knows of the values an inner loop variable takes in an
+/// iteration of the parallel loop: its value in iteration `i + d` differs from one in
+/// iteration `i` by `alpha·d + step·u` for an integer `u`: any integer when `trips` is
+/// `None` (the loop is taken to run enough iterations), `|u| < trips` when the loop
+/// runs a constant number of times from a start that is affine in the parallel
+/// variable (`alpha` its coefficient).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Values {
+    alpha: i64,
+    step: i64,
+    trips: Option<i64>,
+}
+
+impl Values {
+    /// Any value in either iteration.
+    const ANY: Values = Values {
+        alpha: 0,
+        step: 1,
+        trips: None,
+    };
+}
+
+/// The values of the variable of `lp` if the compiler can tell them: `lp` is a
+/// `range(start, stop, step)` loop with a constant step whose body does not assign the
+/// variable, and either `stop - start` is a constant (a constant number of iterations)
+/// and `start` an affine function of the parallel variable and names the body does not
+/// assign, or `stop - start` grows with such a name (`N`, `i`) and `start` modulo the
+/// step is such a function (`1 + (i + c) % 2` is `1 + i + c` modulo 2). Otherwise `None`:
+/// no claim.
+fn characterise(env: &Env, lp: &Loop) -> Option<Values> {
+    let (start, stop, step) = range_args(env.imports, lp.iter)?;
+    let mut assigned = vec![];
+    ast_names_assigned(lp.body, &mut assigned);
+    if assigned.iter().any(|(n, _)| n == lp.var) {
+        return None;
+    }
+    let g = constant_step(step)?;
+    let known_name = |n: &str| n == env.var || !env.local.contains(n);
+    let known = |a: &Affine| a.terms.keys().all(|n| known_name(n));
+    let width = range_width(start, stop)?;
+    if width.terms.is_empty() {
+        let trips = trip_count(width.c, g);
+        let s = start.map_or(Some(Affine::default()), affine)?;
+        return (trips > 0 && known(&s)).then_some(Values {
+            alpha: s.coeff(env.var),
+            step: g.abs(),
+            trips: Some(trips),
+        });
+    }
+    let grows = width
+        .terms
+        .iter()
+        .any(|(n, k)| !n.starts_with(['%', '#']) && known_name(n) && k.signum() == g.signum());
+    if !grows {
+        return None;
+    }
+    if g.abs() == 1 {
+        return Some(Values::ANY);
+    }
+    let s = start.map_or(Some(Affine::default()), |s| affine_mod(s, g.abs()))?;
+    known(&s).then_some(Values {
+        alpha: s.coeff(env.var).rem_euclid(g.abs()),
+        step: g.abs(),
+        trips: None,
+    })
+}
+
+/// The innermost loop of `scope` over `n`.
+fn loop_over<'s, 'e>(scope: &'s [Loop<'e>], n: &str) -> Option<&'s Loop<'e>> {
+    scope.iter().rev().find(|l| l.var == n)
+}
+
+/// What a name other than the parallel variable in the subscripts of `w` and `r` is:
+/// `Some(None)` for one the body does not assign (the same value in every iteration),
+/// `Some(Some(values))` for the variable of loops around both accesses whose values are
+/// known, and `None` (no claim) for any other.
+fn inner_values(env: &Env, w: &Access, r: &Access, n: &str) -> Option<Option<Values>> {
+    match (loop_over(&w.scope, n), loop_over(&r.scope, n)) {
+        (None, None) => (!env.local.contains(n)).then_some(None),
+        (Some(lw), Some(lr)) => {
+            let (vw, vr) = (characterise(env, lw)?, characterise(env, lr)?);
+            // One loop, loops over the same range (the same values in every iteration),
+            // or loops whose variable may take any value.
+            let same = std::ptr::eq(lw.iter, lr.iter) || strip_expr(lw.iter) == strip_expr(lr.iter);
+            ((same || vw == Values::ANY) && vw == vr).then_some(Some(vw))
+        }
+        _ => None,
     }
 }
 
-/// The dependence distance `d ≠ 0` (in units of the loop variable) such that access
-/// `w` in iteration `i` and access `r` in iteration `i + d` touch the same element.
-fn distance(env: &Env, w: &Access, r: &Access) -> Option<i64> {
+/// A loop-carried dependence: access `w` in iteration `i` and access `r` in iteration
+/// `i + d` touch the same element when each inner loop variable of `shifts` has, in
+/// iteration `i + d`, its value in iteration `i` plus the shift (and the other inner
+/// loop variables the same value).
+struct Witness {
+    d: i64,
+    shifts: Vec<(String, i64)>,
+}
+
+/// Most values of a bounded inner variable's `u` tried (either side of 0), and of
+/// combinations of them.
+const BOUNDED_SHIFTS: i64 = 16;
+const BOUNDED_COMBINATIONS: usize = 4096;
+
+/// How a solution ranks among others (smaller first): `(|e|, e < 0, Σ|δ| of the
+/// bounded variables)`.
+type Rank = (i128, bool, i128);
+
+/// The loop-carried dependence of `r` on `w` at the smallest distance, if one is proven.
+///
+/// Subscripts are affine, with the same coefficient of every name on both sides. In
+/// iteration `i + d` (`d = p·e`, `p` the parallel loop's step, `e ≠ 0`), inner variable
+/// `v` differs from its value in iteration `i` by `δ_v = alpha_v·d + step_v·u_v` (see
+/// [`Values`]); dimension `k`, `c_w + a·i + Σ b_v·v = c_r + a·(i + d) + Σ b_v·(v + δ_v)`,
+/// is the linear equation `(a + Σ b_v·alpha_v)·p·e + Σ b_v·step_v·u_v = c_w - c_r` over
+/// the integers. The system of all dimensions is solved exactly (a Hermite reduction,
+/// which holds the GCD and parity tests); a bounded `u_v` is tried at each of its values.
+fn dependence(env: &Env, w: &Access, r: &Access) -> Option<Witness> {
     if w.indices.len() != r.indices.len() {
         return None;
     }
-    let mut dist: Option<i64> = None;
+    // Per dimension: the coefficient of the parallel variable, those of inner loop
+    // variables, and the write's constant minus the read's.
+    let mut dims: Vec<(i64, BTreeMap<String, i64>, i64)> = vec![];
+    let mut vars: BTreeMap<String, Values> = BTreeMap::new();
     for (x, y) in w.indices.iter().zip(&r.indices) {
         match (x, y) {
             (Index::Expr(x), Index::Expr(y)) => {
                 let (x, y) = (affine(x)?, affine(y)?);
-                let a = x.coeff(env.var);
-                if a != y.coeff(env.var) {
+                if x.terms != y.terms {
                     return None;
                 }
-                // Every other name: the same coefficient on both sides, and either
-                // invariant in the loop or an inner loop variable (which may take the
-                // same value in both iterations).
-                let names: HashSet<&String> = x.terms.keys().chain(y.terms.keys()).filter(|n| *n != env.var).collect();
-                for n in names {
-                    if x.coeff(n) != y.coeff(n) || (env.local.contains(n.as_str()) && !env.inner.contains(n)) {
-                        return None;
+                let mut inner = BTreeMap::new();
+                for (n, k) in x.terms.iter().filter(|(n, _)| *n != env.var) {
+                    if let Some(v) = inner_values(env, w, r, n)? {
+                        vars.insert(n.clone(), v);
+                        inner.insert(n.clone(), *k);
                     }
                 }
-                if a == 0 {
-                    if x.c != y.c {
-                        return None;
-                    }
-                    continue;
-                }
-                // a·i + x.c = a·(i + d) + y.c
-                let diff = x.c.checked_sub(y.c)?;
-                if diff % a != 0 {
-                    return None;
-                }
-                let d = diff / a;
-                if dist.is_some_and(|p| p != d) {
-                    return None;
-                }
-                dist = Some(d);
+                dims.push((x.coeff(env.var), inner, x.c.checked_sub(y.c)?));
             }
             (Index::Slice { .. }, Index::Slice { .. }) => {
                 let mut names = vec![];
@@ -437,9 +673,177 @@ fn distance(env: &Env, w: &Access, r: &Access) -> Option<i64> {
             _ => return None,
         }
     }
-    let d = dist.filter(|d| *d != 0)?;
-    let step = env.step?;
-    (d % step == 0).then_some(d)
+    // Accesses whose subscripts do not follow the parallel variable meet in any two
+    // iterations or none: not a dependence at a distance (see `updates`).
+    if dims.iter().all(|(a, _, _)| *a == 0) {
+        return None;
+    }
+    let p = i128::from(env.step?);
+    let vars: Vec<(String, Values)> = vars.into_iter().collect();
+    let n = vars.len() + 1;
+    // Unknowns: e, then u_v for each inner variable.
+    let mut rows: Vec<(Vec<i128>, i128)> = dims
+        .iter()
+        .map(|(a, inner, c)| {
+            let mut row = vec![0; n];
+            let mut ae = i128::from(*a);
+            for (j, (name, v)) in vars.iter().enumerate() {
+                let b = i128::from(inner.get(name).copied().unwrap_or(0));
+                ae += b * i128::from(v.alpha);
+                row[j + 1] = b * i128::from(v.step);
+            }
+            row[0] = ae * p;
+            (row, i128::from(*c))
+        })
+        .collect();
+    let unit = |j: usize| (0..n).map(|c| i128::from(c == j)).collect::<Vec<i128>>();
+    let shift = |j: usize, e: i128, u: i128| i128::from(vars[j].1.alpha) * p * e + i128::from(vars[j].1.step) * u;
+    // Each combination of the bounded variables' `u`, smallest first.
+    let bounded: Vec<usize> = (0..vars.len()).filter(|&j| vars[j].1.trips.is_some()).collect();
+    let domains: Vec<Vec<i128>> = bounded
+        .iter()
+        .map(|&j| {
+            let t = (vars[j].1.trips.unwrap_or(1) - 1).min(BOUNDED_SHIFTS);
+            std::iter::once(0).chain((1..=t).flat_map(|k| [k, -k])).map(i128::from).collect()
+        })
+        .collect();
+    if domains.iter().map(Vec::len).product::<usize>() > BOUNDED_COMBINATIONS {
+        return None;
+    }
+    // The best solution so far: its rank, e, and the bounded variables' u.
+    let mut best: Option<(Rank, i128, Vec<i128>)> = None;
+    let mut at = vec![0; bounded.len()];
+    loop {
+        let combo: Vec<i128> = at.iter().zip(&domains).map(|(&k, d)| d[k]).collect();
+        let mut sys = rows.clone();
+        sys.extend(bounded.iter().zip(&combo).map(|(&j, &u)| (unit(j + 1), u)));
+        if let Some((x, kernel)) = solve(&sys, n) {
+            let h = kernel.iter().fold(0, |g, k| gcd(g, k[0]));
+            let e = smallest_nonzero(x[0], h).filter(|e| env.trips.is_none_or(|t| e.abs() < i128::from(t)));
+            if let Some(e) = e {
+                let cost = bounded.iter().zip(&combo).map(|(&j, &u)| shift(j, e, u).abs()).sum::<i128>();
+                let key = (e.abs(), e < 0, cost);
+                if best.as_ref().is_none_or(|(k, _, _)| key < *k) {
+                    best = Some((key, e, combo));
+                }
+            }
+        }
+        // The next combination.
+        let Some(k) = (0..at.len()).find(|&k| at[k] + 1 < domains[k].len()) else {
+            break;
+        };
+        at[k] += 1;
+        at[..k].iter_mut().for_each(|a| *a = 0);
+    }
+    let (_, e, combo) = best?;
+    // A witness: this distance, these bounded shifts, and as many other inner
+    // variables as can be the same value in both iterations.
+    rows.extend(bounded.iter().zip(&combo).map(|(&j, &u)| (unit(j + 1), u)));
+    rows.push((unit(0), e));
+    for j in (0..vars.len()).filter(|j| !bounded.contains(j)) {
+        let mut row = vec![0; n];
+        row[0] = i128::from(vars[j].1.alpha) * p;
+        row[j + 1] = i128::from(vars[j].1.step);
+        rows.push((row, 0));
+        if solve(&rows, n).is_none() {
+            rows.pop();
+        }
+    }
+    let (x, _) = solve(&rows, n)?;
+    let mut shifts = vec![];
+    for (j, (name, _)) in vars.iter().enumerate() {
+        let s = shift(j, e, x[j + 1]);
+        if s != 0 {
+            shifts.push((name.clone(), i64::try_from(s).ok()?));
+        }
+    }
+    Some(Witness {
+        d: i64::try_from(e * p).ok()?,
+        shifts,
+    })
+}
+
+/// The non-zero member of `e0 + h·Z` closest to 0 (the positive one of two).
+fn smallest_nonzero(e0: i128, h: i128) -> Option<i128> {
+    if h == 0 {
+        return (e0 != 0).then_some(e0);
+    }
+    let r = e0.rem_euclid(h);
+    Some(if r == 0 {
+        h
+    } else if r <= h - r {
+        r
+    } else {
+        r - h
+    })
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i128::try_from(a).unwrap_or(0)
+}
+
+/// The integer solutions of the linear equations `rows` (`Σ_c row[c]·x[c] = rhs`) in
+/// `n` unknowns: one solution and a basis of the differences of two solutions. `None`
+/// when there is none (or on an overflow).
+///
+/// Unimodular column operations (recorded in `u`) reduce the matrix to a lower echelon
+/// form `h = m·u` (each row's first non-zero entry, its pivot, the gcd of the row's
+/// remaining entries); `h·y = rhs` is solved by substitution, each pivot dividing
+/// exactly, and `x = u·y` with the columns of `u` beyond the pivots free.
+fn solve(rows: &[(Vec<i128>, i128)], n: usize) -> Option<(Vec<i128>, Vec<Vec<i128>>)> {
+    let mut h: Vec<Vec<i128>> = rows.iter().map(|(r, _)| r.clone()).collect();
+    let mut u: Vec<Vec<i128>> = (0..n).map(|i| (0..n).map(|j| i128::from(i == j)).collect()).collect();
+    let mut pivots = vec![None; h.len()];
+    let mut col = 0;
+    for r in 0..h.len() {
+        while col < n {
+            let Some(c) = (col..n).filter(|&c| h[r][c] != 0).min_by_key(|&c| h[r][c].unsigned_abs()) else {
+                break;
+            };
+            for m in h.iter_mut().chain(u.iter_mut()) {
+                m.swap(c, col);
+            }
+            let mut reduced = true;
+            for c in col + 1..n {
+                let q = h[r][c] / h[r][col];
+                if q != 0 {
+                    for m in h.iter_mut().chain(u.iter_mut()) {
+                        m[c] = m[c].checked_sub(q.checked_mul(m[col])?)?;
+                    }
+                }
+                reduced &= h[r][c] == 0;
+            }
+            if reduced {
+                pivots[r] = Some(col);
+                col += 1;
+                break;
+            }
+        }
+    }
+    let mut y = vec![0i128; n];
+    for (r, (_, rhs)) in rows.iter().enumerate() {
+        let mut s = *rhs;
+        for c in (0..n).filter(|&c| pivots[r] != Some(c)) {
+            s = s.checked_sub(h[r][c].checked_mul(y[c])?)?;
+        }
+        match pivots[r] {
+            Some(c) if s.checked_rem(h[r][c])? == 0 => y[c] = s / h[r][c],
+            None if s == 0 => {}
+            _ => return None,
+        }
+    }
+    let mut x = vec![0i128; n];
+    for (i, xi) in x.iter_mut().enumerate() {
+        for (c, yc) in y.iter().enumerate() {
+            *xi = xi.checked_add(u[i][c].checked_mul(*yc)?)?;
+        }
+    }
+    let kernel = (col..n).map(|c| (0..n).map(|i| u[i][c]).collect()).collect();
+    Some((x, kernel))
 }
 
 /// `a[i][j]` and `a[i, j]` as (`a`, [i, j]).
@@ -496,11 +900,13 @@ fn collect_stmts<'e>(
     varying: &HashSet<String>,
     guarded: bool,
     n: &mut usize,
+    scope: &mut Vec<Loop<'e>>,
     out: &mut Vec<Access<'e>>,
 ) {
     for s in stmts {
         *n += 1;
         let stmt = *n;
+        let here = scope.clone();
         let atomic = matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic))
             || (kind == Parallel::Prange
                 && matches!(&s.kind, StmtKind::AugAssign { target, op: BinOp::Add | BinOp::Sub | BinOp::Mul, .. }
@@ -516,6 +922,7 @@ fn collect_stmts<'e>(
                 atomic,
                 guarded,
                 stmt,
+                scope: here.clone(),
             }));
         };
         let target = |t: &'e Expr, read_too: bool, out: &mut Vec<Access<'e>>| {
@@ -536,6 +943,7 @@ fn collect_stmts<'e>(
                                 atomic,
                                 guarded,
                                 stmt,
+                                scope: here.clone(),
                             };
                             if read_too {
                                 out.push(Access { write: false, ..a.clone() });
@@ -555,32 +963,22 @@ fn collect_stmts<'e>(
                 push_reads(value, out);
                 target(t, true, out);
             }
-            StmtKind::For { iter, body, .. } => {
+            StmtKind::For { var, iter, body } => {
                 push_reads(iter, out);
-                collect_stmts(body, kind, varying, guarded, n, out);
+                scope.push(Loop {
+                    var: &var.name,
+                    iter,
+                    body,
+                });
+                collect_stmts(body, kind, varying, guarded, n, scope, out);
+                scope.pop();
             }
             StmtKind::If { cond, then, orelse } => {
                 push_reads(cond, out);
-                collect_stmts(then, kind, varying, true, n, out);
-                collect_stmts(orelse, kind, varying, true, n, out);
+                collect_stmts(then, kind, varying, true, n, scope, out);
+                collect_stmts(orelse, kind, varying, true, n, scope, out);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => push_reads(e, out),
-            _ => {}
-        }
-    }
-}
-
-fn inner_loop_vars(stmts: &[Stmt], out: &mut HashSet<String>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::For { var, body, .. } => {
-                out.insert(var.name.clone());
-                inner_loop_vars(body, out);
-            }
-            StmtKind::If { then, orelse, .. } => {
-                inner_loop_vars(then, out);
-                inner_loop_vars(orelse, out);
-            }
             _ => {}
         }
     }
