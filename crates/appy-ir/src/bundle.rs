@@ -72,9 +72,17 @@ impl Bundle {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("bundle serializes")
     }
-    /// Deserializes from JSON, checking the version.
+    /// Deserializes from JSON, checking the version. The IR nests as deep as the
+    /// source's statements (an `elif` chain of 20 is deeper than serde_json's default
+    /// limit of 128 levels): no limit, on a stack segment of its own ([`crate::stack`]).
     pub fn from_json(s: &str) -> Result<Bundle, String> {
-        let b: Bundle = serde_json::from_str(s).map_err(|e| format!("not a valid appy bundle: {e}"))?;
+        let b: Bundle = crate::stack::deep(|| {
+            let mut de = serde_json::Deserializer::from_str(s);
+            de.disable_recursion_limit();
+            let b = Bundle::deserialize(&mut de)?;
+            de.end().map(|_| b)
+        })
+        .map_err(|e| format!("not a valid appy bundle: {e}"))?;
         if b.version != BUNDLE_VERSION {
             return Err(format!("bundle version {} is not supported (expected {BUNDLE_VERSION})", b.version));
         }

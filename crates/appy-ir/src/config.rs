@@ -72,7 +72,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: CACHE_DIR,
         default: "`$XDG_CACHE_HOME/appy`, else `~/.cache/appy`",
-        doc: "the persistent compile and autotuning cache; empty disables it",
+        doc: "the persistent compile and autotuning cache; empty disables it. It must be yours (or root's) and writable by no one else, as must the directories above it (sticky ones such as `/tmp` excepted): otherwise caching is off, with one warning saying why (docs/ROBUSTNESS.md, \"Who can put code into a process\")",
         scope: Scope::User,
     },
     Var {
@@ -223,6 +223,12 @@ pub const VARS: &[Var] = &[
         name: "APPY_OPENMP_CHILD",
         default: "unset",
         doc: "tests: set by the OpenMP thread test for the child process it starts",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_CACHE_CHILD",
+        default: "unset",
+        doc: "tests: set by the persistent-cache tests for the new process they start (which must find the entries the test stored)",
         scope: Scope::Test,
     },
     Var {

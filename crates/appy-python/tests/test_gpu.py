@@ -13,6 +13,7 @@ import pytest
 
 import appy
 import kernels as K
+from conftest import pythonpath
 
 pytestmark = pytest.mark.skipif(not appy.gpu_available(), reason="no GPU")
 rng = np.random.default_rng(5)
@@ -133,7 +134,7 @@ def test_ctrl_c_in_a_host_loop(tmp_path):
         many(a, 2)
         print("again ok", flush=True)
     ''')
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path))
     p = subprocess.Popen([sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "calling"
     time.sleep(1.0)

@@ -7,6 +7,7 @@ import textwrap
 import numpy as np
 
 import appy
+from conftest import pythonpath
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,7 +47,7 @@ def test_disable_jit_runs_plain_python():
         assert h.tolist() == [1.0, 0.0, 2.0]
         print("plain", appy.device())
     """)
-    env = dict(os.environ, APPY_DISABLE_JIT="1", PYTHONPATH=HERE)
+    env = dict(os.environ, APPY_DISABLE_JIT="1", PYTHONPATH=pythonpath(HERE))
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=HERE)
     assert p.returncode == 0, p.stderr
     assert "plain" in p.stdout

@@ -14,6 +14,7 @@ import pytest
 
 import appy
 import kernels as K
+from conftest import pythonpath
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = np.random.default_rng(99)
@@ -94,7 +95,7 @@ def test_ctrl_c_interrupts_a_long_compile(tmp_path):
         big(a, b, 10)  # the abandoned compile finished in the background (cache)
         print("second call ok", b[0] != 0, flush=True)
     """)
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), APPY_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path), APPY_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.Popen([sys.executable, "-c", child], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "calling"
     time.sleep(0.5)
@@ -125,7 +126,7 @@ def test_logging_goes_to_the_appy_logger(tmp_path):
         assert any("appy_frontend" in m and "parsed APPy function" in m for m in msgs), msgs
         print("ok")
     """)
-    env = dict(os.environ, PYTHONPATH=HERE, APPY_LOG="debug", APPY_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=pythonpath(HERE), APPY_LOG="debug", APPY_CACHE_DIR=str(tmp_path))
     p = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
     assert p.returncode == 0 and "ok" in p.stdout, p.stderr
 
@@ -139,12 +140,88 @@ def test_second_process_loads_from_the_persistent_cache(tmp_path):
         K.axpy(2.0, np.ones(4), y, 4)
         assert y.tolist() == [3.0] * 4
     """)
-    env = dict(os.environ, PYTHONPATH=HERE, APPY_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=pythonpath(HERE), APPY_CACHE_DIR=str(tmp_path))
     first = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
     second = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
     assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
     assert "compiled axpy" in first.stderr, first.stderr
     assert "loaded from the cache axpy" in second.stderr, second.stderr
+
+
+_SPECIALISATIONS_SRC = textwrap.dedent("""
+    import numpy as np
+    import appy
+
+
+    @appy.jit
+    def axpb(a, b):
+        c = np.empty_like(a)
+        for i in appy.prange(a.shape[0]):
+            c[i] = 2.0 * a[i] + b[i]
+        return c
+
+
+    @appy.jit
+    def lin(a, b):
+        return a * 3 + b
+""")
+
+# Calls each specialisation named in argv[1] (`func:dtype:shape;...`) in that order, then
+# all of them again (all loaded at once), and compares with NumPy.
+_SPECIALISATIONS_CHILD = textwrap.dedent("""
+    import logging, sys, numpy as np, appy
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    appy.device("cpu")
+    from specs import axpb, lin
+    funcs = {"axpb": (axpb, lambda a, b: 2.0 * a + b), "lin": (lin, lambda a, b: a * 3 + b)}
+    def run(name, dt, shape):
+        f, ref = funcs[name]
+        n = int(np.prod(shape))
+        a = (np.arange(n) % 7 * (0.5 if dt.startswith("float") else 1)).astype(dt).reshape(shape)
+        b = (np.arange(n) - 9).astype(dt).reshape(shape)
+        got, want = f(a, b), ref(a, b)
+        ok = got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+        print(name, dt, shape, "ok" if ok else "WRONG %r" % (got,), flush=True)
+    done = []
+    for spec in sys.argv[1].split(";"):
+        name, dt, shape = spec.split(":")
+        shape = tuple(int(d) for d in shape.split("x"))
+        run(name, dt, shape)
+        done.append((name, dt, shape))
+    for spec in reversed(done):
+        run(*spec)
+""")
+
+
+def test_specialisations_loaded_from_the_cache_run_their_own_code(tmp_path):
+    """Specialisations of one function export the same symbols; a process that loads
+    several of them from the persistent cache (any order, any mix with code it compiles
+    itself) must run each one's own code."""
+    (tmp_path / "specs.py").write_text(_SPECIALISATIONS_SRC)
+    specs = ["axpb:float32:37", "axpb:float64:37", "lin:float64:5x7", "lin:int64:37", "lin:float32:5x7",
+             "lin:int64:5x7", "lin:int32:37"]
+
+    def run(order, cache="cache"):
+        env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path), APPY_CACHE_DIR=str(tmp_path / cache))
+        p = subprocess.run([sys.executable, "-c", _SPECIALISATIONS_CHILD, ";".join(order)], env=env,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, (order, p.returncode, p.stdout, p.stderr)
+        lines = p.stdout.splitlines()
+        assert len(lines) == 2 * len(order) and all(line.endswith(" ok") for line in lines), (order, p.stdout)
+        assert "appy cache" not in p.stderr, p.stderr
+        return p.stderr
+
+    first = run(specs)
+    assert first.count("compiled ") == len(specs), first
+    orders = [specs, specs[::-1], specs[1::-1], [specs[1], specs[0], specs[3], specs[2]],
+              specs[2:5] + specs[:2], [specs[6], specs[3], specs[5]]]
+    for order in orders:
+        log = run(order)
+        assert log.count("loaded from the cache ") == len(order) and "compiled " not in log, (order, log)
+    # Some loaded, some compiled in the process itself (a cache holding only some).
+    run(specs[:1] + specs[3:4], cache="partial")
+    for order in ([specs[1], specs[0], specs[4], specs[3]], [specs[0], specs[1], specs[3], specs[4]]):
+        run(order, cache="partial")
 
 
 def test_cached_call_overhead_is_small():
@@ -191,7 +268,7 @@ def test_a_cache_entry_whose_code_crashes_is_evicted(tmp_path):
     """)
 
     def run(which):
-        env = dict(os.environ, PYTHONPATH=str(tmp_path / which), APPY_CACHE_DIR=str(tmp_path / ("cache-" + which)))
+        env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path / which), APPY_CACHE_DIR=str(tmp_path / ("cache-" + which)))
         return subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
 
     def entry(which):

@@ -5,7 +5,12 @@
 //!
 //! Compiled code can be kept as a shared object (see [`CpuFunction::compile_to`]): the
 //! execution engine's object file, linked with the system C compiler driver (`cc`),
-//! loaded with `dlopen` by later processes without running LLVM again.
+//! loaded with `dlopen` by later processes without running LLVM again. Every
+//! specialisation of a function exports the same symbols (`f`, `_mlir_ciface_f`, …), so
+//! each shared object binds its own references to its own definitions
+//! (`-Wl,-Bsymbolic`) and is loaded with `RTLD_LOCAL`, lending its symbols to no other
+//! code; only the OpenMP runtime and the vector math library, which compiled code of
+//! every kind calls, are loaded with `RTLD_GLOBAL`.
 
 use crate::array::{HostArray, HostValue};
 use appy_compiler::{Compiler, Options};
@@ -30,6 +35,7 @@ unsafe extern "C" {
 
 const RTLD_NOW: c_int = 2;
 const RTLD_GLOBAL: c_int = 0x100;
+const RTLD_LOCAL: c_int = 0;
 
 /// The host's native-code facilities, found once per process.
 pub struct Host {
@@ -57,9 +63,16 @@ fn find_lib(var: &str, candidates: &[&str]) -> Option<PathBuf> {
     candidates.iter().map(PathBuf::from).find(|p| p.exists())
 }
 
+/// Loads a library whose symbols compiled code resolves from the process (the OpenMP
+/// runtime and the vector math library: the execution engine looks symbols up in the
+/// process's global scope).
 fn load_global(path: &Path) -> Result<*mut c_void, String> {
+    load_with(path, RTLD_NOW | RTLD_GLOBAL)
+}
+
+fn load_with(path: &Path, flags: c_int) -> Result<*mut c_void, String> {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "bad library path".to_string())?;
-    let h = unsafe { dlopen(c.as_ptr(), RTLD_NOW | RTLD_GLOBAL) };
+    let h = unsafe { dlopen(c.as_ptr(), flags) };
     if h.is_null() {
         return Err(dl_error());
     }
@@ -470,12 +483,22 @@ impl CpuFunction {
     }
 
     /// Loads a shared object written by [`CpuFunction::compile_to`] for the function of
-    /// a cache payload.
+    /// a cache payload, with `RTLD_LOCAL`: its symbols, the same as those of the
+    /// function's other specialisations, stay its own. The file must be this user's (or
+    /// root's) and writable by no one else (checked on the open file just before
+    /// `dlopen` opens it again by path: replacing it in between needs write access to
+    /// the cache directory, which only this user and root have, see
+    /// [`crate::cache::usable`]).
     pub fn load_shared(path: &Path, v: &serde_json::Value, sig: &[ArgType]) -> Result<CpuFunction, String> {
         let meta = payload_meta(v).ok_or("invalid cache payload")?;
         let name = meta.name;
         let _ = host();
-        let h = load_global(path)?;
+        match crate::files::open_private(path) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err("no such file".into()),
+            Err(r) => return Err(r.why),
+        }
+        let h = load_with(path, RTLD_NOW | RTLD_LOCAL)?;
         let so = SharedObject(h);
         let sym = CString::new(format!("_mlir__mlir_ciface_{name}")).map_err(|_| "bad function name")?;
         let p = unsafe { dlsym(so.0, sym.as_ptr()) };
@@ -822,11 +845,14 @@ pub fn shared_object_path(stem: &Path, code: &str) -> PathBuf {
 }
 
 /// Dumps the engine's object code and links it into a shared object at `path`
-/// (through a temporary file and a rename).
+/// (through temporary files of unpredictable names, then a rename; mode 0600). The
+/// object binds its references to its own symbols (`-Bsymbolic`): the function's other
+/// specialisations define the same ones.
 fn write_shared_object(engine: &ExecutionEngine, path: &Path, host: &Host) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().ok_or("no directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let stem = format!("{}.tmp{}", path.display(), std::process::id());
+    crate::files::create_dir(dir).map_err(|e| e.to_string())?;
+    let stem = crate::files::temporary_for(path).display().to_string();
     let obj = PathBuf::from(format!("{stem}.o"));
     let so = PathBuf::from(format!("{stem}.so"));
     engine.dump_to_object_file(&obj.display().to_string());
@@ -834,7 +860,7 @@ fn write_shared_object(engine: &ExecutionEngine, path: &Path, host: &Host) -> Re
         return Err("the execution engine wrote no object file".into());
     }
     let mut cmd = std::process::Command::new(appy_ir::config::cc());
-    cmd.arg("-shared").arg("-o").arg(&so).arg(&obj);
+    cmd.arg("-shared").arg("-Wl,-Bsymbolic").arg("-o").arg(&so).arg(&obj);
     for lib in host.libomp.iter().chain(&host.libmvec) {
         cmd.arg(lib);
         if let Some(d) = lib.parent() {
@@ -849,5 +875,10 @@ fn write_shared_object(engine: &ExecutionEngine, path: &Path, host: &Host) -> Re
         let _ = std::fs::remove_file(&so);
         return Err(format!("linking failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
-    std::fs::rename(&so, path).map_err(|e| e.to_string())
+    std::fs::set_permissions(&so, std::fs::Permissions::from_mode(0o600))
+        .and_then(|_| std::fs::rename(&so, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&so);
+            e.to_string()
+        })
 }

@@ -1,16 +1,55 @@
-//! Files appy reads from places others can write (the cache directory) and files it
+//! Files appy reads from places others could write (the cache directory) and files it
 //! writes (cache entries, the commands' outputs): no links followed, no blocking on a
-//! FIFO, bounded reads, and atomic replacement through an exclusively created
-//! temporary file.
+//! FIFO, bounded reads, ownership and permissions checked on the open file
+//! ([`read_private`]), and atomic replacement through an exclusively created temporary
+//! file.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// Reads a regular file of at most `cap` bytes without following a link at `p` and
-/// without blocking. `Ok(None)`: no such file; `Err`: something else is there (a link,
-/// a FIFO, a device, a directory, a larger file).
-pub fn read_regular(p: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
+/// Why a file or directory with metadata `meta` is not to be trusted with code: it
+/// belongs to someone other than this process's user (its effective uid) or root, or its
+/// group or others can write it. `None`: it is trusted.
+pub fn untrusted(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: `geteuid` cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != me && meta.uid() != 0 {
+        Some(format!("it is owned by uid {}, not by you (uid {me})", meta.uid()))
+    } else if mode & 0o002 != 0 {
+        Some(format!("it is writable by others (mode {mode:04o})"))
+    } else if mode & 0o020 != 0 {
+        Some(format!("it is writable by its group (mode {mode:04o})"))
+    } else {
+        None
+    }
+}
+
+/// Why [`read_private`] or [`open_private`] did not give a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    /// Why, in words.
+    pub why: String,
+    /// The file is fine but not trusted ([`untrusted`]); else it is not a regular file
+    /// within the size limit, or could not be read.
+    pub untrusted: bool,
+}
+
+impl Refused {
+    fn bad(why: impl Into<String>) -> Refused {
+        Refused {
+            why: why.into(),
+            untrusted: false,
+        }
+    }
+}
+
+/// Opens a regular file without following a link at `p` and without blocking, with its
+/// metadata (from the open file, so they are the file's that is read). `Ok(None)`: no
+/// such file.
+fn open_regular(p: &Path) -> Result<Option<(std::fs::File, std::fs::Metadata)>, Refused> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
@@ -18,24 +57,62 @@ pub fn read_regular(p: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
     let f = match f {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("a symbolic link".into()),
-        Err(e) => return Err(format!("cannot open it: {e}")),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Refused::bad("a symbolic link")),
+        Err(e) => return Err(Refused::bad(format!("cannot open it: {e}"))),
     };
-    let meta = f.metadata().map_err(|e| format!("cannot stat it: {e}"))?;
+    let meta = f.metadata().map_err(|e| Refused::bad(format!("cannot stat it: {e}")))?;
     if !meta.file_type().is_file() {
-        return Err("not a regular file".into());
+        return Err(Refused::bad("not a regular file"));
     }
+    Ok(Some((f, meta)))
+}
+
+/// Opens a regular file as [`read_private`] does, refusing one that is not trusted
+/// ([`untrusted`], checked on the open file).
+pub fn open_private(p: &Path) -> Result<Option<std::fs::File>, Refused> {
+    let Some((f, meta)) = open_regular(p)? else {
+        return Ok(None);
+    };
+    if let Some(why) = untrusted(&meta) {
+        return Err(Refused { why, untrusted: true });
+    }
+    Ok(Some(f))
+}
+
+fn read_open(f: std::fs::File, meta: &std::fs::Metadata, cap: u64) -> Result<Vec<u8>, Refused> {
     if meta.len() > cap {
-        return Err(format!("{} bytes, more than the limit of {cap}", meta.len()));
+        return Err(Refused::bad(format!("{} bytes, more than the limit of {cap}", meta.len())));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     f.take(cap + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(|e| Refused::bad(format!("cannot read it: {e}")))?;
     if bytes.len() as u64 > cap {
-        return Err(format!("more than the limit of {cap} bytes"));
+        return Err(Refused::bad(format!("more than the limit of {cap} bytes")));
     }
-    Ok(Some(bytes))
+    Ok(bytes)
+}
+
+/// Reads a regular file of at most `cap` bytes without following a link at `p` and
+/// without blocking. `Ok(None)`: no such file; `Err`: something else is there (a link,
+/// a FIFO, a device, a directory, a larger file).
+pub fn read_regular(p: &Path, cap: u64) -> Result<Option<Vec<u8>>, String> {
+    let Some((f, meta)) = open_regular(p).map_err(|r| r.why)? else {
+        return Ok(None);
+    };
+    read_open(f, &meta, cap).map(Some).map_err(|r| r.why)
+}
+
+/// [`read_regular`] of a file that must be trusted ([`untrusted`]: this user's or
+/// root's, writable by no one else; checked on the open file, so on what is read).
+pub fn read_private(p: &Path, cap: u64) -> Result<Option<Vec<u8>>, Refused> {
+    let Some((f, meta)) = open_regular(p)? else {
+        return Ok(None);
+    };
+    if let Some(why) = untrusted(&meta) {
+        return Err(Refused { why, untrusted: true });
+    }
+    read_open(f, &meta, cap).map(Some)
 }
 
 /// Creates `dir` and its parents (mode 0700) if needed.

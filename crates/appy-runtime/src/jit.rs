@@ -539,7 +539,8 @@ pub fn compile_gpu_cached(
     if let Some(d) = cache_dir
         && let Some(v) = crate::cache::load(d, &key)
     {
-        let bundle = serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok();
+        // The IR nests as deep as the source's statements (see `appy_ir::stack`).
+        let bundle = appy_ir::stack::deep(|| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok());
         match bundle.filter(|b| bundle_agrees(b, file, func, sig, opts.mvl, mvls)) {
             Some(b) => {
                 return Ok(Cached {
@@ -635,7 +636,9 @@ pub fn compile_cpu_cached_with(
         format!("cpu {}", host.cpu)
     };
     let key = cache_key(&kind, file, func, sig, &opts);
-    // The stem of the native code's file (see `cpu::shared_object_path`).
+    // The stem of the native code's file (see `cpu::shared_object_path`); none is
+    // written into a directory the cache does not use.
+    let cache_dir = cache_dir.filter(|d| crate::cache::usable(d));
     let object = cache_dir.map(|d| crate::cache::file_for(d, &key));
     if let Some(d) = cache_dir
         && let Some(v) = crate::cache::load(d, &key)
@@ -690,6 +693,10 @@ pub fn compile_cpu_cached_with(
         Origin::Compiled,
     ))
 }
+
+#[cfg(test)]
+#[path = "jit_cache_tests.rs"]
+mod cache_process_tests;
 
 #[cfg(all(test, feature = "cuda"))]
 mod tests {

@@ -27,6 +27,8 @@ pub mod regions;
 #[cfg(test)]
 mod srchash;
 pub mod status;
+#[cfg(test)]
+mod testlog;
 #[cfg(feature = "cuda")]
 pub mod tune;
 

@@ -41,6 +41,11 @@ fn printing() -> bool {
 
 /// The cache key of a tuning decision.
 pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
+    key_on(&gpu.name(), b, args)
+}
+
+/// The cache key of a tuning decision on the device named `device`.
+pub fn key_on(device: &str, b: &Bundle, args: &[HostValue]) -> String {
     let mut code = String::new();
     for k in 0..b.candidates() {
         let c = b.candidate(k);
@@ -52,7 +57,7 @@ pub fn key(gpu: &Gpu, b: &Bundle, args: &[HostValue]) -> String {
         crate::cache::COMPILER_ID,
         b.func,
         crate::cache::fnv(code.as_bytes()),
-        gpu.name(),
+        device,
         bucket(args)
     )
 }
@@ -83,12 +88,10 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
     let key = key(gpu, b, args);
     let dir = crate::cache::dir();
     if let Some(d) = &dir
-        && let Some(v) = crate::cache::load(d, &key)
-        && let Some(mvl) = v.get("mvl").and_then(|m| m.as_i64())
-        && let Some(k) = (0..n).find(|k| b.candidate(*k).mvl == mvl)
+        && let Some(k) = recorded(d, &key, b)
     {
         if printing() {
-            eprintln!("appy autotune: {} [{}]: mvl={mvl} (cached)", b.func, bucket(args));
+            eprintln!("appy autotune: {} [{}]: mvl={} (cached)", b.func, bucket(args), b.candidate(k).mvl);
         }
         return Ok(k);
     }
@@ -140,12 +143,28 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
         eprintln!("appy autotune: {} [{}]: chose mvl={}", b.func, bucket(args), b.candidate(best).mvl);
     }
     if let Some(d) = &dir {
-        let times_ms: Vec<serde_json::Value> = (0..n)
-            .map(|k| serde_json::json!({"mvl": b.candidate(k).mvl, "ms": if times[k].is_finite() { times[k] * 1e3 } else { -1.0 }}))
-            .collect();
-        crate::cache::store(d, &key, serde_json::json!({"mvl": b.candidate(best).mvl, "candidates": times_ms}));
+        record(d, &key, b, &times, best);
     }
     Ok(best)
+}
+
+/// The candidate of `b` recorded in the cache in `dir` under `key`, if any.
+pub fn recorded(dir: &std::path::Path, key: &str, b: &Bundle) -> Option<usize> {
+    let v = crate::cache::load(dir, key)?;
+    let mvl = v.get("mvl")?.as_i64()?;
+    (0..b.candidates()).find(|k| b.candidate(*k).mvl == mvl)
+}
+
+/// Records in the cache in `dir` under `key` that candidate `best` of `b` is the
+/// fastest, with every candidate's time (`times`, seconds; not finite: it failed).
+pub fn record(dir: &std::path::Path, key: &str, b: &Bundle, times: &[f64], best: usize) {
+    let times_ms: Vec<serde_json::Value> = (0..b.candidates())
+        .map(|k| {
+            let t = times.get(k).copied().unwrap_or(f64::INFINITY);
+            serde_json::json!({"mvl": b.candidate(k).mvl, "ms": if t.is_finite() { t * 1e3 } else { -1.0 }})
+        })
+        .collect();
+    crate::cache::store(dir, key, serde_json::json!({"mvl": b.candidate(best).mvl, "candidates": times_ms}));
 }
 
 #[cfg(test)]

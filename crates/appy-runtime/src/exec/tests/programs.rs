@@ -656,6 +656,8 @@ fn same(g: &HostArray, w: &[f64]) -> bool {
 /// (The host runs these loops itself: no kernels, so the mock's memory holds the
 /// real values.)
 #[test]
+// The loops index two buffers of `bufs` at once.
+#[allow(clippy::needless_range_loop)]
 fn rebound_array_names_swap_buffers() {
     let dev = Mock::new();
     // The 1-D Jacobi ping-pong, for even and odd step counts and none.
