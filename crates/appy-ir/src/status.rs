@@ -5,9 +5,9 @@
 //!
 //! | element | meaning |
 //! |---|---|
-//! | 0 | an error: an index out of bounds (checked mode) or a negative dimension of a new array; set by an atomic max to 1, and the first thread to set it records 1–4 |
-//! | 1 | the site (1-based, into [`Status::sites`]) of the subscript or allocation |
-//! | 2 | the index as written (before negative indices are counted from the end), or the dimension |
+//! | 0 | an error: an index out of bounds (checked mode), a negative dimension of a new array, or a negative exponent of a NumPy integer power; set by an atomic max to 1, and the first thread to set it records 1–4 |
+//! | 1 | the site (1-based, into [`Status::sites`]) of the subscript, allocation or power |
+//! | 2 | the index as written (before negative indices are counted from the end), the dimension, or the exponent |
 //! | 3 | the size of the axis |
 //! | 4 | the axis |
 //! | 5 | a site where an integer `//` or `%` divided by zero (the result is 0, as in NumPy) |
@@ -15,7 +15,7 @@
 //!
 //! An error does not stop the running code, but the access out of bounds does not
 //! happen (a load gives 0, a store is skipped; a negative dimension allocates an empty
-//! array) and the runtime reports the error instead of results. Division by zero and
+//! array; a negative power is 1) and the runtime reports the error instead of results. Division by zero and
 //! overflow are warnings, as in NumPy.
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +34,8 @@ pub enum SiteKind {
     Mod,
     /// A dimension of a new array (an error when negative).
     Alloc,
+    /// The exponent of a NumPy integer power (an error when negative, as in NumPy).
+    NegativePower,
 }
 
 /// A place in the source that reports into the status buffer.
@@ -67,6 +69,12 @@ impl Status {
         if at(0) != 0 {
             let site = self.site(at(1));
             let loc = site.map(|s| s.loc.as_str()).unwrap_or("<unknown>");
+            if site.is_some_and(|s| s.kind == SiteKind::NegativePower) {
+                return Err(format!(
+                    "{loc}: error: Integers to negative integer powers are not allowed (exponent {})",
+                    at(2)
+                ));
+            }
             if site.is_some_and(|s| s.kind == SiteKind::Alloc) {
                 return Err(format!(
                     "{loc}: error: negative dimensions are not allowed (size {} for axis {})",
@@ -104,6 +112,7 @@ impl Status {
 pub fn is_program_error(msg: &str) -> bool {
     msg.contains(": error: index ") && msg.contains(" is out of bounds for axis ")
         || msg.contains(": error: negative dimensions are not allowed")
+        || msg.contains(": error: Integers to negative integer powers are not allowed")
 }
 
 #[cfg(test)]
@@ -134,5 +143,17 @@ mod tests {
         assert!(st.decode(&[1, 99, 0, 0, 0, 0, 0, 0]).unwrap_err().starts_with("<unknown>"));
         assert!(is_program_error(&e));
         assert!(!is_program_error("kernel execution failed"));
+        let p = Status {
+            sites: vec![Site {
+                loc: "k.py:5:16".into(),
+                kind: SiteKind::NegativePower,
+            }],
+        };
+        let e = p.decode(&[1, 1, -3, 0, 0, 0, 0, 0]).unwrap_err();
+        assert_eq!(
+            e,
+            "k.py:5:16: error: Integers to negative integer powers are not allowed (exponent -3)"
+        );
+        assert!(is_program_error(&e));
     }
 }

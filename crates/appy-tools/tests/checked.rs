@@ -288,3 +288,36 @@ fn negative_dimensions_are_errors() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn negative_exponents_of_numpy_integer_powers_are_errors() {
+    // NumPy raises `ValueError: Integers to negative integer powers are not allowed.`;
+    // the check is always on (an exponent of unknown sign only).
+    let d = tmp("negpow");
+    std::fs::write(
+        d.join("p.py"),
+        "import appy\n\n\n@appy.jit\ndef p(c, k):\n    for i in range(c.shape[0]):\n        c[i] = c[i] ** k\n",
+    )
+    .unwrap();
+    let c = npy(&d, "c.npy", &HostArray::from_f64(DType::I64, vec![4], &[1.0, 2.0, 3.0, 4.0]));
+    let go = |k: i64| {
+        Command::new(env!("CARGO_BIN_EXE_appy"))
+            .current_dir(&d)
+            .args(["run", "p.py", "--func", "p", "--device", "cpu", "--arg", &c])
+            .args(["--arg", &format!("k={k}"), "--out", "out"])
+            .env("APPY_CACHE_DIR", "")
+            .output()
+            .unwrap()
+    };
+    let o = go(-2);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("p.py:7:16: error: Integers to negative integer powers are not allowed (exponent -2)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = go(3);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read(&d, "c.npy");
+    assert_eq!((0..4).map(|i| i64s(&r, i)).collect::<Vec<_>>(), vec![1, 8, 27, 64]);
+}

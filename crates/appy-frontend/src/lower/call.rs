@@ -40,7 +40,11 @@ impl Lower<'_> {
                 }
                 let t = types::elementwise(f.rule, op, &vs.iter().map(|(_, t)| *t).collect::<Vec<_>>());
                 if matches!(f.rule, Rule::Same(F::Fmod | F::Pow)) && !t.is_float() && matches!(op, F::Pow) {
-                    return self.binary(BinOp::Pow, vs[0], vs[1], e.span);
+                    return self.power(vs[0], vs[1], &args[0], &args[1], e.span, true);
+                }
+                if matches!(f.rule, Rule::Float(_)) {
+                    // A float function of `2 ** k`: a float either way.
+                    vs.iter().for_each(|(x, _)| self.float_use(*x));
                 }
                 let xs: Vec<Value> = vs.iter().map(|(x, tx)| self.b.cast(*x, *tx, t)).collect();
                 self.set_loc(e.span);
@@ -52,6 +56,7 @@ impl Lower<'_> {
                 let mut xs = vec![];
                 for a in args {
                     let (x, t) = self.scalar(a)?;
+                    self.float_use(x);
                     xs.push(self.b.cast(x, t, STy::FLOAT));
                 }
                 self.set_loc(e.span);
@@ -145,6 +150,9 @@ impl Lower<'_> {
                 nargs(1, self)?;
                 let (x, t) = self.scalar(&args[0])?;
                 let to = types::cast(c);
+                if to.is_float() {
+                    self.float_use(x);
+                }
                 Ok(V::S(self.b.cast(x, t, to), to))
             }
             Rule::Len => {

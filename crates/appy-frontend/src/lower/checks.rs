@@ -26,7 +26,7 @@ impl Lower<'_> {
     }
 
     /// Registers a site at `span`; returns its id (1-based).
-    fn new_site(&mut self, span: Span, kind: SiteKind) -> i64 {
+    pub(super) fn new_site(&mut self, span: Span, kind: SiteKind) -> i64 {
         let (l, c) = self.file.line_col(span.start);
         self.sites.push(Site {
             loc: format!("{}:{l}:{c}", self.file.name()),
@@ -58,7 +58,7 @@ impl Lower<'_> {
 
     /// When `cond`: records an error at `site` with a value, a size and an axis (the
     /// first error of a call wins: an atomic max marks the buffer).
-    fn record_fault(&mut self, cond: Value, site: i64, value: Value, size: Value, axis: usize) {
+    pub(super) fn record_fault(&mut self, cond: Value, site: i64, value: Value, size: Value, axis: usize) {
         let status = self.status_buf();
         self.b.begin();
         let c0 = self.b.index(0);

@@ -1,6 +1,7 @@
 //! Scalar expressions: names, subscripts, operators, comparisons, conditionals.
 
 use super::*;
+use crate::sema::types::{Power, Sign};
 use appy_ir::status::SiteKind;
 
 /// [`Lower::element_ref`]'s result: array, element type, indices, in-bounds flag.
@@ -178,6 +179,9 @@ impl Lower<'_> {
                 }
                 let b = self.scalar(rhs)?;
                 self.set_loc(e.span);
+                if *op == BinOp::Pow {
+                    return self.power(a, b, lhs, rhs, e.span, false);
+                }
                 self.binary(*op, a, b, e.span)
             }
             ExprKind::Compare { first, rest } => {
@@ -352,6 +356,42 @@ impl Lower<'_> {
         Ok((view.base, view.dt, base, all_ok))
     }
 
+    /// In `a op b`, an operand of [`Power::PyUnknownSign`] (a float that Python
+    /// would make an int when the exponent is not negative) whose int and float forms
+    /// give `a op b` one type, for each form of the other operand: a float use.
+    fn float_uses_of(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) {
+        let pending = |v: Value, me: &Self| me.sign_dependent.iter().any(|s| s.value == v);
+        let (pa, pb) = (pending(a, self), pending(b, self));
+        if !(pa || pb)
+            || matches!(
+                op,
+                BinOp::MatMul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::LShift | BinOp::RShift
+            )
+        {
+            return;
+        }
+        let forms = |p: bool, t: STy| if p { vec![STy::INT, STy::FLOAT] } else { vec![t] };
+        let mut types = forms(pa, ta)
+            .into_iter()
+            .flat_map(|x| forms(pb, tb).into_iter().map(move |y| types::binary(op, x, y)));
+        let first = types.next();
+        if types.all(|t| Some(t) == first) {
+            self.float_use(a);
+            self.float_use(b);
+        }
+    }
+
+    /// Records a negative exponent of a NumPy integer power (`neg`, with exponent `y`)
+    /// as an error at `span`, as NumPy raises.
+    fn negative_power(&mut self, neg: Value, y: Value, span: Span) {
+        if self.b.const_int_of(y).is_some_and(|k| k >= 0) {
+            return;
+        }
+        let zero = self.b.int(0, "i64");
+        let site = self.new_site(span, SiteKind::NegativePower);
+        self.record_fault(neg, site, y, zero, 0);
+    }
+
     /// Python's integer `x % y` for a nonzero `y`: the result takes the sign of `y`.
     fn int_mod(&mut self, x: Value, y: Value) -> Value {
         let r = self.b.bin("arith.remsi", x, y);
@@ -366,32 +406,169 @@ impl Lower<'_> {
         self.b.select(fix, ry, r)
     }
 
+    /// `x ** y` (`numpy`: `np.power(x, y)`): Python's `int ** int` is a float when the
+    /// exponent is negative, NumPy's integer power of a negative exponent an error
+    /// ([`types::power`]).
+    pub(super) fn power(
+        &mut self,
+        (a, ta): (Value, STy),
+        (b, tb): (Value, STy),
+        base: &Expr,
+        exp: &Expr,
+        span: Span,
+        numpy: bool,
+    ) -> DResult<V> {
+        let sign = types::sign_of(exp, &|n| self.sema.nonneg.contains(n));
+        let p = types::power(ta, tb, sign, numpy);
+        let text = |e: &Expr| self.file.text().get(e.span.start..e.span.end).unwrap_or("").to_string();
+        match p {
+            Power::Float | Power::Int => self.binary(BinOp::Pow, (a, ta), (b, tb), span),
+            Power::PyNegative => {
+                let Sign::Const(k) = sign else {
+                    unreachable!("a constant exponent")
+                };
+                if let Some(x) = types::fold_int(base) {
+                    if x == 0 {
+                        return Err(self.err(span, "0 cannot be raised to a negative power (Python raises ZeroDivisionError)"));
+                    }
+                    return Ok(V::S(self.b.float((x as f64).powf(k as f64), "f64"), STy::FLOAT));
+                }
+                // As CPython computes it: `float(x) ** float(k)`.
+                let x = self.b.cast(a, ta, STy::FLOAT);
+                let y = self.b.float(k as f64, "f64");
+                Ok(V::S(self.b.bin("math.powf", x, y), STy::FLOAT))
+            }
+            Power::PyUnknownSign => {
+                // The int result where it is exact (a non-negative exponent, a result
+                // below 2**62), converted; else `float(x) ** float(y)`, which is what
+                // Python computes for a negative `y` (and close to the int for a huge
+                // one, which int64 would not hold).
+                let x = self.b.cast(a, ta, STy::INT);
+                let y = self.b.cast(b, tb, STy::INT);
+                let ip = self.int_pow(x, y, STy::INT);
+                let ipf = self.b.cast(ip, STy::INT, STy::FLOAT);
+                let xf = self.b.cast(x, STy::INT, STy::FLOAT);
+                let yf = self.b.cast(y, STy::INT, STy::FLOAT);
+                let fp = self.b.bin("math.powf", xf, yf);
+                let zero = self.b.int(0, "i64");
+                let neg = self.b.cmpi(IPred::Slt, y, zero);
+                let mag = self.b.op1("math.absf", &[fp], "f64", &[]);
+                let limit = self.b.float(2f64.powi(62), "f64");
+                let big = self.b.cmpf(FPred::Oge, mag, limit);
+                let use_float = self.b.bin("arith.ori", neg, big);
+                let r = self.b.select(use_float, fp, ipf);
+                self.sign_dependent.push(SignDependent {
+                    value: r,
+                    span,
+                    base: text(base),
+                    exp: text(exp),
+                });
+                Ok(V::S(r, STy::FLOAT))
+            }
+            Power::NumpyNegative => {
+                let (x, y) = (text(base), text(exp));
+                let y = if types::fold_int(exp).is_some() && !y.contains(['(', ' ']) {
+                    format!("{y}.0")
+                } else {
+                    format!("float({y})")
+                };
+                Err(self
+                    .err(
+                        span,
+                        "Integers to negative integer powers are not allowed (NumPy raises ValueError)",
+                    )
+                    .with_note(format!("help: a float exponent gives NumPy's float result: `{x} ** {y}`")))
+            }
+            Power::NumpyUnknownSign => {
+                let t = types::binary(BinOp::Pow, ta, tb);
+                let x = self.b.cast(a, ta, t);
+                let y = self.b.cast(b, tb, STy::INT);
+                // NumPy raises for a negative exponent: an error through the status
+                // buffer (also in a whole-array expression: an integer power has a
+                // loop, which element-wise ops refuse anyway).
+                let zero = self.b.int(0, "i64");
+                let neg = self.b.cmpi(IPred::Slt, y, zero);
+                self.negative_power(neg, y, span);
+                Ok(V::S(self.int_pow(x, y, t), t))
+            }
+        }
+    }
+
+    /// `x ** y` for integers `x` (of type `t`) and `y` (i64) by repeated multiplication;
+    /// a negative `y` gives 1.
+    fn int_pow(&mut self, x: Value, y: Value, t: STy) -> Value {
+        let zero = self.b.int(0, "i64");
+        let y = self.b.bin("arith.maxsi", y, zero);
+        let n = self.b.to_index(y);
+        let c0 = self.b.index(0);
+        let c1 = self.b.index(1);
+        let one = self.b.int(1, t.mlir());
+        let iv = self.b.m.value("index");
+        let acc = self.b.m.value(t.mlir());
+        let r = self.b.m.value(t.mlir());
+        self.b.begin();
+        let next = self.b.bin("arith.muli", acc, x);
+        self.b.push(Builder::yield_op(&[next]));
+        let body = self.b.end();
+        self.b.push(
+            Op::new("scf.for")
+                .with_operands([c0, n, c1, one])
+                .with_results([r])
+                .with_region(Builder::region(vec![iv, acc], body)),
+        );
+        r
+    }
+
+    /// Marks a value of [`Power::PyUnknownSign`] as used where its type does not
+    /// matter: as a float.
+    pub(super) fn float_use(&mut self, v: Value) {
+        self.sign_dependent.retain(|s| s.value != v);
+    }
+
+    /// The error for the first `x ** k` of [`Power::PyUnknownSign`] not used as a float;
+    /// with `within`, the first inside that span (an error there is about it: `a[2 ** k]`
+    /// is not an integer index).
+    pub(super) fn sign_dependent_error(&self, within: Option<Span>) -> Option<Diagnostic> {
+        let s = self
+            .sign_dependent
+            .iter()
+            .filter(|s| within.is_none_or(|w| w.start <= s.span.start && s.span.end <= w.end))
+            .min_by_key(|s| s.span.start)?;
+        Some(self.sign_error(s))
+    }
+
+    /// The error for `v` if it is a value of [`Power::PyUnknownSign`] (assigned to a
+    /// variable, whose type it would decide).
+    pub(super) fn sign_dependent_value(&self, v: Value) -> Option<Diagnostic> {
+        self.sign_dependent.iter().find(|s| s.value == v).map(|s| self.sign_error(s))
+    }
+
+    fn sign_error(&self, s: &SignDependent) -> Diagnostic {
+        let (x, k) = (&s.base, &s.exp);
+        let fx = if x.chars().all(|c| c.is_ascii_digit()) {
+            format!("{x}.0")
+        } else {
+            format!("float({x})")
+        };
+        self.err(
+            s.span,
+            format!(
+                "`{x} ** {k}` is an int when `{k}` >= 0 and a float when `{k}` < 0 (Python's rule for ints), and appy cannot tell the sign of `{k}` here"
+            ),
+        )
+        .with_note(format!(
+            "help: write `{fx} ** {k}` for a float, or, for an int, an exponent appy can see is not negative (`abs({k})` when `{k}` never is, a variable of `range(...)`); appy computes an int power whose exponent may be negative only where the result is used as a float (`a[i] * {x} ** {k}` with a float `a[i]`)"
+        ))
+    }
+
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
+        self.float_uses_of(op, (a, ta), (b, tb));
         let t = types::binary(op, ta, tb);
         if matches!(op, BinOp::Pow) && t.dt.is_int() {
-            // int ** int by repeated multiplication (a negative exponent gives 0).
+            // int ** int by repeated multiplication.
             let x = self.b.cast(a, ta, t);
             let y = self.b.cast(b, tb, STy::INT);
-            let zero = self.b.int(0, "i64");
-            let y = self.b.bin("arith.maxsi", y, zero);
-            let n = self.b.to_index(y);
-            let c0 = self.b.index(0);
-            let c1 = self.b.index(1);
-            let one = self.b.int(1, t.mlir());
-            let iv = self.b.m.value("index");
-            let acc = self.b.m.value(t.mlir());
-            let r = self.b.m.value(t.mlir());
-            self.b.begin();
-            let next = self.b.bin("arith.muli", acc, x);
-            self.b.push(Builder::yield_op(&[next]));
-            let body = self.b.end();
-            self.b.push(
-                Op::new("scf.for")
-                    .with_operands([c0, n, c1, one])
-                    .with_results([r])
-                    .with_region(Builder::region(vec![iv, acc], body)),
-            );
-            return Ok(V::S(r, t));
+            return Ok(V::S(self.int_pow(x, y, t), t));
         }
         if matches!(op, BinOp::Pow) && !tb.is_float() {
             let x = self.b.cast(a, ta, t);

@@ -132,8 +132,14 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
             .any(|(k, v)| k.name == "auto_simd" && matches!(v.kind, ExprKind::Bool(true))),
         typed: vec![],
         typed_slots: HashMap::new(),
+        sign_dependent: vec![],
     };
-    l.function(f, args)?;
+    if let Err(e) = l.function(f, args) {
+        return Err(l.sign_dependent_error(Some(e.span.unwrap_or_default())).unwrap_or(e));
+    }
+    if let Some(e) = l.sign_dependent_error(None) {
+        return Err(e);
+    }
     let results = l.results.clone().unwrap_or_default();
     warnings.extend(l.warnings);
     Ok(Lowered {
@@ -220,6 +226,19 @@ struct Lower<'a> {
     /// The slots of `typed`, by slot (a loop's reduction accumulators and shared cells
     /// stand for the variable outside the loop).
     typed_slots: HashMap<Value, usize>,
+    /// The values of `x ** k` (Python ints, `k` of unknown sign) not yet used as floats
+    /// (`expr.rs`, [`crate::sema::types::Power::PyUnknownSign`]): an error when the
+    /// function is done.
+    sign_dependent: Vec<SignDependent>,
+}
+
+/// A value of `x ** k` whose type in Python depends on the sign of `k`.
+struct SignDependent {
+    value: Value,
+    span: Span,
+    /// The source of `x` and `k`, for the message.
+    base: String,
+    exp: String,
 }
 
 impl Names for Lower<'_> {
@@ -294,6 +313,9 @@ impl<'a> Lower<'a> {
     /// [`Self::assign_scalar`]; `counts`: whether the value counts for the check of the
     /// variable's type (not the result of a loop's reduction, which has that type).
     fn store_scalar(&mut self, name: &str, v: Value, t: STy, span: Span, counts: bool) -> DResult<()> {
+        if let Some(e) = self.sign_dependent_value(v) {
+            return Err(e);
+        }
         match self.lookup(name).cloned() {
             Some(Binding::Slot(slot, st)) => {
                 // A Python variable takes the type of each value assigned to it; appy

@@ -399,13 +399,14 @@ impl Lower<'_> {
                         return Err(self.err(value.span, "`#pragma atomic` max/min must have the form `a[i] = max(a[i], v)`"));
                     };
                     // Builtin `max(a[i], v)` skips a NaN `v`, as Python's comparison does.
-                    let builtin = crate::sema::catalog::lookup(&q).is_some_and(|f| matches!(f.rule, crate::sema::catalog::Rule::MaxMin { numpy: false, .. }));
+                    let builtin = crate::sema::catalog::lookup(&q)
+                        .is_some_and(|f| matches!(f.rule, crate::sema::catalog::Rule::MaxMin { numpy: false, .. }));
                     return self.atomic_update(t, op, other, false, builtin);
                 }
             }
             return Err(self.err(
                 s.span,
-                "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, `a[i] *= v`, and `a[i] = max(a[i], v)` / `min`",
+                "`#pragma atomic` supports `a[i] += v`, `a[i] -= v`, and `a[i] = max(a[i], v)` / `min`",
             ));
         }
         let v = self.expr(value)?;
@@ -447,6 +448,9 @@ impl Lower<'_> {
                 let V::S(x, ty) = v else {
                     return Err(self.err(vspan, "only scalar values can be stored into an array element"));
                 };
+                if dt.is_float() {
+                    self.float_use(x);
+                }
                 let c = self.b.cast(x, ty, STy::strong(dt));
                 let c = self.stored_form(c, dt);
                 self.set_loc(t.span);
@@ -464,7 +468,7 @@ impl Lower<'_> {
                 BinOp::Add => (Reduction::Sum, false),
                 BinOp::Sub => (Reduction::Sum, true),
                 BinOp::Mul => (Reduction::Prod, false),
-                _ => return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=`, `*=` and max/min updates")),
+                _ => return Err(self.err(s.span, "`#pragma atomic` supports `+=`, `-=` and max/min updates")),
             };
             return self.atomic_update(target, rop, value, neg, false);
         }
@@ -515,7 +519,12 @@ impl Lower<'_> {
             return Err(self.err(target.span, "atomic updates need an array element target like `s[0]`"));
         };
         if op == Reduction::Prod {
-            let t = self.file.text().get(target.span.start..target.span.end).unwrap_or("a[i]").to_string();
+            let t = self
+                .file
+                .text()
+                .get(target.span.start..target.span.end)
+                .unwrap_or("a[i]")
+                .to_string();
             return Err(self
                 .err(target.span.to(value.span), format!("`{t} *= ...` cannot be an atomic update: neither back end has an atomic multiply"))
                 .with_note("help: multiply into a scalar (`p = 1.0` before the loop, `p *= v` in it: a reduction), then update the element once after the loop"));
@@ -538,6 +547,9 @@ impl Lower<'_> {
                     ),
                 )
                 .with_note("help: convert the value first (`int(...)`), or update a float array"));
+        }
+        if dt.is_float() {
+            self.float_use(x);
         }
         let mut x = self.b.cast(x, t, STy::strong(dt));
         if neg {

@@ -25,7 +25,7 @@ use super::types::{self, Env, Ty, type_of};
 use crate::ast::*;
 use appy_ir::diag::SourceFile;
 use appy_ir::types::{ArgType, STy, promote};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The scope of the function's body.
 pub(crate) const FUNCTION_SCOPE: usize = 0;
@@ -45,6 +45,9 @@ pub(crate) struct Analysis {
     slots: HashMap<(usize, String), STy>,
     /// One plan per `for` loop, in the order lowering meets them.
     pub plans: Vec<LoopPlan>,
+    /// The names that are never negative integers ([`types::nonneg_names`]), which
+    /// decide the type of `x ** k`.
+    pub nonneg: HashSet<String>,
 }
 
 impl Analysis {
@@ -56,6 +59,7 @@ impl Analysis {
 
 /// Analyses `f` specialised for `args`.
 pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports: &Imports) -> Analysis {
+    let nonneg = types::nonneg_names(&f.body, &f.params);
     let mut types: HashMap<Key, Slot> = HashMap::new();
     // Each walk widens types or changes nothing; the bound only guards the reasoning.
     for _ in 0..64 {
@@ -67,6 +71,7 @@ pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports
             types: &mut types,
             plans: vec![],
             counter: 0,
+            nonneg: &nonneg,
         };
         w.function(f, args);
         let plans = w.plans;
@@ -91,10 +96,13 @@ pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports
                     Slot::Unknown => None,
                 })
                 .collect();
-            return Analysis { slots, plans };
+            return Analysis { slots, plans, nonneg };
         }
     }
-    Analysis::default()
+    Analysis {
+        nonneg,
+        ..Analysis::default()
+    }
 }
 
 /// A variable: its scope and name.
@@ -142,6 +150,8 @@ struct Walk<'a> {
     plans: Vec<LoopPlan>,
     /// Numbers the accumulators of element reductions.
     counter: usize,
+    /// [`Analysis::nonneg`].
+    nonneg: &'a HashSet<String>,
 }
 
 impl Names for Walk<'_> {
@@ -169,6 +179,10 @@ impl Env for Walk<'_> {
             Bind::Val(t) => Some(t.clone()),
             Bind::Private => None,
         }
+    }
+
+    fn nonneg(&self, name: &str) -> bool {
+        self.nonneg.contains(name)
     }
 }
 
@@ -254,7 +268,10 @@ impl Walk<'_> {
                 }
             }
             StmtKind::AugAssign { target, op, value } if !atomic => {
-                let t = self.scalar(target).zip(self.scalar(value)).map(|(a, b)| types::binary(*op, a, b));
+                let t = self
+                    .scalar(target)
+                    .zip(self.scalar(value))
+                    .map(|(a, b)| self.aug_type(*op, a, b, value));
                 self.store_to(target, Ty::S(t));
             }
             StmtKind::If { then, orelse, .. } => {
@@ -268,6 +285,15 @@ impl Walk<'_> {
 
     fn scalar(&self, e: &Expr) -> Option<STy> {
         type_of(self, e).scalar()
+    }
+
+    /// The type of `t op= value` for `t` of type `a` and `value` of type `b`.
+    fn aug_type(&self, op: BinOp, a: STy, b: STy, value: &Expr) -> STy {
+        if op == BinOp::Pow {
+            let sign = types::sign_of(value, &|n| self.nonneg.contains(n));
+            return types::power_type(types::power(a, b, sign, false), a, b);
+        }
+        types::binary(op, a, b)
     }
 
     /// The value `e` binds to a name: a rank-0 array result is computed into a scalar,
@@ -344,7 +370,7 @@ impl Walk<'_> {
         }
         let mut t = type_of(self, value).scalar();
         if let Some(op) = aug {
-            t = self.scalar(target).zip(t).map(|(a, b)| types::binary(op, a, b));
+            t = self.scalar(target).zip(t).map(|(a, b)| self.aug_type(op, a, b, value));
         }
         self.assign_scalar(n, t);
     }

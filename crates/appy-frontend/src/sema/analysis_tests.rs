@@ -125,9 +125,22 @@ fn prange_detects_a_sum_reduction() {
 
 #[test]
 fn prange_marks_reductions_into_one_element_atomic() {
-    let (_, a) = analyze_src("x, h, N", "f64[:],f64[:],int", "    for i in prange(N):\n        h[0] += x[i]\n");
-    let body = a.plans[0].body.as_ref().expect("a rewritten body");
+    // Desugaring marks them (`sema::prange`); the plan lowers the loop's own body.
+    let text = "import appy\nfrom appy import prange\n\n\n@appy.jit\ndef k(x, h, N):\n    for i in prange(N):\n        h[0] += x[i]\n";
+    let file = SourceFile::new("t.py", text);
+    let program = crate::parse_function(&file, "k").unwrap();
+    let f = crate::sema::desugar::desugar(&file, &program).unwrap().function;
+    let StmtKind::For { body, .. } = &f.body[0].kind else {
+        panic!("a loop")
+    };
     assert!(matches!(body[0].pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::Atomic)));
+    let a = analyze(
+        &file,
+        &f,
+        &parse_signature("f64[:],f64[:],int").unwrap(),
+        &Imports::new(&program.imports),
+    );
+    assert!(a.plans[0].body.is_none());
 }
 
 #[test]
@@ -198,4 +211,24 @@ fn shared_scalar_assigned_plainly_is_a_cell() {
     assert_eq!(a.plans[0].cells, vec!["found".to_string()]);
     assert!(a.plans[0].reductions.is_empty());
     assert_eq!(function_var(&a, "found"), Some(STy::INT));
+}
+
+#[test]
+fn int_powers_follow_pythons_rule() {
+    // A negative constant exponent gives a float, a non-negative one an int; a loop
+    // variable of `range(n)` is never negative; `**=` follows the same rule.
+    let body = "    x = 10 ** -2\n    y = 2 ** 3\n    w = 2 ** -(1 + 1)\n    u = 4\n    u **= -1\n    for j in range(N):\n        a[j] = 2 ** j\n    for j in range(1, N):\n        v = 2 ** (j % 3)\n        a[j] = v\n";
+    let (_, a) = analyze_src("a, N", "f64[:],int", body);
+    assert_eq!(function_var(&a, "x"), Some(STy::FLOAT));
+    assert_eq!(function_var(&a, "y"), Some(STy::INT));
+    assert_eq!(function_var(&a, "w"), Some(STy::FLOAT));
+    assert_eq!(function_var(&a, "u"), Some(STy::FLOAT));
+    assert!(a.nonneg.contains("j"));
+    // A start that may be negative, a negative step, or another binding: no claim.
+    let (_, a) = analyze_src(
+        "a, N, k",
+        "f64[:],int,int",
+        "    for j in range(k, N):\n        a[0] = 1.0\n    for m in range(N, 0, -1):\n        a[0] = 1.0\n    for n in range(N):\n        a[0] = 1.0\n    n = -1\n",
+    );
+    assert!(a.nonneg.is_empty(), "{:?}", a.nonneg);
 }

@@ -4,19 +4,24 @@
 //!   only returns an expression is substituted into the call; any other body is copied
 //!   in front of the statement that calls it, its names renamed apart
 //!   (`_appy_<callee><k>_<name>`), its parameters bound to the arguments (arrays by
-//!   reference, as in Python);
+//!   reference, as in Python); a call of a function that is being inlined already (the
+//!   jitted function itself, or a function on the chain of calls that led to it) is
+//!   recursion, an error at that call;
 //! * `continue` becomes guards: the statements after an `if` that may continue run
 //!   under `if not <flag>` (`if c: continue` alone becomes `if not c:` around the rest);
 //! * a loop pragma that is not directly above a `for` loop is dropped with a warning:
-//!   pragmas are comments, and the loop runs sequentially, which is its meaning.
+//!   pragmas are comments, and the loop runs sequentially, which is its meaning;
+//! * in `prange` loops, updates of array elements that several iterations may share
+//!   become atomic (`super::prange`).
 
 use super::names::expr_names;
 use crate::ast::*;
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
 use std::collections::{HashMap, HashSet};
 
-/// Inlining deeper than this is reported as recursion.
-const MAX_DEPTH: usize = 16;
+/// Calls nested deeper than this (through distinct functions: recursion is found
+/// before) are an error.
+const MAX_DEPTH: usize = 64;
 
 /// The rewritten function and the warnings found on the way.
 pub(crate) struct Desugared {
@@ -42,6 +47,7 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
             .collect(),
         counter: 0,
         warnings: vec![],
+        stack: vec![program.function.name.name.clone()],
     };
     let f = &program.function;
     // A parameter or local variable with a helper's name hides the helper.
@@ -52,6 +58,7 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
     let body = cx.block(&f.body, 0)?;
     let body = cx.pragmas(body);
     let body = cx.continues(body, false)?;
+    let body = super::prange::atomics(file, body, &super::resolve::Imports::new(&program.imports))?;
     Ok(Desugared {
         function: Function { body, ..f.clone() },
         warnings: cx.warnings,
@@ -65,6 +72,9 @@ struct Cx<'a> {
     imports: HashSet<String>,
     counter: usize,
     warnings: Vec<Diagnostic>,
+    /// The functions being inlined, outermost first: the jitted function, then each
+    /// function called on the way to the code being inlined now.
+    stack: Vec<String>,
 }
 
 impl Cx<'_> {
@@ -73,6 +83,28 @@ impl Cx<'_> {
     }
 
     // ----- inlining ---------------------------------------------------------------
+
+    /// A call of a function on [`Cx::stack`] is recursion: an error at the call.
+    fn check_recursion(&self, e: &Expr) -> DResult<()> {
+        let ExprKind::Call { func, .. } = &e.kind else { return Ok(()) };
+        let ExprKind::Name(n) = &func.kind else { return Ok(()) };
+        if self.shadowed.contains(n) || self.imports.contains(n) {
+            return Ok(());
+        }
+        let Some(k) = self.stack.iter().position(|s| s == n) else {
+            return Ok(());
+        };
+        let caller = self.stack.last().expect("the jitted function");
+        let msg = if caller == n {
+            format!("recursion is not supported: `{n}` calls itself")
+        } else {
+            let chain: Vec<String> = self.stack[k..].iter().chain(std::iter::once(n)).map(|s| format!("`{s}`")).collect();
+            format!("recursion is not supported: `{caller}` calls `{n}` ({})", chain.join(" → "))
+        };
+        Err(self.err(e.span, msg).with_note(
+            "help: appy compiles a call by inlining the called function, which a recursive call would repeat without end; write the computation as a loop",
+        ))
+    }
 
     /// The helper a call refers to, if any.
     fn helper_of(&self, e: &Expr) -> Option<&Helper> {
@@ -171,12 +203,8 @@ impl Cx<'_> {
                 r?;
             }
         }
+        self.check_recursion(e)?;
         let Some(h) = self.helper_of(e) else { return Ok(()) };
-        if depth >= MAX_DEPTH {
-            return Err(self
-                .err(e.span, format!("`{}` calls itself (directly or through other functions)", h.name))
-                .with_note("help: recursion cannot be compiled; write the computation as a loop"));
-        }
         if is_simple(Some(h)) {
             *e = self.substitute(e, depth)?;
             return Ok(());
@@ -198,9 +226,19 @@ impl Cx<'_> {
         Ok(())
     }
 
-    /// The callee of a call, parsed (its parse error if it does not parse).
-    fn callee(&self, e: &Expr) -> DResult<(Function, Vec<Expr>)> {
+    /// The callee of a call, parsed (its parse error if it does not parse); `depth`:
+    /// how many calls are being inlined around it.
+    fn callee(&self, e: &Expr, depth: usize) -> DResult<(Function, Vec<Expr>)> {
+        self.check_recursion(e)?;
         let h = self.helper_of(e).expect("a call of a helper");
+        if depth >= MAX_DEPTH {
+            return Err(self
+                .err(
+                    e.span,
+                    format!("calls nested more than {MAX_DEPTH} functions deep are not supported"),
+                )
+                .with_note("help: call some of the functions one after another instead of from each other"));
+        }
         let ExprKind::Call { args, kwargs, .. } = &e.kind else {
             unreachable!("a call")
         };
@@ -222,7 +260,7 @@ impl Cx<'_> {
     /// `f(args)` for a function whose body is `return expr`: the expression with the
     /// parameters replaced by the arguments.
     fn substitute(&mut self, e: &Expr, depth: usize) -> DResult<Expr> {
-        let (f, args) = self.callee(e)?;
+        let (f, args) = self.callee(e, depth)?;
         let Some(StmtKind::Return(Some(r))) = body_without_docstring(&f.body).first().map(|s| &s.kind) else {
             unreachable!("a simple function")
         };
@@ -240,7 +278,9 @@ impl Cx<'_> {
         replace_names(&mut r, &map);
         // The callee's own calls.
         let mut scratch = vec![];
+        self.stack.push(f.name.name.clone());
         self.expr(&mut r, depth + 1, &mut scratch, false)?;
+        self.stack.pop();
         if !scratch.is_empty() {
             return Err(self
                 .err(e.span, "a function used inside an expression calls a function that has statements")
@@ -252,10 +292,18 @@ impl Cx<'_> {
     /// Copies the body of the called function in front of the statement (pushed to
     /// `out`), renamed apart; returns the expression of its return value.
     fn call_stmt(&mut self, e: &Expr, _at: Option<Span>, depth: usize, out: &mut Vec<Stmt>) -> DResult<Option<Expr>> {
-        let (f, mut args) = self.callee(e)?;
+        let (f, mut args) = self.callee(e, depth)?;
         for a in &mut args {
             self.expr(a, depth, out, false)?;
         }
+        self.stack.push(f.name.name.clone());
+        let r = self.inline_body(&f, args, e.span, depth, out);
+        self.stack.pop();
+        r
+    }
+
+    /// [`Self::call_stmt`]'s copy of the body of `f`, called at `at` with `args`.
+    fn inline_body(&mut self, f: &Function, args: Vec<Expr>, at: Span, depth: usize, out: &mut Vec<Stmt>) -> DResult<Option<Expr>> {
         self.counter += 1;
         let prefix = format!("_appy_{}{}_", f.name.name, self.counter);
         let mut locals: Vec<(String, Span)> = f.params.iter().map(|p| (p.name.clone(), p.span)).collect();
@@ -271,7 +319,7 @@ impl Cx<'_> {
                     }],
                     value: a,
                 },
-                span: e.span,
+                span: at,
                 pragma: None,
             });
         }

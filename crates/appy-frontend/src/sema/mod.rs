@@ -2,7 +2,8 @@
 //! to (`resolve`), which names a statement assigns and reads (`names`), which
 //! expressions are arrays (`shape`), the typing rules and the types of expressions
 //! (`types`), reduction detection (`reductions`), whether an unannotated loop may be
-//! vectorized (`simd`), races in parallel loops (`races`), and the analysis that lowering
+//! vectorized (`simd`), the atomic updates of `prange` loops (`prange`), races in parallel
+//! loops (`races`), and the analysis that lowering
 //! reads (`analysis`): the type of every scalar variable, and one plan per loop
 //! (`plan`) with its kind, reductions, shared cells and privates.
 
@@ -11,6 +12,7 @@ pub mod catalog;
 pub(crate) mod desugar;
 pub(crate) mod names;
 pub(crate) mod plan;
+pub(crate) mod prange;
 pub(crate) mod races;
 pub(crate) mod reductions;
 pub(crate) mod resolve;

@@ -89,9 +89,8 @@ pub(crate) struct LoopPlan {
     pub prange: bool,
     /// Why it was or was not vectorised automatically.
     pub auto_simd: AutoSimd,
-    /// The body to lower, when the plan rewrites it: a `prange` loop's updates of array
-    /// elements that do not follow the loop become atomic, a simd loop's element
-    /// reductions accumulate in scalars.
+    /// The body to lower, when the plan rewrites it: a simd loop's element reductions
+    /// accumulate in scalars.
     pub body: Option<Rc<Vec<Stmt>>>,
     /// The element reductions of a simd loop.
     pub element_reductions: Vec<ElementRed>,
@@ -167,8 +166,8 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
         None if prange => {
             // High-level interface (seed 000): reductions are detected, not declared.
             // A scalar defined outside and updated with one reduction operator is a
-            // reduction; an array update whose indices do not use the loop variable is
-            // a reduction across iterations and becomes an atomic update.
+            // reduction; updates of array elements that several iterations may share
+            // were made atomic before (`super::prange`).
             plan.kind = LoopKind::Parallel { simd: false };
             let mut assigned = vec![];
             ast_names_assigned(body, &mut assigned);
@@ -181,9 +180,6 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
                     });
                 }
             }
-            let mut marked = body.to_vec();
-            mark_atomic_reductions(&mut marked, &var.name);
-            plan.body = Some(Rc::new(marked));
             shared
         }
         None => {

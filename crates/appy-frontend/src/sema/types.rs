@@ -30,6 +30,198 @@ pub(crate) fn binary(op: BinOp, a: STy, b: STy) -> STy {
     t
 }
 
+/// What is known at compile time of the sign of an integer exponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sign {
+    /// A constant (`-2`, `-(1 + 1)`).
+    Const(i64),
+    /// Never negative (a loop variable of `range(n)`, `len(a)`, `abs(k)`, ...).
+    NonNeg,
+    /// Either.
+    Unknown,
+}
+
+/// How `x ** y` is computed when both are integers (or booleans): Python's `int ** int`
+/// is an int for an exponent `>= 0` and a float for a negative one; NumPy's integer
+/// power of a negative exponent raises `ValueError`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Power {
+    /// Not an integer power: a float `**` (the type of [`binary`]).
+    Float,
+    /// An integer power with a non-negative exponent: an int (of [`binary`]'s type).
+    Int,
+    /// Python int `**` a negative constant: a Python float, `float(x) ** float(y)`.
+    PyNegative,
+    /// Python int `**` an exponent of unknown sign: computed as a float64 (the int
+    /// result converted, or the float one); lowering accepts it only where the value is
+    /// used as a float, where both give the same type (`x * 2 ** k` with a float `x`).
+    PyUnknownSign,
+    /// A NumPy integer `**` a negative constant: an error (NumPy raises).
+    NumpyNegative,
+    /// A NumPy integer `**` an exponent of unknown sign: an int, with a run-time check
+    /// that the exponent is not negative (an error, as NumPy raises).
+    NumpyUnknownSign,
+}
+
+/// The kind of `x ** y` for operands of types `a`, `b`, the exponent's sign `sign`;
+/// `numpy`: `np.power(x, y)`, whose integers are NumPy's even when they are Python
+/// ints.
+pub(crate) fn power(a: STy, b: STy, sign: Sign, numpy: bool) -> Power {
+    let t = binary(BinOp::Pow, a, b);
+    if t.is_float() {
+        return Power::Float;
+    }
+    let sign = if b.dt == DType::Bool { Sign::NonNeg } else { sign };
+    let python = t.weak && !numpy;
+    match (sign, python) {
+        (Sign::NonNeg, _) => Power::Int,
+        (Sign::Const(k), _) if k >= 0 => Power::Int,
+        (Sign::Const(_), true) => Power::PyNegative,
+        (Sign::Const(_), false) => Power::NumpyNegative,
+        (Sign::Unknown, true) => Power::PyUnknownSign,
+        (Sign::Unknown, false) => Power::NumpyUnknownSign,
+    }
+}
+
+/// The type of `x ** y` computed as `p` ([`power`]).
+pub(crate) fn power_type(p: Power, a: STy, b: STy) -> STy {
+    match p {
+        Power::PyNegative | Power::PyUnknownSign => STy::FLOAT,
+        _ => binary(BinOp::Pow, a, b),
+    }
+}
+
+/// The sign of the integer expression `e`: constants are folded (`-(d + 1)` with a
+/// constant `d`); `nonneg` tells the names that are never negative.
+pub(crate) fn sign_of(e: &Expr, nonneg: &dyn Fn(&str) -> bool) -> Sign {
+    match fold_int(e) {
+        Some(k) => Sign::Const(k),
+        None if is_nonneg(e, nonneg) => Sign::NonNeg,
+        None => Sign::Unknown,
+    }
+}
+
+/// The value of a constant integer expression (literals, `True`, unary `-`/`+`, and
+/// `+ - *` of them).
+pub(crate) fn fold_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(i) => Some(*i),
+        ExprKind::Bool(b) => Some(*b as i64),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => fold_int(operand)?.checked_neg(),
+        ExprKind::Unary { op: UnaryOp::Pos, operand } => fold_int(operand),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (fold_int(lhs)?, fold_int(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether the integer expression `e` is never negative.
+fn is_nonneg(e: &Expr, nonneg: &dyn Fn(&str) -> bool) -> bool {
+    if let Some(k) = fold_int(e) {
+        return k >= 0;
+    }
+    match &e.kind {
+        ExprKind::Name(n) => nonneg(n),
+        ExprKind::Binary {
+            op: BinOp::Add | BinOp::Mul | BinOp::FloorDiv | BinOp::Pow,
+            lhs,
+            rhs,
+        } => is_nonneg(lhs, nonneg) && is_nonneg(rhs, nonneg),
+        // Python's `%` takes the sign of the divisor.
+        ExprKind::Binary { op: BinOp::Mod, rhs, .. } => fold_int(rhs).is_some_and(|k| k > 0),
+        ExprKind::Call { func, args, .. } => {
+            matches!(&func.kind, ExprKind::Name(f) if f == "len" || f == "abs")
+                || matches!(&func.kind, ExprKind::Name(f) if f == "max" && args.iter().any(|a| is_nonneg(a, nonneg)))
+        }
+        ExprKind::Attribute { attr, .. } => matches!(attr.name.as_str(), "size" | "ndim"),
+        // `a.shape[k]`
+        ExprKind::Subscript { value, .. } => matches!(&value.kind, ExprKind::Attribute { attr, .. } if attr.name == "shape"),
+        _ => false,
+    }
+}
+
+/// The names of `body` that are never negative: variables of `range(...)` /
+/// `prange(...)` loops whose start is never negative and whose step is a positive
+/// constant, that nothing else assigns (`params`: the function's parameters, never
+/// such names).
+pub(crate) fn nonneg_names(body: &[Stmt], params: &[Ident]) -> std::collections::HashSet<String> {
+    fn loops_of<'a>(stmts: &'a [Stmt], out: &mut Vec<(&'a str, &'a Expr)>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::For { var, iter, body } => {
+                    out.push((&var.name, iter));
+                    loops_of(body, out);
+                }
+                StmtKind::If { then, orelse, .. } => {
+                    loops_of(then, out);
+                    loops_of(orelse, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut loops = vec![];
+    loops_of(body, &mut loops);
+    // A loop variable is assigned once per loop; any other binding makes it a variable.
+    let mut assigned = vec![];
+    super::names::ast_names_assigned(body, &mut assigned);
+    let mut others: std::collections::HashMap<&str, isize> = Default::default();
+    for (n, _) in &assigned {
+        *others.entry(n.as_str()).or_default() += 1;
+    }
+    for (n, _) in &loops {
+        *others.entry(n).or_default() -= 1;
+    }
+    let mut set: std::collections::HashSet<String> = loops
+        .iter()
+        .filter(|(n, _)| others.get(n) == Some(&0) && !params.iter().any(|p| p.name == *n))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    // A start may use another loop variable: drop the names of loops that do not
+    // qualify until none is left.
+    loop {
+        let bad: Vec<String> = loops
+            .iter()
+            .filter(|(n, iter)| set.contains(*n) && !nonneg_range(iter, &|m| set.contains(m)))
+            .map(|(n, _)| n.to_string())
+            .collect();
+        if bad.is_empty() {
+            return set;
+        }
+        for n in bad {
+            set.remove(&n);
+        }
+    }
+}
+
+/// Whether every value of the loop's iterable (`range(...)`) is `>= 0`.
+fn nonneg_range(iter: &Expr, nonneg: &dyn Fn(&str) -> bool) -> bool {
+    let ExprKind::Call { func, args, kwargs } = &iter.kind else {
+        return false;
+    };
+    let is_range = match &func.kind {
+        ExprKind::Name(f) => f == "range" || f == "prange",
+        ExprKind::Attribute { attr, .. } => attr.name == "prange",
+        _ => false,
+    };
+    if !is_range || !kwargs.is_empty() {
+        return false;
+    }
+    match args.as_slice() {
+        [_] => true,
+        [start, _] => is_nonneg(start, nonneg),
+        [start, _, step] => is_nonneg(start, nonneg) && fold_int(step).is_some_and(|k| k > 0),
+        _ => false,
+    }
+}
+
 /// The type of `op x` for an operand of type `t`.
 pub(crate) fn unary(op: UnaryOp, t: STy) -> STy {
     match op {
@@ -213,6 +405,10 @@ impl Ty {
 pub(crate) trait Env: Names {
     /// The value `name` is bound to (`None` when unbound or private to an ended loop).
     fn value(&self, name: &str) -> Option<Ty>;
+    /// Whether `name` is an integer that is never negative ([`nonneg_names`]).
+    fn nonneg(&self, _name: &str) -> bool {
+        false
+    }
 }
 
 /// The type of `e`, by the rules lowering applies to it.
@@ -269,6 +465,10 @@ pub(crate) fn type_of(env: &dyn Env, e: &Expr) -> Ty {
                     view: false,
                 },
                 None if *op == BinOp::MatMul => Ty::Invalid,
+                None if *op == BinOp::Pow => Ty::S(a.scalar().zip(b.scalar()).map(|(x, y)| {
+                    let sign = sign_of(rhs, &|n| env.nonneg(n));
+                    power_type(power(x, y, sign, false), x, y)
+                })),
                 None => Ty::S(a.scalar().zip(b.scalar()).map(|(x, y)| binary(*op, x, y))),
             }
         }

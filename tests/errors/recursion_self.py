@@ -1,0 +1,8 @@
+import appy
+
+
+@appy.jit
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
