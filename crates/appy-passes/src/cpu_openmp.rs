@@ -37,7 +37,7 @@
 use crate::cpu_atomics as atomics;
 use crate::util::{builder_for, emit_combine, emit_combine_with, emit_identity, finish, is_parallel, split_parallel};
 use crate::{Pass, PassInfo};
-use appy_ir::build::Builder;
+use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
 use std::collections::{HashMap, HashSet};
@@ -111,14 +111,14 @@ impl Pass for CpuOpenMp {
                 let ops = std::mem::take(&mut f.regions[0].blocks[0].ops);
                 st.entry.clear();
                 st.one = None;
-                let r = self.lower(&mut b, ops, Ctx::Host, &mut st);
+                let r = self.lower(&mut b, ops, Ctx::Host, &mut st).map(|ops| {
+                    let mut entry = std::mem::take(&mut st.entry);
+                    entry.extend(ops);
+                    free_temporaries(&mut b, entry)
+                });
                 finish(&mut b, m);
                 match r {
-                    Ok(ops) => {
-                        let mut entry = std::mem::take(&mut st.entry);
-                        entry.extend(ops);
-                        f.regions[0].blocks[0].ops = free_temporaries(entry);
-                    }
+                    Ok(ops) => f.regions[0].blocks[0].ops = ops,
                     Err(e) => {
                         result = Err(e);
                         break;
@@ -408,8 +408,10 @@ impl CpuOpenMp {
 
 /// Arrays the function allocates (`np.empty`, tensor temporaries: `memref.alloc` in the
 /// entry block) are aligned to a cache line, and freed before the function returns
-/// unless it returns them (the caller then owns them).
-fn free_temporaries(mut ops: Vec<Op>) -> Vec<Op> {
+/// unless it returns them (the caller then owns them). An array whose name the program
+/// rebinds (carried through a loop or an `if`: `a, w = w, a`) may or may not be what
+/// it returns: it is freed only if its address is none of the returned arrays'.
+fn free_temporaries(b: &mut Builder, mut ops: Vec<Op>) -> Vec<Op> {
     let returned: HashSet<Value> = ops
         .iter()
         .filter(|o| o.name == "func.return")
@@ -438,8 +440,51 @@ fn free_temporaries(mut ops: Vec<Op>) -> Vec<Op> {
         return ops;
     };
     let loc = ops[ret].loc.clone();
-    for t in temps.into_iter().rev() {
-        ops.insert(ret, Op::new("memref.dealloc").with_operands([t]).with_loc(loc.clone()));
+    // Values carried by loops and branches (rebound array names).
+    let mut carried: HashSet<Value> = HashSet::new();
+    for o in &ops {
+        o.walk(&mut |x| {
+            if matches!(x.name.as_str(), "scf.for" | "scf.yield") {
+                carried.extend(x.operands.iter().copied());
+            }
+        });
+    }
+    let returned_arrays: Vec<Value> = ops[ret]
+        .operands
+        .iter()
+        .copied()
+        .filter(|v| b.m.ty(*v).starts_with("memref<"))
+        .collect();
+    let mut frees = vec![];
+    for t in temps {
+        if !carried.contains(&t) || returned_arrays.is_empty() {
+            frees.push(Op::new("memref.dealloc").with_operands([t]).with_loc(loc.clone()));
+            continue;
+        }
+        // Freed when no returned array is this buffer.
+        let ptr = |b: &mut Builder, v: Value| b.op1("memref.extract_aligned_pointer_as_index", &[v], "index", &[]);
+        let mine = ptr(b, t);
+        let mut other = None;
+        for r in &returned_arrays {
+            let theirs = ptr(b, *r);
+            let ne = b.cmpi(IPred::Ne, mine, theirs);
+            other = Some(match other {
+                None => ne,
+                Some(acc) => b.bin("arith.andi", acc, ne),
+            });
+        }
+        let cond = other.expect("a returned array");
+        let mut guard = b.take();
+        let free = vec![
+            Op::new("memref.dealloc").with_operands([t]).with_loc(loc.clone()),
+            Builder::yield_op(&[]),
+        ];
+        b.if_op(cond, free, None);
+        guard.extend(b.take());
+        frees.extend(guard.into_iter().map(|o| o.with_loc(loc.clone())));
+    }
+    for o in frees.into_iter().rev() {
+        ops.insert(ret, o);
     }
     ops
 }

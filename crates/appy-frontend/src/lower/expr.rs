@@ -650,6 +650,9 @@ impl Lower<'_> {
                 if f {
                     return Err(self.err(span, "bitwise operators need integer or boolean operands"));
                 }
+                if matches!(op, BinOp::LShift | BinOp::RShift) && t.dt.is_int() {
+                    return Ok(V::S(self.shift(op == BinOp::LShift, x, y, t), t));
+                }
                 match op {
                     BinOp::BitAnd => "arith.andi",
                     BinOp::BitOr => "arith.ori",
@@ -665,6 +668,26 @@ impl Lower<'_> {
             }
         };
         Ok(V::S(self.b.bin(name, x, y), t))
+    }
+
+    /// `x << y` or `x >> y` on integers of type `t` with NumPy's meaning for every
+    /// shift count (MLIR's shifts are poison from the width on): a count of the width
+    /// or more (or negative, read as unsigned as NumPy does) gives 0 to the left and the
+    /// sign (0 or -1) to the right.
+    fn shift(&mut self, left: bool, x: Value, y: Value, t: STy) -> Value {
+        let ty = t.mlir();
+        let bits = self.b.int(8 * t.dt.size() as i64, ty);
+        let fits = self.b.cmpi(IPred::Ult, y, bits);
+        if left {
+            let zero = self.b.int(0, ty);
+            let n = self.b.select(fits, y, zero);
+            let v = self.b.bin("arith.shli", x, n);
+            self.b.select(fits, v, zero)
+        } else {
+            let top = self.b.int(8 * t.dt.size() as i64 - 1, ty);
+            let n = self.b.select(fits, y, top);
+            self.b.bin("arith.shrsi", x, n)
+        }
     }
 
     pub(super) fn compare(&mut self, op: CmpOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) -> Value {
