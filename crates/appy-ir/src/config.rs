@@ -208,6 +208,18 @@ pub const VARS: &[Var] = &[
         scope: Scope::Test,
     },
     Var {
+        name: "APPY_WHOLEPROG_CASES",
+        default: "300",
+        doc: "tests: programs of the whole-program fuzzer's CI slice (`crates/appy-python/tests/test_wholeprog.py`)",
+        scope: Scope::Test,
+    },
+    Var {
+        name: "APPY_WHOLEPROG_KEEP_RUNDIR",
+        default: "off",
+        doc: "tests: the whole-program fuzzer keeps its temporary run directory",
+        scope: Scope::Test,
+    },
+    Var {
         name: "APPY_FUZZ_SEED",
         default: "0",
         doc: "tests: the fuzzer's first seed",
