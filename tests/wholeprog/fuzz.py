@@ -210,10 +210,21 @@ def run_batches(jobs_specs, nproc, env, rundir, timeout_per_prog, tag="p"):
                         done[r["k"]] = r
         return begun, done
 
+    total = sum(len(s["programs"]) for s in jobs_specs)
+    last = [time.time()]
+
+    def progress():
+        # Every 30 s, so that a run cut short still says how far it got.
+        if time.time() - last[0] >= 30:
+            last[0] = time.time()
+            bad = sum(1 for r in results.values() if r.get("status") in ("mismatch", "crash"))
+            print(f"{tag}: {len(results)} of {total} programs done, {bad} failing", file=sys.stderr, flush=True)
+
     while pending or running:
         while pending and len(running) < nproc:
             start(pending.pop(0))
         time.sleep(0.05)
+        progress()
         for item in list(running):
             p, spec, rp, t0, errp = item
             rc = p.poll()
