@@ -534,7 +534,7 @@ impl Lower<'_> {
         let V::S(x, t) = v else {
             return Err(self.err(value.span, "atomic update value must be a scalar"));
         };
-        if matches!(op, Reduction::Sum | Reduction::Prod) && !dt.is_float() && t.is_float() {
+        if op == Reduction::Sum && !dt.is_float() && t.is_float() {
             // Python converts each new value `a[i] + v` to the integer dtype: the
             // result depends on the order of the updates, and an atomic update of
             // `int(v)` is another sum.
