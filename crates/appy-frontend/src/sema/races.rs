@@ -294,7 +294,8 @@ enum Form {
 }
 
 /// The target of `s` if it reads and writes the same array element; `prange` makes
-/// `+=`, `-=`, `*=` updates of such elements atomic by itself, so those are left out.
+/// `+=` and `-=` updates of such elements atomic by itself (`sema/prange.rs`, which
+/// refuses `*=`), so those are left out.
 fn read_modify_write(s: &Stmt, kind: Parallel) -> Option<(&Expr, Form)> {
     match &s.kind {
         StmtKind::AugAssign { target, op, .. } => {
