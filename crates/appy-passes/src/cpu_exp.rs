@@ -1,5 +1,6 @@
 //! `appy-cpu-exp`: float64 `math.exp`, `math.expm1` and `math.tanh` computed inline by
-//! branch-free `arith` operations, which LLVM's loop vectoriser vectorises.
+//! branch-free `arith` operations, which LLVM's loop vectoriser vectorises; only where
+//! the argument varies from one iteration to the next (see [`varying_values`]).
 //!
 //! The C library's scalar `exp` keeps a loop that calls it from being vectorised (LLVM
 //! calls it once per lane), and `libmvec`'s vector `exp` is 2.9 ulp off, more than the
@@ -44,7 +45,7 @@ use appy_ir::build::{Builder, FPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Op, Value};
 use appy_ir::rewrite::rewrite;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The pass.
 pub struct CpuExp;
@@ -52,7 +53,7 @@ pub struct CpuExp;
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-cpu-exp",
-    description: "CPU only: float64 math.exp/expm1/tanh as inline branch-free arithmetic within 1 ulp (LLVM vectorises it)",
+    description: "CPU only: float64 math.exp/expm1/tanh of varying arguments as inline branch-free arithmetic within 1 ulp (LLVM vectorises it)",
     options: &[],
     file: file!(),
     make: |_| Ok(Box::new(CpuExp)),
@@ -117,10 +118,43 @@ fn func_of(b: &Builder, op: &Op) -> Option<Func> {
     scalar_f64.then_some(f)
 }
 
-/// Expands the ops under `op`.
+/// The values of function `func` that may differ from one iteration of a loop around
+/// them to the next: the arguments of every block nested in the function (loop
+/// variables, carried values), the results of ops with regions, and whatever is
+/// computed from those. Loads count by their operands (a load at a fixed index is
+/// uniform to LLVM, whatever the stores in the loop).
+pub fn varying_values(func: &Op) -> HashSet<Value> {
+    /// Visits the ops nested in `op`; `nested`: whether `op` is inside the function
+    /// (its block arguments vary) rather than the function itself (its parameters).
+    fn visit(op: &Op, nested: bool, varying: &mut HashSet<Value>) {
+        for blk in op.regions.iter().flat_map(|r| &r.blocks) {
+            if nested {
+                varying.extend(blk.args.iter().copied());
+            }
+            for o in &blk.ops {
+                visit(o, true, varying);
+                if !o.regions.is_empty() || o.operands.iter().any(|v| varying.contains(v)) {
+                    varying.extend(o.results.iter().copied());
+                }
+            }
+        }
+    }
+    let mut varying = HashSet::new();
+    visit(func, false, &mut varying);
+    varying
+}
+
+/// Expands the ops under `op` whose argument varies (see [`varying_values`]).
+///
+/// An op whose argument is the same in every iteration (`np.tanh(c[0])` in a loop over
+/// `i`) is left to the C library: computed once per iteration as a scalar, it gains
+/// nothing from being vectorisable, and LLVM's loop vectoriser, which walks every path
+/// through such a uniform computation, takes exponential time on the expansion (a
+/// second `tanh` of a uniform `tanh` did not finish compiling in minutes).
 fn walk(b: &mut Builder, op: &mut Op) {
+    let varying = varying_values(op);
     let Ok(()) = op.rewrite_nested(b, &mut |b, o, out| {
-        let Some(f) = func_of(b, &o) else {
+        let Some(f) = func_of(b, &o).filter(|_| varying.contains(&o.operands[0])) else {
             out.push(o);
             return Ok::<(), std::convert::Infallible>(());
         };
