@@ -280,7 +280,8 @@ class Gen(LoopStmts):
         return [f"{self.ind(lvl)}{n1}, {n2} = k + 3, x * 2"]
 
     def store(self, a, e):
-        """Wrap ``e`` so that what is stored into array ``a`` stays within the cap."""
+        """Wrap ``e`` so that what is stored into array ``a`` stays within the cap; marks
+        ``a`` when what is stored may differ from NumPy's value by rounding."""
         r = self.r
         if a.kind == "i":
             if e.b <= ICAP:
@@ -289,10 +290,12 @@ class Gen(LoopStmts):
                           f"(({e.s}) & 1023) - 512"])
             return Ex(w, e.t, ICAP)
         if e.b <= FCAP:
+            self.mark(a.name, e)
             return e
         w = r.choice([f"np.tanh({e.s})", f"np.minimum(np.maximum({e.s}, -100.0), 100.0)",
                       f"np.fmod({e.s}, 50.0)" if not self.e.inexact(e) else f"np.tanh({e.s})",
                       f"({e.s}) / (1.0 + abs({e.s}))"])
+        self.mark(a.name, w)
         return Ex(w, "f", 100.0, e.nan)
 
     def rhs_for(self, a, ctx, depth=2):
@@ -470,7 +473,19 @@ class Gen(LoopStmts):
 def generate(seed, k, attempt=0, exclude=()):
     """The text of program ``k`` of ``seed`` (``attempt`` > 0: a replacement for a program
     whose oracle raised; ``exclude``: constructs left out, see `EXCLUDABLE`)."""
-    return Gen(seed, k, attempt, exclude).program()
+    # Marks are made where a value is stored, but a loop may read an element before the
+    # statement that makes it inexact (the next time step reads what the last one wrote).
+    # So the program is generated again with every name the last try marked already
+    # marked from the start, until no new name is marked (a fixed point).
+    known = set()
+    for _ in range(8):
+        g = Gen(seed, k, attempt, exclude)
+        g.inexact_names.update(known)
+        text = g.program()
+        if g.inexact_names <= known:
+            return text
+        known |= g.inexact_names
+    raise RuntimeError(f"wholeprog: program {seed}:{k}:{attempt}: inexact names do not settle")
 
 
 def meta_of(text):
