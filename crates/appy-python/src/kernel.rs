@@ -434,7 +434,7 @@ impl Kernel {
                     }
                 })
             };
-            let k = appy_runtime::tune::choose(&g, b, loaded, &vals)?;
+            let k = appy_runtime::tune::choose_with(&g, b, loaded, &vals, Some(&stop))?;
             let opts = RunOptions {
                 results_on_device: on_device,
                 interrupt: Some(&stop),

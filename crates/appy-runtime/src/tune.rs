@@ -10,8 +10,8 @@
 //! `APPY_PRINT_AUTOTUNING=1` prints every candidate's time and the choice.
 
 use crate::array::HostValue;
-use crate::error::RunResult;
-use crate::gpu::{Gpu, Loaded};
+use crate::error::{RunError, RunResult};
+use crate::gpu::{BenchOptions, Gpu, Loaded};
 use appy_ir::bundle::Bundle;
 
 /// The shape bucket of a call.
@@ -64,6 +64,19 @@ pub fn key_on(device: &str, b: &Bundle, args: &[HostValue]) -> String {
 
 /// Picks the candidate of `b` to run for `args`: from the cache, or by timing them.
 pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> RunResult<usize> {
+    choose_with(gpu, b, loaded, args, None)
+}
+
+/// A call of the first candidate that takes longer than this (seconds, data movement
+/// included) is not tuned: timing every candidate three times would make the first
+/// call of a long-running function (a time loop of many steps) take many times as
+/// long, for a gain that the launch configuration of its kernels rarely gives.
+pub const LONG_CALL: f64 = 1.0;
+
+/// [`choose`] that asks `interrupt` between the host loop iterations of the timed
+/// calls (Ctrl-C in Python): `true` stops with [`crate::error::RunError::Interrupted`]
+/// and records nothing.
+pub fn choose_with(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], interrupt: Option<&dyn Fn() -> bool>) -> RunResult<usize> {
     let n = b.candidates();
     // Nothing to choose: one candidate, or no kernels at all (the work is library calls,
     // e.g. cuBLAS / cuSOLVER, which the vector length does not affect).
@@ -75,7 +88,7 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
     if let Some(k) = MEMO.lock().expect("memo").get(&memo_key).copied().filter(|k| *k < n) {
         return Ok(k);
     }
-    let k = choose_slow(gpu, b, loaded, args)?;
+    let k = choose_slow(gpu, b, loaded, args, interrupt)?;
     MEMO.lock().expect("memo").insert(memo_key, k);
     Ok(k)
 }
@@ -83,7 +96,7 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
 type MemoKey = (usize, String, usize, String);
 static MEMO: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<MemoKey, usize>>> = std::sync::LazyLock::new(Default::default);
 
-fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> RunResult<usize> {
+fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], interrupt: Option<&dyn Fn() -> bool>) -> RunResult<usize> {
     let n = b.candidates();
     let key = key(gpu, b, args);
     let dir = crate::cache::dir();
@@ -107,20 +120,39 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> 
             *ptr = c;
         }
     }
-    let mut times = vec![];
+    let opts = BenchOptions {
+        interrupt,
+        stop_after: Some(LONG_CALL),
+    };
+    let mut times = vec![f64::INFINITY; n];
+    let mut interrupted = false;
     for (k, l) in loaded.iter().enumerate().take(n) {
         // Three calls; the first also moves the data, so the best of the other two counts.
-        let t = match gpu.bench(b.candidate(k), l, &targs, 3) {
-            Ok(t) => t[1..].iter().copied().fold(f64::INFINITY, f64::min),
-            Err(e) => {
-                tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl);
-                f64::INFINITY
+        match gpu.bench_with(b.candidate(k), l, &targs, 3, &opts) {
+            Ok(t) if t.len() == 1 && k == 0 => {
+                // A long call: the first candidate, not timed against the others.
+                times[0] = t[0];
+                tracing::info!(
+                    "autotuning `{}`: one call took {:.2} s; using mvl={}",
+                    b.func,
+                    t[0],
+                    b.candidate(0).mvl
+                );
+                break;
             }
-        };
-        times.push(t);
+            Ok(t) => times[k] = t.iter().skip(usize::from(t.len() > 1)).copied().fold(f64::INFINITY, f64::min),
+            Err(RunError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl),
+        }
     }
     for c in copies {
         gpu.free_copy(c);
+    }
+    if interrupted {
+        return Err(RunError::Interrupted);
     }
     let best = (0..n).min_by(|x, y| times[*x].total_cmp(&times[*y])).unwrap_or(0);
     if !times[best].is_finite() {
@@ -156,7 +188,8 @@ pub fn recorded(dir: &std::path::Path, key: &str, b: &Bundle) -> Option<usize> {
 }
 
 /// Records in the cache in `dir` under `key` that candidate `best` of `b` is the
-/// fastest, with every candidate's time (`times`, seconds; not finite: it failed).
+/// fastest, with every candidate's time (`times`, seconds; not finite: it failed or,
+/// after a [`LONG_CALL`], was not timed).
 pub fn record(dir: &std::path::Path, key: &str, b: &Bundle, times: &[f64], best: usize) {
     let times_ms: Vec<serde_json::Value> = (0..b.candidates())
         .map(|k| {

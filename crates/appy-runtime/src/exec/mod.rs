@@ -212,6 +212,12 @@ impl<'a, D: Device> Executor<'a, D> {
         &self.timing
     }
 
+    /// Asks `stop` between host loop iterations from now on (see
+    /// [`RunOptions::interrupt`]).
+    pub(crate) fn set_interrupt(&mut self, stop: Option<&'a dyn Fn() -> bool>) {
+        self.interrupt = stop;
+    }
+
     /// Checks for an interruption (at most every 20 ms).
     fn check_interrupt(&mut self) -> RunResult<()> {
         if let Some(stop) = self.interrupt

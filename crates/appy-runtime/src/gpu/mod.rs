@@ -17,6 +17,16 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, result, 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How [`Gpu::bench_with`] may stop early.
+#[derive(Clone, Copy, Default)]
+pub struct BenchOptions<'a> {
+    /// Asked between host loop iterations, as in a call ([`RunOptions::interrupt`]):
+    /// `true` stops the timing with [`RunError::Interrupted`].
+    pub interrupt: Option<&'a dyn Fn() -> bool>,
+    /// No further call after one that took longer than this (seconds).
+    pub stop_after: Option<f64>,
+}
+
 /// A device, with the modules loaded on it.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
@@ -134,23 +144,36 @@ impl Gpu {
     /// are copied, so the caller's data is not modified; device buffers
     /// ([`HostValue::Device`]) are used in place.
     pub fn bench(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize) -> RunResult<Vec<f64>> {
+        self.bench_with(b, loaded, args, reps, &BenchOptions::default())
+    }
+
+    /// [`Gpu::bench`] that may stop early (`opts`): fewer than `reps` times when a call
+    /// took longer than [`BenchOptions::stop_after`], [`RunError::Interrupted`] when
+    /// [`BenchOptions::interrupt`] says so between host loop iterations.
+    pub fn bench_with(&self, b: &Bundle, loaded: &Loaded, args: &[HostValue], reps: usize, opts: &BenchOptions<'_>) -> RunResult<Vec<f64>> {
         self.bind()?;
         let limits = Limits {
             budget: None,
             ..Limits::from_env()
         };
         let mut ex = Executor::new(self, &loaded.funcs, b, false, &limits)?;
-        let r = self.bench_calls(&mut ex, args, reps);
+        ex.set_interrupt(opts.interrupt);
+        let r = self.bench_calls(&mut ex, args, reps, opts.stop_after);
         ex.free_all();
         r
     }
 
-    fn bench_calls(&self, ex: &mut Executor<'_, Gpu>, args: &[HostValue], reps: usize) -> RunResult<Vec<f64>> {
+    fn bench_calls(&self, ex: &mut Executor<'_, Gpu>, args: &[HostValue], reps: usize, stop_after: Option<f64>) -> RunResult<Vec<f64>> {
         ex.bind_args(args)?;
-        let mut times = vec![];
+        let mut times: Vec<f64> = vec![];
         let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let ev = |e: cudarc::driver::DriverError| RunError::driver("CUDA event", e);
         for _ in 0..reps {
+            if let (Some(limit), Some(last)) = (stop_after, times.last())
+                && *last > limit
+            {
+                break;
+            }
             let start = self.ctx.new_event(flags).map_err(ev)?;
             let end = self.ctx.new_event(flags).map_err(ev)?;
             start.record(&self.stream).map_err(ev)?;
