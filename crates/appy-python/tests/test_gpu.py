@@ -34,7 +34,8 @@ def test_numpy_arrays_on_the_gpu(n):
     want = y + 1.5 * x
     K.axpy(1.5, x, y, n)
     np.testing.assert_allclose(y, want)
-    assert K.axpy.signatures()[0].startswith("gpu(")
+    # Other test files may have compiled axpy for the CPU before: any GPU signature.
+    assert any(s.startswith("gpu(") for s in K.axpy.signatures())
 
 
 @pytest.mark.parametrize("n", SIZES)
