@@ -182,6 +182,6 @@ pub const CHIP: &str = "sm_90";
 pub fn nvvm_pipeline(libdevice: Option<&std::path::Path>) -> String {
     let l = libdevice.map(|p| format!(" l={}", p.display())).unwrap_or_default();
     format!(
-        "builtin.module(nvvm-attach-target{{chip={CHIP} features=+ptx80 O=3{l}}},gpu.module(arith-expand,convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
+        "builtin.module(nvvm-attach-target{{chip={CHIP} features=+ptx80 O=3{l}}},gpu.module(arith-expand,convert-scf-to-cf,convert-gpu-to-nvvm,convert-math-to-llvm,canonicalize,cse),reconcile-unrealized-casts,gpu-module-to-binary{{format=isa}})"
     )
 }
