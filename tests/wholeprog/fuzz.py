@@ -18,7 +18,8 @@ by the next attempt):
 * phase 2: fresh processes with the same ``APPY_CACHE_DIR`` import the programs again,
   load the specialisations from the persistent cache and call them in reverse order.
 
-A compile refusal (``appy.CompileError``) is counted as refused, by class. A worker that
+A compile refusal (``appy.CompileError``) is counted as refused, by class; an internal
+compiler error is a mismatch. A worker that
 dies (SIGSEGV, ...) or hangs is a failure naming the program. The last line is
 ``wholeprog: N programs, C calls, M mismatches, R refused``; the exit status is 1 on any
 mismatch, crash or hang. ``--keep DIR`` writes each failing program there; ``--shrink``
@@ -263,6 +264,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--start", type=int, default=0, help="first program index")
+    ap.add_argument("--programs", default=None,
+                    help="a file of program numbers (separated by spaces) to check instead of --start/--count")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu")
     ap.add_argument("--threads", default="2",
@@ -302,7 +305,13 @@ def main(argv=None):
     env = dict(os.environ, APPY_CACHE_DIR=cache, APPY_NUM_THREADS=str(args.threads),
                PYTHONDONTWRITEBYTECODE="1")
     env.pop("APPY_DISABLE_JIT", None)
-    ks = list(range(args.start, args.start + args.count)) if not args.files else list(range(len(args.files)))
+    if args.files:
+        ks = list(range(len(args.files)))
+    elif args.programs:
+        with open(args.programs) as fh:
+            ks = [int(t) for t in fh.read().split()]
+    else:
+        ks = list(range(args.start, args.start + args.count))
     batch = args.batch or max(4, min(25, -(-len(ks) // (args.jobs * 3))))
 
     def spec_for(phase, kk):

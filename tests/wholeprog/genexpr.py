@@ -283,6 +283,10 @@ class ExprGen:
             a = self.expr(ctx, None, depth - 1)
             b = self.expr(ctx, "float", depth - 1)
             f = r.choice(["np.maximum", "np.minimum", "max", "min"])
+            if f in ("max", "min") and a.t != "f":
+                # Python's max/min return an operand, an int or a float by the values;
+                # appy's result has one type (the join): keep the meaning one type.
+                a = Ex(f"float({a.s})", "f", a.b, a.nan)
             return Ex(f"{f}({a.s}, {b.s})", join(a.t, b.t), max(a.b, b.b), a.nan or b.nan)
         if op == "neg":
             a = self.expr(ctx, "float", depth - 1)

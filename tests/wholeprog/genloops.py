@@ -118,6 +118,11 @@ class LoopStmts:
                     body.append(f"{self.ind(lvl + 1)}{nm} += {e.s}")
                     bnd = e.b * NMAX
                 else:
+                    # Python's min/max return an operand: an int one would make the float
+                    # accumulator an int (int32 arithmetic, wrapping, after the loop),
+                    # where appy's variable has one type, the join (a float).
+                    if e.t != "f":
+                        e = Ex(f"float({e.s})", "f", e.b, e.nan)
                     body.append(f"{self.ind(lvl + 1)}{nm} = {r.choice(['max', 'min'])}({nm}, {e.s})")
                     bnd = e.b
                 red[nm] = Ex(nm, join("f", e.t), bnd, e.nan)
@@ -220,7 +225,10 @@ class LoopStmts:
         lo, hi, step, neg = self.loop_shape()
         inner = loops + [("j", d, lo, hi)]
         ctx = self.ctx(inner, owned, excl)
-        isint = a.kind == "i" and r.random() < 0.7
+        # An int array gets an int accumulator: a float one would be stored through
+        # int(), and a float sum (reassociated under simd) one ulp below an integer
+        # truncates to the next one down.
+        isint = a.kind == "i" and (r.random() < 0.7 or True)
         e = self.e.expr(ctx, "int" if isint else None, 2)
         if isint and e.b > 1e5:
             e = Ex("j", "pi", NMAX)
@@ -229,6 +237,8 @@ class LoopStmts:
             out.append(f"{self.ind(lvl)}#pragma simd")
         out.append(f"{self.ind(lvl)}for j in {self.range_text(d, lo, hi, step, neg)}:")
         mx = (not e.nan) and r.random() < 0.25
+        if mx and not isint and e.t != "f":   # float accumulator, int value: see st_par
+            e = Ex(f"float({e.s})", "f", e.b, e.nan)
         if mx:
             out.append(f"{self.ind(lvl + 1)}{acc} = {r.choice(['max', 'min'])}({acc}, {e.s})")
             bnd = e.b
