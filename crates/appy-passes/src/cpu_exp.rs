@@ -1,6 +1,7 @@
 //! `appy-cpu-exp`: float64 `math.exp`, `math.expm1` and `math.tanh` computed inline by
 //! branch-free `arith` operations, which LLVM's loop vectoriser vectorises; only where
-//! the argument varies from one iteration to the next (see [`varying_values`]).
+//! the argument varies from one iteration of the innermost loop around it to the next
+//! (see [`crate::uniform`]).
 //!
 //! The C library's scalar `exp` keeps a loop that calls it from being vectorised (LLVM
 //! calls it once per lane), and `libmvec`'s vector `exp` is 2.9 ulp off, more than the
@@ -40,12 +41,13 @@
 //! C call) and the upstream lowering (which would make `exp` an intrinsic LLVM lowers
 //! to a C call).
 
+use crate::uniform::Uniformity;
 use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, FPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Op, Value};
 use appy_ir::rewrite::rewrite;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The pass.
 pub struct CpuExp;
@@ -118,33 +120,8 @@ fn func_of(b: &Builder, op: &Op) -> Option<Func> {
     scalar_f64.then_some(f)
 }
 
-/// The values of function `func` that may differ from one iteration of a loop around
-/// them to the next: the arguments of every block nested in the function (loop
-/// variables, carried values), the results of ops with regions, and whatever is
-/// computed from those. Loads count by their operands (a load at a fixed index is
-/// uniform to LLVM, whatever the stores in the loop).
-pub fn varying_values(func: &Op) -> HashSet<Value> {
-    /// Visits the ops nested in `op`; `nested`: whether `op` is inside the function
-    /// (its block arguments vary) rather than the function itself (its parameters).
-    fn visit(op: &Op, nested: bool, varying: &mut HashSet<Value>) {
-        for blk in op.regions.iter().flat_map(|r| &r.blocks) {
-            if nested {
-                varying.extend(blk.args.iter().copied());
-            }
-            for o in &blk.ops {
-                visit(o, true, varying);
-                if !o.regions.is_empty() || o.operands.iter().any(|v| varying.contains(v)) {
-                    varying.extend(o.results.iter().copied());
-                }
-            }
-        }
-    }
-    let mut varying = HashSet::new();
-    visit(func, false, &mut varying);
-    varying
-}
-
-/// Expands the ops under `op` whose argument varies (see [`varying_values`]).
+/// Expands the ops under `op` whose argument varies in the innermost loop around them
+/// (see [`crate::uniform`]).
 ///
 /// An op whose argument is the same in every iteration (`np.tanh(c[0])` in a loop over
 /// `i`) is left to the C library: computed once per iteration as a scalar, it gains
@@ -152,9 +129,9 @@ pub fn varying_values(func: &Op) -> HashSet<Value> {
 /// through such a uniform computation, takes exponential time on the expansion (a
 /// second `tanh` of a uniform `tanh` did not finish compiling in minutes).
 fn walk(b: &mut Builder, op: &mut Op) {
-    let varying = varying_values(op);
+    let uniformity = Uniformity::of(&b.m, op);
     let Ok(()) = op.rewrite_nested(b, &mut |b, o, out| {
-        let Some(f) = func_of(b, &o).filter(|_| varying.contains(&o.operands[0])) else {
+        let Some(f) = func_of(b, &o).filter(|_| uniformity.varies_at(o.operands[0], o.results[0])) else {
             out.push(o);
             return Ok::<(), std::convert::Infallible>(());
         };

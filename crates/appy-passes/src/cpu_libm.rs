@@ -5,8 +5,9 @@
 //! lose every digit of a small `x` (14 ulp at x ≈ 0.06 was measured); the C library
 //! computes them to within an ulp, like NumPy. Other math ops become LLVM intrinsics
 //! that LLVM lowers to the C library's functions. Runs on the CPU pipeline only: on the
-//! GPU the ops become libdevice's accurate functions. A float64 `math.expm1` is gone by
-//! then: `appy-cpu-exp`, which runs first, computes it inline.
+//! GPU the ops become libdevice's accurate functions. A float64 `math.expm1` whose
+//! argument varies in its loop is gone by then (`appy-cpu-exp`, which runs first,
+//! computes it inline); a uniform one is a C call here.
 
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;

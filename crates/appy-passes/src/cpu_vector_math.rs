@@ -16,7 +16,8 @@
 //! * for float64 calls: only the functions whose `libmvec` version is within 1.5 ulp
 //!   of the exact result ([`ACCURATE_F64`]: `pow`, `exp10`); the others (`exp` is at
 //!   2.9 ulp, `sin` at 3.2) stay scalar calls of the C library, except float64 `exp`,
-//!   `expm1` and `tanh`, which `appy-cpu-exp` computes inline (vectorisable) before.
+//!   `expm1` and `tanh` of varying arguments, which `appy-cpu-exp` computes inline
+//!   (vectorisable) before.
 //!
 //! The measurements: a C program calling each vector function on 2 million arguments
 //! per instruction set (uniform over the function's domain, over [-3, 3], over [0.001,

@@ -47,6 +47,7 @@ pub mod tensor_sync;
 pub mod tensor_temporaries;
 pub mod tensor_to_loops;
 pub mod test_barriers;
+pub mod uniform;
 pub mod util;
 
 use appy_ir::diag::IrError;
