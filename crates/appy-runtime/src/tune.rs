@@ -67,11 +67,12 @@ pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> R
     choose_with(gpu, b, loaded, args, None)
 }
 
-/// A call of the first candidate that takes longer than this (seconds, data movement
-/// included) is not tuned: timing every candidate three times would make the first
-/// call of a long-running function (a time loop of many steps) take many times as
-/// long, for a gain that the launch configuration of its kernels rarely gives.
-pub const LONG_CALL: f64 = 1.0;
+/// How long autotuning may time candidates (seconds): it stops once over, between host
+/// loop iterations or between calls, and the best candidate timed by then runs (the
+/// first, when none was), in this process only. Timing every candidate three times
+/// would make the first call of a long-running function (a time loop of many steps)
+/// take many times as long, for a gain that the launch configuration rarely gives.
+pub const TUNING_BUDGET: f64 = 1.0;
 
 /// [`choose`] that asks `interrupt` between the host loop iterations of the timed
 /// calls (Ctrl-C in Python): `true` stops with [`crate::error::RunError::Interrupted`]
@@ -112,47 +113,87 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
     // copied by the runner anyway).
     let mut copies = vec![];
     let mut targs = args.to_vec();
+    let mut copy_failed = None;
     for a in &mut targs {
         if let HostValue::Device { ptr, dtype, shape } = a {
-            let bytes = crate::array::bytes_of(*dtype, shape)?;
-            let c = gpu.device_copy(*ptr, bytes)?;
-            copies.push(c);
-            *ptr = c;
+            let c: RunResult<_> = crate::array::bytes_of(*dtype, shape)
+                .map_err(Into::into)
+                .and_then(|bytes| gpu.device_copy(*ptr, bytes));
+            match c {
+                Ok(c) => {
+                    copies.push(c);
+                    *ptr = c;
+                }
+                Err(e) => {
+                    copy_failed = Some(e);
+                    break;
+                }
+            }
         }
     }
+    if let Some(e) = copy_failed {
+        for c in copies {
+            gpu.free_copy(c);
+        }
+        return Err(e);
+    }
+    // The budget is asked between host loop iterations, with the caller's interruption.
+    let t0 = std::time::Instant::now();
+    let over = std::cell::Cell::new(false);
+    let user_stop = std::cell::Cell::new(false);
+    let stop = || {
+        if interrupt.is_some_and(|f| f()) {
+            user_stop.set(true);
+            return true;
+        }
+        if t0.elapsed().as_secs_f64() > TUNING_BUDGET {
+            over.set(true);
+            return true;
+        }
+        false
+    };
     let opts = BenchOptions {
-        interrupt,
-        stop_after: Some(LONG_CALL),
+        interrupt: Some(&stop),
+        stop_after: Some(TUNING_BUDGET),
     };
     let mut times = vec![f64::INFINITY; n];
-    let mut interrupted = false;
     for (k, l) in loaded.iter().enumerate().take(n) {
+        if t0.elapsed().as_secs_f64() > TUNING_BUDGET {
+            over.set(true);
+        }
+        if over.get() {
+            break;
+        }
         // Three calls; the first also moves the data, so the best of the other two counts.
         match gpu.bench_with(b.candidate(k), l, &targs, 3, &opts) {
-            Ok(t) if t.len() == 1 && k == 0 => {
-                // A long call: the first candidate, not timed against the others.
-                times[0] = t[0];
-                tracing::info!(
-                    "autotuning `{}`: one call took {:.2} s; using mvl={}",
-                    b.func,
-                    t[0],
-                    b.candidate(0).mvl
-                );
-                break;
-            }
-            Ok(t) => times[k] = t.iter().skip(usize::from(t.len() > 1)).copied().fold(f64::INFINITY, f64::min),
-            Err(RunError::Interrupted) => {
-                interrupted = true;
-                break;
-            }
+            // A call longer than the budget (one kernel, no host loop to stop in).
+            Ok(t) if t.len() < 3 => over.set(true),
+            Ok(t) => times[k] = t[1..].iter().copied().fold(f64::INFINITY, f64::min),
+            Err(RunError::Interrupted) if !user_stop.get() => {}
+            Err(RunError::Interrupted) => break,
             Err(e) => tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl),
         }
     }
     for c in copies {
         gpu.free_copy(c);
     }
-    if interrupted {
+    if user_stop.get() {
         return Err(RunError::Interrupted);
+    }
+    if over.get() {
+        // The best of the candidates timed within the budget (the first when none was),
+        // for this process only: not recorded, since the others were not timed.
+        let best = (0..n)
+            .min_by(|x, y| times[*x].total_cmp(&times[*y]))
+            .filter(|k| times[*k].is_finite())
+            .unwrap_or(0);
+        tracing::info!(
+            "autotuning `{}`: over its {TUNING_BUDGET} s budget after {:.2} s; using mvl={}",
+            b.func,
+            t0.elapsed().as_secs_f64(),
+            b.candidate(best).mvl
+        );
+        return Ok(best);
     }
     let best = (0..n).min_by(|x, y| times[*x].total_cmp(&times[*y])).unwrap_or(0);
     if !times[best].is_finite() {
@@ -188,8 +229,7 @@ pub fn recorded(dir: &std::path::Path, key: &str, b: &Bundle) -> Option<usize> {
 }
 
 /// Records in the cache in `dir` under `key` that candidate `best` of `b` is the
-/// fastest, with every candidate's time (`times`, seconds; not finite: it failed or,
-/// after a [`LONG_CALL`], was not timed).
+/// fastest, with every candidate's time (`times`, seconds; not finite: it failed).
 pub fn record(dir: &std::path::Path, key: &str, b: &Bundle, times: &[f64], best: usize) {
     let times_ms: Vec<serde_json::Value> = (0..b.candidates())
         .map(|k| {

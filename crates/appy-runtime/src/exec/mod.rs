@@ -214,6 +214,7 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// Asks `stop` between host loop iterations from now on (see
     /// [`RunOptions::interrupt`]).
+    #[cfg(feature = "cuda")]
     pub(crate) fn set_interrupt(&mut self, stop: Option<&'a dyn Fn() -> bool>) {
         self.interrupt = stop;
     }
