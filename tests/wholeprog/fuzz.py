@@ -62,7 +62,11 @@ def choose_program(seed, k, exclude=()):
     signature; (None, attempts, reason) when none does."""
     why = ""
     for attempt in range(MAX_ATTEMPTS):
-        text = gen.generate(seed, k, attempt, exclude)
+        try:
+            text = gen.generate(seed, k, attempt, exclude)
+        except gen.Unsettled as e:
+            why = str(e)
+            continue
         meta = C.meta_of(text)
         try:
             fn = C.plain_function(text)
@@ -309,7 +313,7 @@ def main(argv=None):
         ks = list(range(len(args.files)))
     elif args.programs:
         with open(args.programs) as fh:
-            ks = [int(t) for t in fh.read().split()]
+            ks = sorted({int(t) for t in fh.read().split()})
     else:
         ks = list(range(args.start, args.start + args.count))
     batch = args.batch or max(4, min(25, -(-len(ks) // (args.jobs * 3))))

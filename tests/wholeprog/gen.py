@@ -485,7 +485,11 @@ def generate(seed, k, attempt=0, exclude=()):
         if g.inexact_names <= known:
             return text
         known |= g.inexact_names
-    raise RuntimeError(f"wholeprog: program {seed}:{k}:{attempt}: inexact names do not settle")
+    raise Unsettled(f"wholeprog: program {seed}:{k}:{attempt}: inexact names do not settle")
+
+
+class Unsettled(Exception):
+    """`generate` found no fixed point of the inexact names (the attempt is skipped)."""
 
 
 def meta_of(text):

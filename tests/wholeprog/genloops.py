@@ -228,7 +228,9 @@ class LoopStmts:
         # An int array gets an int accumulator: a float one would be stored through
         # int(), and a float sum (reassociated under simd) one ulp below an integer
         # truncates to the next one down.
-        isint = a.kind == "i" and (r.random() < 0.7 or True)
+        isint = a.kind == "i"
+        if isint:
+            r.random()   # the draw that once chose between the two (keeps the programs)
         e = self.e.expr(ctx, "int" if isint else None, 2)
         if isint and e.b > 1e5:
             e = Ex("j", "pi", NMAX)
