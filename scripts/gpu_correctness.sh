@@ -77,7 +77,9 @@ check_gpu() {
     local status=0 summary=""
 
     # 1. The package's tests (GPU tests included; the fuzzer's CI slice is step 3's).
-    python3 -m pytest -q -p no:cacheprovider crates/appy-python/tests -k "not wholeprog" 2>&1 | tee "$out/pytest.txt"
+    # -rfE names each failure in the summary; a test that hangs dumps its stack after 120 s.
+    python3 -m pytest -q -rfE -p no:cacheprovider -o faulthandler_timeout=120 crates/appy-python/tests \
+        -k "not wholeprog" 2>&1 | tee "$out/pytest.txt"
     local rc=${PIPESTATUS[0]}
     summary+="pytest: $(tail -1 "$out/pytest.txt") (rc $rc)"$'\n'
     [ "$rc" = 0 ] || status=1
