@@ -13,10 +13,12 @@
 //! scalar slot (a rank-0 memref) that `L` stores a varying value into, anywhere in its
 //! body and in any order (a fixed point: the store may come after the load, the value
 //! then being the last iteration's). Writes to slots inside nested loops, and by other
-//! ops than `memref.store`, count as varying. Values defined outside `L` do not vary in
+//! ops than `memref.store` that may write them (`appy_ir::effects`), count as varying. Values defined outside `L` do not vary in
 //! it.
 
+use appy_ir::effects::effects;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::ops::{MemrefLoad, MemrefStore};
 use std::collections::{HashMap, HashSet};
 
 /// The analysis of one function: for each value defined inside a loop, whether it varies
@@ -73,11 +75,7 @@ impl Uniformity {
                 self.loop_op(m, o);
                 // In the loop around it: its results vary, and so do the slots it writes.
                 if cx.is_some() {
-                    o.walk(&mut |x| {
-                        if x.name != "memref.load" {
-                            slots.extend(x.operands.iter().copied().filter(|v| is_slot(m, *v)));
-                        }
-                    });
+                    o.walk(&mut |x| slots.extend(written_slots(m, x)));
                 }
                 for r in &o.results {
                     self.define(*r, cx, true);
@@ -91,25 +89,20 @@ impl Uniformity {
                 continue;
             };
             let mut varies = o.operands.iter().any(|v| self.varies_in(*v, l));
-            if o.name == "memref.load" && o.operands.first().is_some_and(|s| slots.contains(s)) {
+            if MemrefLoad::of(o).is_some_and(|ld| slots.contains(&ld.memref)) {
                 varies = true;
             }
             if !o.regions.is_empty() {
                 o.walk(&mut |x| varies |= x.operands.iter().chain(&x.results).any(|v| self.varies_in(*v, l)));
             }
             // A slot written with a varying value, or by anything but a plain store.
-            let written = match o.name.as_str() {
-                "memref.load" => vec![],
-                "memref.store" => o
-                    .operands
-                    .get(1)
-                    .copied()
-                    .filter(|s| is_slot(m, *s) && self.varies_in(o.operands[0], l))
-                    .into_iter()
-                    .collect(),
-                _ => o.operands.iter().copied().filter(|v| is_slot(m, *v)).collect(),
-            };
-            slots.extend(written);
+            match MemrefStore::of(o) {
+                Some(st) if is_slot(m, st.memref) && self.varies_in(st.value, l) => {
+                    slots.insert(st.memref);
+                }
+                Some(_) => {}
+                None => slots.extend(written_slots(m, o)),
+            }
             for r in &o.results {
                 self.define(*r, cx, varies);
             }
@@ -138,6 +131,15 @@ impl Uniformity {
             }
         }
     }
+}
+
+/// The slots among `op`'s operands that `op` itself may write (its effects).
+fn written_slots<'a>(m: &'a Module, op: &'a Op) -> impl Iterator<Item = Value> + 'a {
+    let writes = effects(op).writes;
+    op.operands
+        .iter()
+        .copied()
+        .filter(move |v| is_slot(m, *v) && writes.may_touch(&op.operands, *v))
 }
 
 /// A scalar variable's slot: a rank-0 memref (`memref<f64>`; shaped ones start with
