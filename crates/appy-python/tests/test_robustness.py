@@ -60,7 +60,13 @@ def test_flat_sum_of_5000_terms(tmp_path):
 
 def test_too_deep_is_a_compile_error(tmp_path):
     src = HEAD + "def k(a, out, N):\n    for i in range(N):\n        out[i] = " + " + ".join(["a[i]"] * 10001) + "\n"
-    mod = load(tmp_path, "too_deep", src)
+    try:
+        mod = load(tmp_path, "too_deep", src)
+    except RecursionError:
+        # CPython 3.12 and later refuse to compile such an expression themselves (a
+        # fixed C recursion limit), so no program can reach appy with it there; appy's
+        # own limit is also tested from Rust (tests/tests/suite/deep.rs).
+        pytest.skip("this CPython cannot compile a 10,001-term expression")
     with pytest.raises(appy.CompileError, match="expression is too deep"):
         mod.k(np.ones(3), np.zeros(3), 3)
 
