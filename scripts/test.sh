@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# The test command (README, CI): the Rust tests, then the Python package built from this
+# The test command (README, CI): the Rust tests, the generated code against its recorded
+# digests, then the Python package built from this
 # checkout, installed, and its pytest tests; one closing summary line for both.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 cargo test --workspace 2>&1 | tee "$log"
 cargo_rc=${PIPESTATUS[0]}
+# The generated code (every example's and NPBench kernel's PTX bundle and CPU module) is
+# exactly the recorded one: tests/bundles/golden.txt (scripts/bundles.py says how to
+# update it when a change means to alter code).
+cargo build -q -p appy-tools 2>&1 | tee -a "$log"
+snap=$(mktemp -d)
+{ python3 scripts/bundles.py snapshot "$snap" --appy target/debug/appy \
+    && python3 scripts/bundles.py check tests/bundles/golden.txt "$snap"; } 2>&1 | tail -20 | tee -a "$log"
+bundles_rc=${PIPESTATUS[0]}
+rm -rf "$snap"
 pip_log=$(mktemp)
 python3 -m pip install -q --no-build-isolation ./crates/appy-python >"$pip_log" 2>&1
 pip_rc=$?
@@ -24,4 +34,5 @@ awk '
     }
   }
   END { printf "all tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
-[ "$cargo_rc" = 0 ] && [ "$pip_rc" = 0 ] && [ "$py_rc" = 0 ]
+if [ "$bundles_rc" != 0 ]; then echo "the generated code differs from tests/bundles/golden.txt"; fi
+[ "$cargo_rc" = 0 ] && [ "$bundles_rc" = 0 ] && [ "$pip_rc" = 0 ] && [ "$py_rc" = 0 ]
