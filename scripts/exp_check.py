@@ -1,6 +1,6 @@
 """`python3 scripts/fit_exp.py check`: the float64 exp, expm1 and tanh of
 `appy-cpu-exp` emulated op by op in NumPy (the same sequence of float64 operations as
-crates/appy-passes/src/cpu_exp.rs builds), against mpmath and NumPy."""
+crates/appy-passes/src/cpu/exp.rs builds), against mpmath and NumPy."""
 import hashlib
 import os
 import time

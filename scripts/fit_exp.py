@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The polynomial of `appy-cpu-exp` (crates/appy-passes/src/cpu_exp.rs): coefficients
+"""The polynomial of `appy-cpu-exp` (crates/appy-passes/src/cpu/exp.rs): coefficients
 fitted here, and the pass's float64 exp, expm1 and tanh emulated op by op in NumPy.
 
     python3 scripts/fit_exp.py                 # fit: print the coefficients and their error
@@ -148,7 +148,7 @@ def max_error(coef, samples=20001):
     return worst * mpmath.mpf(2) ** 53
 
 
-# The coefficients of the pass (crates/appy-passes/src/cpu_exp.rs, `COEF`), as `fit`
+# The coefficients of the pass (crates/appy-passes/src/cpu/exp.rs, `COEF`), as `fit`
 # prints them.
 COEF = [
     float.fromhex("0x1.5555555555559p-3"),

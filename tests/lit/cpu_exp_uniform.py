@@ -1,5 +1,5 @@
 # appy-cpu-exp expands only the ops whose argument varies from one iteration of the
-# innermost loop around them to the next (crates/appy-passes/src/uniform.rs). One whose
+# innermost loop around them to the next (crates/appy-passes/src/analyses/uniform.rs). One whose
 # argument is the same in every iteration (np.tanh(c[0]) in a loop over i) is left to the
 # C library: it gains nothing from being vectorisable, and LLVM's loop vectoriser takes
 # exponential time on a uniform expansion of a uniform expansion (`k` below did not

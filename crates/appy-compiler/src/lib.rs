@@ -24,6 +24,7 @@ use appy_ir::bundle::{BUNDLE_VERSION, Bundle};
 use appy_ir::diag::{DResult, Diagnostic, IrError, SourceFile};
 use appy_ir::ir::Module;
 use appy_ir::mlir::Ctx;
+use appy_ir::schedule::Mark;
 use appy_ir::types::ArgType;
 pub use appy_passes::AfterPass;
 use appy_passes::{Pipeline, Registry};
@@ -74,10 +75,7 @@ impl Level {
             Level::Gpu
         } else if m.op.attr("appy.cpu").is_some() || m.op.walk_any(&|o| o.name.starts_with("omp.")) {
             Level::Cpu
-        } else if m
-            .op
-            .walk_any(&|o| o.attr("appy.lanes").is_some() || o.attr("appy.chunks").is_some())
-        {
+        } else if m.op.walk_any(&|o| o.has_mark(Mark::Lanes) || o.has_mark(Mark::Chunks)) {
             Level::Loops
         } else {
             Level::Appy

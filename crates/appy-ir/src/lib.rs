@@ -27,6 +27,7 @@ pub mod ops;
 pub mod pyfmt;
 pub mod reduction;
 pub mod rewrite;
+pub mod schedule;
 pub mod stack;
 pub mod status;
 pub mod types;

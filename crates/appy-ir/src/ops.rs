@@ -5,6 +5,7 @@
 
 use crate::attrs::{AtomicKind, CmpFPredicate, CmpIPredicate, Scalar, flag, i64_array, int_array, parse_constant, symbol_leaf};
 use crate::ir::{Module, Op, Value};
+use crate::schedule::LoopKind;
 use crate::types::MemRefType;
 
 /// `arith.constant`.
@@ -259,19 +260,6 @@ impl<'a> ScfIf<'a> {
     }
 }
 
-/// What appy uses an `scf.parallel` for (its discardable attributes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParallelKind {
-    /// `appy.parallel`: workers.
-    Workers,
-    /// `appy.simd` (without `appy.parallel`): a vector loop inside a worker.
-    Simd,
-    /// `appy.lanes`: the lanes of one MVL-wide vector.
-    Lanes,
-    /// None of appy's markers.
-    Other,
-}
-
 /// `scf.parallel`.
 #[derive(Clone, Copy, Debug)]
 pub struct ScfParallel<'a> {
@@ -288,7 +276,7 @@ pub struct ScfParallel<'a> {
     /// The body, ending in `scf.reduce`.
     pub body: &'a [Op],
     /// What appy uses it for.
-    pub kind: ParallelKind,
+    pub kind: LoopKind,
 }
 
 impl<'a> ScfParallel<'a> {
@@ -302,15 +290,7 @@ impl<'a> ScfParallel<'a> {
         if op.operands.len() < 3 * d {
             return None;
         }
-        let kind = if op.has_attr("appy.lanes") {
-            ParallelKind::Lanes
-        } else if op.has_attr("appy.parallel") {
-            ParallelKind::Workers
-        } else if op.has_attr("appy.simd") {
-            ParallelKind::Simd
-        } else {
-            ParallelKind::Other
-        };
+        let kind = LoopKind::of(op)?;
         Some(ScfParallel {
             lbs: &op.operands[..d],
             ubs: &op.operands[d..2 * d],

@@ -1,7 +1,7 @@
 //! `appy-expand-erfc`: float64 `math.erfc` as an inline expansion in `arith` and
 //! `math` ops (float32 `math.erfc` is computed in float64 and rounded).
 //!
-//! [`crate::gpu_libm`] applies it in kernels: libdevice's `__nv_erfc` is documented at
+//! [`crate::gpu::libm`] applies it in kernels: libdevice's `__nv_erfc` is documented at
 //! 4–5 ulp (3 ulp from glibc was seen on an H200), above the 2 ulp appy promises. This
 //! pass applies it everywhere; the CPU back end runs it only when
 //! `appy_compiler::Options::expand_erfc` is set (a test knob: CI has no GPU, and the
@@ -83,7 +83,7 @@ pub const CLAMP: f64 = 27.5;
 pub const BOUNDS: [f64; 3] = [0.875, 1.75, 4.0];
 /// 1.5·2^52: `(v + MAGIC) - MAGIC` is v rounded to an integer (|v| < 2^51), which
 /// is also in the low bits of `v + MAGIC` (the CPU's exp uses it too).
-const MAGIC: f64 = crate::cpu_exp::SHIFT;
+const MAGIC: f64 = crate::cpu::exp::SHIFT;
 
 /// One interval of x: `H(x) = x·erfc(x)·exp(x²) ≈ c_hi + c_lo + h1·t + t²·P(t)/Q(t)`
 /// with `t = u − m` (u = x, or 1/x on the last interval), `Q(t) = 1 + q[0]·t + …`.

@@ -1,10 +1,18 @@
 //! appy's passes, their registry, and pass pipelines.
 //!
-//! Every Rust pass lives in a file named after it (`appy-strip-mine` in
-//! `strip_mine.rs`, `appy-gpu-outline` in `gpu_outline.rs`, ...), which also holds its
-//! registry entry (`INFO`: name, description, options, constructor); [`PASSES`] lists
-//! them, and `appy-opt --list-passes` prints each with its file. `tensor.rs` and
-//! `util.rs` hold helpers shared by several passes.
+//! The passes are in folders by level, each in a file named after it without the level
+//! (`appy-tensor-fuse` in `tensor/fuse.rs`, `appy-strip-mine` in `loops/strip_mine.rs`,
+//! `appy-gpu-outline` in `gpu/outline.rs`, `appy-cpu-exp` in `cpu/exp.rs`), which also
+//! holds its registry entry (`INFO`: name, description, options, constructor):
+//! - `tensor/`: the `appy` level (library calls, tensor statements to loop nests);
+//! - `loops/`: `appy` → `loops` (strip-mining);
+//! - `gpu/`: `loops` → `gpu` and the kernels' math;
+//! - `cpu/`: `appy` → `cpu` → the LLVM dialect;
+//! - `analyses/`: what passes share and nothing rewrites (`analyses/uniform.rs`);
+//! - at the top, passes both back ends run (`hoist_allocas.rs`, `expand_erfc.rs`) and
+//!   helpers (`util.rs`).
+//!
+//! [`PASSES`] lists them, and `appy-opt --list-passes` prints each with its file.
 //!
 //! A pipeline is a comma-separated list in MLIR's textual syntax where every element is
 //! either a Rust pass from the [`Registry`] (e.g. `appy-strip-mine{mvl=128}`) or an
@@ -18,41 +26,19 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-pub mod cpu_alloc;
-pub mod cpu_atomics;
-pub mod cpu_blas;
-pub mod cpu_exp;
-pub mod cpu_fuse;
-pub mod cpu_libm;
-pub mod cpu_minmax;
-pub mod cpu_openmp;
-pub mod cpu_print;
-pub mod cpu_strided;
-pub mod cpu_vector_math;
-pub mod cpu_wide_math;
-pub mod cpu_zeros;
+pub mod analyses;
+pub mod cpu;
 pub mod expand_erfc;
-pub mod gpu_libm;
-pub mod gpu_map_threads;
-pub mod gpu_outline;
-pub mod gpu_sink_loads;
+pub mod gpu;
 pub mod hoist_allocas;
-pub mod solve_library;
-pub mod strip_mine;
+pub mod loops;
 pub mod tensor;
-pub mod tensor_columns;
-pub mod tensor_fuse;
-pub mod tensor_library;
-pub mod tensor_sync;
-pub mod tensor_temporaries;
-pub mod tensor_to_loops;
-pub mod test_barriers;
-pub mod uniform;
 pub mod util;
 
 use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 use appy_ir::mlir::{self, Ctx};
+use appy_ir::schedule::Tag;
 
 /// A pass over the owned mirror of a module.
 pub trait Pass {
@@ -72,8 +58,8 @@ pub struct PassInfo {
     pub name: &'static str,
     /// One-line description (for `--list-passes`).
     pub description: &'static str,
-    /// The options it takes, with their defaults (`("mvl", "1024")`).
-    pub options: &'static [(&'static str, &'static str)],
+    /// The options it takes: name, type, default and meaning, declared once.
+    pub options: &'static [PassOpt],
     /// The source file that defines it (`file!()`).
     pub file: &'static str,
     /// Constructor.
@@ -82,88 +68,225 @@ pub struct PassInfo {
 
 /// Every Rust pass, in pipeline order.
 pub const PASSES: &[PassInfo] = &[
-    solve_library::INFO,
-    tensor_library::INFO,
-    tensor_temporaries::INFO,
-    tensor_fuse::INFO,
-    tensor_sync::INFO,
-    tensor_to_loops::INFO,
-    strip_mine::INFO,
-    gpu_sink_loads::INFO,
-    gpu_outline::INFO,
-    gpu_map_threads::INFO,
-    gpu_libm::INFO,
+    tensor::solve_library::INFO,
+    tensor::library::INFO,
+    tensor::temporaries::INFO,
+    tensor::fuse::INFO,
+    tensor::sync::INFO,
+    tensor::to_loops::INFO,
+    loops::strip_mine::INFO,
+    gpu::sink_loads::INFO,
+    gpu::outline::INFO,
+    gpu::map_threads::INFO,
+    gpu::libm::INFO,
     expand_erfc::INFO,
-    cpu_openmp::INFO,
-    cpu_blas::INFO,
-    cpu_fuse::INFO,
-    cpu_minmax::INFO,
-    cpu_zeros::INFO,
+    cpu::openmp::INFO,
+    cpu::blas::INFO,
+    cpu::fuse::INFO,
+    cpu::minmax::INFO,
+    cpu::zeros::INFO,
     hoist_allocas::INFO,
-    cpu_exp::INFO,
-    cpu_wide_math::INFO,
-    cpu_libm::INFO,
-    cpu_print::INFO,
-    cpu_strided::INFO,
-    cpu_alloc::INFO,
-    cpu_vector_math::INFO,
-    test_barriers::INFO,
+    cpu::exp::INFO,
+    cpu::wide_math::INFO,
+    cpu::libm::INFO,
+    cpu::print::INFO,
+    cpu::strided::INFO,
+    cpu::alloc::INFO,
+    cpu::vector_math::INFO,
+    gpu::test_barriers::INFO,
 ];
 
+/// What values a pass option accepts (the option's type).
+#[derive(Clone, Copy, Debug)]
+pub enum OptKind {
+    /// An integer in `[min, max]`.
+    Int {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// A power of two in `[min, max]` (vector lengths).
+    Pow2 {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// `0` or `1`.
+    Bool,
+    /// A string of `0`/`1`, one per parameter of the function (empty: all `0`).
+    Flags,
+    /// A string of letters, each one of these (empty: none).
+    Letters(&'static str),
+    /// A Loopy iname tag (`g.0`, `l.0`, `unr`, `ilp`, `vec`, `ord`, `for`).
+    Tag,
+}
+
+impl OptKind {
+    /// Checks `v` against the type; the error says what was expected.
+    pub fn check(self, v: &str) -> Result<(), String> {
+        let int = || v.parse::<i64>().map_err(|_| format!("expects an integer, got `{v}`"));
+        match self {
+            OptKind::Int { min, max } => {
+                let n = int()?;
+                if n < min || n > max {
+                    return Err(format!("must be in [{min}, {max}], got {n}"));
+                }
+            }
+            OptKind::Pow2 { min, max } => {
+                let n = int()?;
+                if n < min || n > max || n & (n - 1) != 0 {
+                    return Err(format!("must be a power of two in [{min}, {max}], got {n}"));
+                }
+            }
+            OptKind::Bool => {
+                if v != "0" && v != "1" {
+                    return Err(format!("expects 0 or 1, got `{v}`"));
+                }
+            }
+            OptKind::Flags => {
+                if let Some(c) = v.chars().find(|c| *c != '0' && *c != '1') {
+                    return Err(format!("expects one 0 or 1 per parameter, got `{c}` in `{v}`"));
+                }
+            }
+            OptKind::Letters(set) => {
+                if let Some(c) = v.chars().find(|c| !set.contains(*c)) {
+                    return Err(format!("expects letters from `{set}`, got `{c}` in `{v}`"));
+                }
+            }
+            OptKind::Tag => {
+                v.parse::<Tag>()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The type as `--list-passes` prints it.
+    pub fn describe(self) -> String {
+        match self {
+            OptKind::Int { min, max } => format!("int in [{min}, {max}]"),
+            OptKind::Pow2 { min, max } => format!("power of two in [{min}, {max}]"),
+            OptKind::Bool => "0|1".into(),
+            OptKind::Flags => "0/1 per parameter".into(),
+            OptKind::Letters(set) => format!("letters of `{set}`"),
+            OptKind::Tag => "tag".into(),
+        }
+    }
+}
+
+/// One option of a pass, declared in its `INFO` (in the spirit of Triton's Passes.td:
+/// name, type, default and meaning in one place; `--list-passes` prints them and the
+/// pipeline parser checks values against them).
+#[derive(Clone, Copy, Debug)]
+pub struct PassOpt {
+    /// The key (`mvl`).
+    pub name: &'static str,
+    /// Its type.
+    pub kind: OptKind,
+    /// The value when not given.
+    pub default: &'static str,
+    /// What it means.
+    pub help: &'static str,
+}
+
+impl PassOpt {
+    /// `mvl`: lanes per worker, a power of two in [1, 4096], 1024 by default.
+    pub const MVL: PassOpt = PassOpt {
+        name: "mvl",
+        kind: OptKind::Pow2 { min: 1, max: 4096 },
+        default: "1024",
+        help: "lanes per worker (the maximum vector length)",
+    };
+    /// `cpu`: compile for the CPU back end (0 by default).
+    pub const CPU: PassOpt = PassOpt {
+        name: "cpu",
+        kind: OptKind::Bool,
+        default: "0",
+        help: "for the CPU back end",
+    };
+    /// `strided`: which parameters take strided views (none by default).
+    pub const STRIDED: PassOpt = PassOpt {
+        name: "strided",
+        kind: OptKind::Flags,
+        default: "",
+        help: "the parameters passed as strided views",
+    };
+}
+
 /// A pass's options as given in a pipeline (`appy-strip-mine{mvl=128}`): `key=value`
-/// pairs separated by spaces, each key one the pass declares; the parser for every pass.
+/// pairs separated by spaces, each key one the pass declares and each value of its type;
+/// the parser for every pass.
 pub struct PassOptions {
     info: PassInfo,
     given: Vec<(String, String)>,
 }
 
 impl PassOptions {
-    /// Parses the text between the braces for pass `info`.
+    /// Parses the text between the braces for pass `info`, checking every value
+    /// against its declared type.
     pub fn parse(info: &PassInfo, text: &str) -> Result<PassOptions, String> {
         let mut given = vec![];
         for kv in text.split_whitespace() {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| format!("bad option `{kv}` (expected key=value)"))?;
-            if !info.options.iter().any(|(n, _)| *n == k) {
-                let known: Vec<&str> = info.options.iter().map(|(n, _)| *n).collect();
+            let Some(opt) = info.options.iter().find(|o| o.name == k) else {
+                let known: Vec<&str> = info.options.iter().map(|o| o.name).collect();
                 return Err(if known.is_empty() {
                     format!("unknown option `{k}` (the pass takes none)")
                 } else {
                     format!("unknown option `{k}` (known: {})", known.join(", "))
                 });
-            }
+            };
+            opt.kind.check(v).map_err(|e| format!("option {k} {e}"))?;
             given.push((k.to_string(), v.to_string()));
         }
         Ok(PassOptions { info: *info, given })
     }
 
     /// The text of option `key`: as given, else its declared default.
-    pub fn text(&self, key: &str) -> Result<&str, String> {
+    fn text(&self, key: &str) -> Result<&str, String> {
         if let Some((_, v)) = self.given.iter().rev().find(|(k, _)| k == key) {
             return Ok(v);
         }
         self.info
             .options
             .iter()
-            .find(|(n, _)| *n == key)
-            .map(|(_, d)| *d)
+            .find(|o| o.name == key)
+            .map(|o| o.default)
             .ok_or_else(|| format!("{} declares no option `{key}`", self.info.name))
     }
 
-    /// An integer option.
-    pub fn i64(&self, key: &str) -> Result<i64, String> {
+    /// An integer option (`Int` or `Pow2`).
+    pub fn int(&self, key: &str) -> Result<i64, String> {
         let v = self.text(key)?;
         v.parse().map_err(|_| format!("option {key} expects an integer, got `{v}`"))
     }
 
-    /// The `mvl` option: lanes per worker, a power of two in [1, 4096].
+    /// A `Bool` option.
+    pub fn flag(&self, key: &str) -> Result<bool, String> {
+        Ok(self.text(key)? == "1")
+    }
+
+    /// A `Flags` option: one flag per parameter.
+    pub fn flags(&self, key: &str) -> Result<Vec<bool>, String> {
+        Ok(self.text(key)?.chars().map(|c| c == '1').collect())
+    }
+
+    /// A `Letters` option.
+    pub fn letters(&self, key: &str) -> Result<String, String> {
+        Ok(self.text(key)?.to_string())
+    }
+
+    /// A `Tag` option.
+    pub fn tag(&self, key: &str) -> Result<Tag, String> {
+        self.text(key)?.parse()
+    }
+
+    /// The `mvl` option ([`PassOpt::MVL`]).
     pub fn mvl(&self) -> Result<i64, String> {
-        let mvl = self.i64("mvl")?;
-        if mvl <= 0 || mvl > 4096 || mvl & (mvl - 1) != 0 {
-            return Err(format!("mvl must be a power of two in [1, 4096], got {mvl}"));
-        }
-        Ok(mvl)
+        self.int("mvl")
     }
 }
 
@@ -324,5 +447,30 @@ mod tests {
         assert!(matches!(&p.stages[1], Stage::Rust(x) if x.name() == "appy-strip-mine"));
         assert!(Pipeline::parse("appy-strip-mine{mvl=3}", &reg).is_err());
         assert!(Pipeline::parse("appy-strip-mine{bogus=3}", &reg).is_err());
+    }
+
+    #[test]
+    fn options_are_checked_against_their_types() {
+        let reg = Registry::new();
+        let err = |p: &str| Pipeline::parse(p, &reg).err().unwrap_or_default();
+        assert!(err("appy-strip-mine{mvl=96}").contains("mvl must be a power of two in [1, 4096], got 96"));
+        assert!(err("appy-strip-mine{mvl=x}").contains("mvl expects an integer"));
+        assert!(err("appy-cpu-openmp{openmp=2}").contains("openmp expects 0 or 1"));
+        assert!(err("appy-cpu-strided{args=10x}").contains("got `x`"));
+        assert!(err("appy-cpu-vector-math{isa=bq}").contains("letters from `bcde`"));
+        assert!(Pipeline::parse("appy-cpu-vector-math{isa=bd full=0},appy-cpu-strided{args=101}", &reg).is_ok());
+        assert!(OptKind::Tag.check("g.1").is_ok() && OptKind::Tag.check("g.7").is_err());
+    }
+
+    #[test]
+    fn every_declared_default_has_its_type() {
+        for p in PASSES {
+            for o in p.options {
+                assert!(o.kind.check(o.default).is_ok(), "{} {}={}", p.name, o.name, o.default);
+                assert!(!o.help.is_empty());
+            }
+            let opts = PassOptions::parse(p, "").unwrap();
+            assert!((p.make)(&opts).is_ok(), "{} with its defaults", p.name);
+        }
     }
 }

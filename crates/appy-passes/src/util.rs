@@ -1,23 +1,24 @@
-//! Helpers shared by the Rust passes: recognising appy's loop kinds, reductions
+//! Helpers shared by the Rust passes: recognising appy's loop kinds (`appy_ir::schedule`), reductions
 //! (`scf.reduce` combiners and their identities), and splicing regions. What ops do
 //! to memory is `appy_ir::effects`; reductions are `appy_ir::reduction::Reduction`.
 
 use appy_ir::build::Builder;
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::reduction::Reduction;
+use appy_ir::schedule::LoopKind;
 use std::collections::HashMap;
 
-/// `scf.parallel` marked `appy.parallel` (a parallel loop: workers).
+/// A parallel loop: workers ([`LoopKind::Workers`]).
 pub fn is_parallel(op: &Op) -> bool {
-    op.name == "scf.parallel" && op.has_attr("appy.parallel")
+    LoopKind::of(op) == Some(LoopKind::Workers)
 }
-/// `scf.parallel` marked `appy.simd` only (a vector loop inside a worker).
+/// A vector loop inside a worker ([`LoopKind::Simd`]).
 pub fn is_simd(op: &Op) -> bool {
-    op.name == "scf.parallel" && op.has_attr("appy.simd") && !op.has_attr("appy.parallel")
+    LoopKind::of(op) == Some(LoopKind::Simd)
 }
-/// `scf.parallel` marked `appy.lanes` (the lanes of one MVL-wide vector).
+/// The lanes of one MVL-wide vector ([`LoopKind::Lanes`]).
 pub fn is_lanes(op: &Op) -> bool {
-    op.name == "scf.parallel" && op.has_attr("appy.lanes")
+    LoopKind::of(op) == Some(LoopKind::Lanes)
 }
 
 /// The parameters of `m`'s functions whose flag in `strided` (the `strided=` option

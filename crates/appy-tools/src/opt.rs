@@ -188,19 +188,23 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     if a.list_passes {
         let mut s = String::from("Rust passes (usable in --pass-pipeline next to any upstream MLIR pass):\n");
         for p in compiler.registry.all() {
-            let opts: Vec<String> = p.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s.push_str(&format!(
-                "  {:<24} {}{}\n  {:<24} ({})\n",
-                p.name,
-                p.description,
-                if opts.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [options: {}]", opts.join(" "))
-                },
-                "",
-                p.file
+                "  {:<24} {}
+  {:<24} ({})
+",
+                p.name, p.description, "", p.file
             ));
+            for o in p.options {
+                s.push_str(&format!(
+                    "  {:<24}   {}={} ({}): {}
+",
+                    "",
+                    o.name,
+                    o.default,
+                    o.kind.describe(),
+                    o.help
+                ));
+            }
         }
         return Ok(s);
     }

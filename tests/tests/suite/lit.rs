@@ -29,10 +29,25 @@ fn shell_words(stage: &str) -> Vec<String> {
 fn run_line(line: &str, path: &str, text: &str) -> Result<(), String> {
     let mut input = String::new();
     for stage in line.split('|') {
-        let words: Vec<String> = shell_words(stage).into_iter().map(|w| w.replace("%s", path)).collect();
+        let mut words: Vec<String> = shell_words(stage)
+            .into_iter()
+            .filter(|w| w != "2>&1")
+            .map(|w| w.replace("%s", path))
+            .collect();
+        // `not appy-opt ...`: the command must fail; its error message is what the next
+        // stage reads (as `2>&1` would give it).
+        let expect_failure = words.first().is_some_and(|w| w == "not");
+        if expect_failure {
+            words.remove(0);
+        }
         match words.first().map(String::as_str) {
             Some("appy-opt") => {
-                input = appy_tools::opt::run(&words, &input).map_err(|e| format!("`{stage}` failed:\n{e}"))?;
+                input = match (appy_tools::opt::run(&words, &input), expect_failure) {
+                    (Ok(out), false) => out,
+                    (Err(e), false) => return Err(format!("`{stage}` failed:\n{e}")),
+                    (Ok(_), true) => return Err(format!("`{stage}` succeeded; it must fail")),
+                    (Err(e), true) => e,
+                };
             }
             Some("filecheck") => {
                 let prefix = words.iter().find_map(|w| w.strip_prefix("--check-prefix=")).unwrap_or("CHECK");

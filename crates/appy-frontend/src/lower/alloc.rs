@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::sema::catalog::{Fill, Rule};
+use appy_ir::schedule::Mark;
 
 impl Lower<'_> {
     /// A `memref.alloc` of `dt` with the given sizes (index values).
@@ -147,14 +148,14 @@ impl Lower<'_> {
             let op = Op::new("scf.parallel")
                 .with_operands([c0, dims[d], c1])
                 .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>")
-                .with_attr("appy.parallel", "unit")
+                .with_mark(Mark::Parallel)
                 .with_region(Builder::region(vec![ivs[d]], std::mem::take(&mut inner)))
                 .with_loc(self.b.loc.clone());
             inner = vec![op];
         }
         if zero {
             for op in &mut inner {
-                op.set_attr("appy.zero_fill", "unit");
+                op.set_mark(Mark::ZeroFill);
             }
         }
         for op in inner {

@@ -2,6 +2,7 @@
 //! and data sharing.
 
 use super::*;
+use appy_ir::schedule::Mark;
 
 impl<'a> Lower<'a> {
     // ----- loops -------------------------------------------------------------------
@@ -214,16 +215,16 @@ impl<'a> Lower<'a> {
             .with_attr("operandSegmentSizes", format!("array<i32: 1, 1, 1, {n_inits}>"))
             .with_region(Builder::region(vec![iv], ops));
         if parallel {
-            op.set_attr("appy.parallel", "unit");
+            op.set_mark(Mark::Parallel);
         }
         if simd {
-            op.set_attr("appy.simd", "unit");
+            op.set_mark(Mark::Simd);
         }
         if plan.auto_simd == AutoSimd::Applied {
-            op.set_attr("appy.auto_simd", "unit");
+            op.set_mark(Mark::AutoSimd);
         }
         if plan.prange {
-            op.set_attr("appy.prange", "unit");
+            op.set_mark(Mark::Prange);
         }
         self.b.push(op);
         for (n, cell, t) in &cell_slots {
@@ -332,7 +333,7 @@ impl<'a> Lower<'a> {
             .with_region(Builder::region(std::iter::once(iv).chain(iter_args).collect(), ops));
         self.bind_carried(&carried, &results);
         if matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::SequentialFor)) {
-            op.set_attr("appy.sequential", "unit");
+            op.set_mark(Mark::Sequential);
         }
         self.b.push(op);
         match prev {

@@ -1,6 +1,7 @@
 //! Vector statements (`appy.vidx`): lane loops and lane reductions.
 
 use super::*;
+use appy_ir::schedule::Mark;
 
 impl Lower<'_> {
     // ----- vector statements (appy.vidx) ----------------------------------------------
@@ -123,7 +124,7 @@ impl Lower<'_> {
         let mut ops = self.b.end();
         self.pop_scope(&mut ops);
         let mut op = Op::new("scf.parallel")
-            .with_attr("appy.simd", "unit")
+            .with_mark(Mark::Simd)
             .with_region(Builder::region(vec![iv], ops));
         if let Some((rop, t)) = red_ty {
             let init = self.b.constant(rop.identity(t.dt), t.mlir());

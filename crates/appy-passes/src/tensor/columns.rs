@@ -32,11 +32,12 @@
 //! and the statement is not atomic. The reduction is then taken row by row, as NumPy
 //! does for `axis=0` (per thread, then the threads' partial results combined).
 
+use crate::tensor::to_loops::{Ctx, Env, Gen};
 use crate::tensor::*;
-use crate::tensor_to_loops::{Ctx, Env, Gen};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Op, Value};
+use appy_ir::schedule::Mark;
 use std::collections::HashMap;
 
 /// Bytes of target elements per block (the block stays in the L1 cache).
@@ -125,7 +126,7 @@ fn simple_loop(
     g: &Gen<'_>,
     b: &mut Builder,
     (lo, hi, step): (Value, Value, Value),
-    attr: Option<&str>,
+    mark: Option<Mark>,
     body: &mut dyn FnMut(&mut Builder, Value) -> Result<(), IrError>,
 ) -> Result<(), IrError> {
     let iv = b.m.value("index");
@@ -133,7 +134,7 @@ fn simple_loop(
     let r = body(b, iv);
     let mut ops = b.end();
     r?;
-    let mut op = match attr {
+    let mut op = match mark {
         None => {
             ops.push(Builder::yield_op(&[]));
             Op::new("scf.for").with_operands([lo, hi, step])
@@ -143,7 +144,7 @@ fn simple_loop(
             let mut op = Op::new("scf.parallel")
                 .with_operands([lo, hi, step])
                 .with_attr("operandSegmentSizes", "array<i32: 1, 1, 1, 0>");
-            op.set_attr(a, "unit");
+            op.set_mark(a);
             op
         }
     };
@@ -205,8 +206,8 @@ fn rows_in_parallel(
     init(g, b, p, kind, ty, (c0, np))?;
     let memo = HashMap::new();
     let atomic = kind.atomic_kind(float);
-    simple_loop(g, b, (c0, nr, c1), Some("appy.parallel"), &mut |b, i| {
-        simple_loop(g, b, (c0, np, c1), Some("appy.simd"), &mut |b, j| {
+    simple_loop(g, b, (c0, nr, c1), Some(Mark::Parallel), &mut |b, i| {
+        simple_loop(g, b, (c0, np, c1), Some(Mark::Simd), &mut |b, j| {
             let env: Env = HashMap::from([(p, j), (r, i)]);
             let x = g.eval(b, input, &env, Ctx::Lanes, &memo)?;
             let mut ops = vec![x, g.a.target];
@@ -236,7 +237,7 @@ fn column_blocks(
     let (np, nr) = (g.ext[p], g.ext[r]);
     let w = b.index(BLOCK_BYTES / size);
     let memo = HashMap::new();
-    simple_loop(g, b, (c0, np, w), Some("appy.parallel"), &mut |b, jb| {
+    simple_loop(g, b, (c0, np, w), Some(Mark::Parallel), &mut |b, jb| {
         let end = b.bin("arith.addi", jb, w);
         let hi = b.bin("arith.minsi", end, np);
         init(g, b, p, kind, ty, (jb, hi))?;

@@ -24,10 +24,10 @@
 //! The worker's body is copied into the kernel as it is: its lanes loops, stores and
 //! atomics are still worker-level code, which `appy-gpu-map-threads` maps to threads.
 
-use crate::gpu_sink_loads::SUNK;
-use crate::strip_mine::nest_depth;
+use crate::gpu::sink_loads::SUNK;
+use crate::loops::strip_mine::nest_depth;
 use crate::util::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::attrs::{parse_str, str_attr};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
@@ -46,7 +46,7 @@ pub struct Outline {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-gpu-outline",
     description: "loops → gpu: one gpu.func kernel per top-level parallel nest (grid = its workers), launched from the host function",
-    options: &[("mvl", "1024")],
+    options: &[PassOpt::MVL],
     file: file!(),
     make: |o| Ok(Box::new(Outline { mvl: o.mvl()? })),
 };

@@ -9,18 +9,19 @@
 //! call of `calloc` (64 bytes more, the data 64-byte aligned as other arrays) and the
 //! memref descriptor built from it (`builtin.unrealized_conversion_cast` of an LLVM
 //! struct, which the memref lowering takes as the array), and removes the fill nest.
-//! A block of at least [`crate::cpu_alloc::HUGE`] bytes is advised to the kernel as
+//! A block of at least [`crate::cpu::alloc::HUGE`] bytes is advised to the kernel as
 //! transparent huge pages, as NumPy does and as `appy-cpu-alloc` does for other
 //! arrays (reads of untouched parts then map the huge zero page). The array is freed
 //! like every other with `free` (the allocated pointer). Runs first on the CPU
 //! pipeline, at the `appy` level.
 
-use crate::cpu_alloc::{call, func_attrs};
+use crate::cpu::alloc::{call, func_attrs};
 use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Op, Region, Value};
 use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::Mark;
 use appy_ir::types::MemRefType;
 
 /// The pass.
@@ -83,7 +84,7 @@ fn rewrite_block(b: &mut Builder, ops: Vec<Op>) -> (Vec<Op>, bool) {
     let mut zeroed = vec![];
     for o in &ops {
         if o.name == "scf.parallel"
-            && o.has_attr("appy.zero_fill")
+            && o.has_mark(Mark::ZeroFill)
             && let Some(m) = filled(o)
             && ops.iter().any(|a| a.name == "memref.alloc" && a.results.first() == Some(&m))
         {
@@ -95,7 +96,7 @@ fn rewrite_block(b: &mut Builder, ops: Vec<Op>) -> (Vec<Op>, bool) {
     }
     let mut out = Vec::with_capacity(ops.len());
     for o in ops {
-        if o.name == "scf.parallel" && o.has_attr("appy.zero_fill") && filled(&o).is_some_and(|m| zeroed.contains(&m)) {
+        if o.name == "scf.parallel" && o.has_mark(Mark::ZeroFill) && filled(&o).is_some_and(|m| zeroed.contains(&m)) {
             continue;
         }
         if o.name == "memref.alloc"
@@ -147,7 +148,7 @@ fn calloc(b: &mut Builder, alloc: &Op, m: Value) {
     b.push(op);
     // Large blocks on transparent huge pages: madvise from the page the block starts in.
     let pi = b.op1("llvm.ptrtoint", &[p], "i64", &[]);
-    let huge = b.int(crate::cpu_alloc::HUGE, "i64");
+    let huge = b.int(crate::cpu::alloc::HUGE, "i64");
     let big = b.cmpi(appy_ir::build::IPred::Sge, total, huge);
     b.begin();
     let page_mask = b.int(!4095, "i64");

@@ -1,7 +1,7 @@
 //! `appy-cpu-exp`: float64 `math.exp`, `math.expm1` and `math.tanh` computed inline by
 //! branch-free `arith` operations, which LLVM's loop vectoriser vectorises; only where
 //! the argument varies from one iteration of the innermost loop around it to the next
-//! (see [`crate::uniform`]).
+//! (see [`crate::analyses::uniform`]).
 //!
 //! The C library's scalar `exp` keeps a loop that calls it from being vectorised (LLVM
 //! calls it once per lane), and `libmvec`'s vector `exp` is 2.9 ulp off, more than the
@@ -41,7 +41,7 @@
 //! C call) and the upstream lowering (which would make `exp` an intrinsic LLVM lowers
 //! to a C call).
 
-use crate::uniform::Uniformity;
+use crate::analyses::uniform::Uniformity;
 use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, FPred};
 use appy_ir::diag::IrError;
@@ -121,7 +121,7 @@ fn func_of(b: &Builder, op: &Op) -> Option<Func> {
 }
 
 /// Expands the ops under `op` whose argument varies in the innermost loop around them
-/// (see [`crate::uniform`]).
+/// (see [`crate::analyses::uniform`]).
 ///
 /// An op whose argument is the same in every iteration (`np.tanh(c[0])` in a loop over
 /// `i`) is left to the C library: computed once per iteration as a scalar, it gains

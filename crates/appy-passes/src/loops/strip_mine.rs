@@ -17,12 +17,13 @@
 //! loop) stay nests: they become a multi-dimensional grid of workers.
 
 use crate::util::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::effects::is_pure;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::{LE, Mark};
 use std::collections::HashMap;
 
 /// The pass; `mvl` is the number of lanes.
@@ -35,7 +36,7 @@ pub struct StripMine {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-strip-mine",
     description: "appy → loops: strip-mine simd and parallel loops into MVL-wide lanes (scf.parallel {appy.lanes})",
-    options: &[("mvl", "1024")],
+    options: &[PassOpt::MVL],
     file: file!(),
     make: |o| Ok(Box::new(StripMine { mvl: o.mvl()? })),
 };
@@ -75,7 +76,7 @@ pub fn nest_depth(op: &Op) -> usize {
         let body = &cur.body(0).ops;
         let inner: Vec<&Op> = body.iter().filter(|o| o.name == "scf.parallel" || !o.regions.is_empty()).collect();
         let [inner] = inner.as_slice() else { return depth };
-        if !is_parallel(inner) || inner.has_attr("appy.simd") {
+        if !is_parallel(inner) || inner.has_mark(Mark::Simd) {
             return depth;
         }
         // Other ops must be side-effect free, and the inner bounds must not be
@@ -101,7 +102,7 @@ impl StripMine {
         let mut out = vec![];
         for mut op in ops {
             let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
-            if ctx == Ctx::Host && op.name == "scf.for" && op.has_attr("appy.sequential") && !contains(&op, &is_parallel) {
+            if ctx == Ctx::Host && op.name == "scf.for" && op.has_mark(Mark::Sequential) && !contains(&op, &is_parallel) {
                 // `sequential for` outside parallel loops: one worker runs all iterations
                 // (seed 001 §3.1), so the data stays where the kernels run; simd loops
                 // inside run on the worker's lanes.
@@ -150,7 +151,7 @@ impl StripMine {
             return Ok(op);
         }
         let has_vector_work = contains(&op, &|o| o.name == "scf.parallel");
-        if op.has_attr("appy.simd") || !has_vector_work {
+        if op.has_mark(Mark::Simd) || !has_vector_work {
             // Thread-mapped: workers of MVL iterations.
             // The worker-count computation only uses the loop's bounds, which a
             // rectangular nest defines outside the whole nest: hoist it.
@@ -223,7 +224,7 @@ impl StripMine {
         };
         let mut out = make_parallel(parts, results, &attrs);
         out.loc = loc;
-        out.remove_attr("appy.simd");
+        out.clear_mark(Mark::Simd);
         Ok(out)
     }
 
@@ -231,13 +232,9 @@ impl StripMine {
     fn strip_simd(&self, b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
-        let nosync = op.has_attr("appy.nosync");
+        let nosync = op.has_mark(Mark::NoSync);
         // `le(c)` with c ≤ MVL: the whole dimension is one vector (no chunk loop).
-        let small = op
-            .attr("appy.le")
-            .and_then(|v| v.split(':').next())
-            .and_then(|v| v.trim().parse::<i64>().ok())
-            .is_some_and(|c| c > 0 && c <= self.mvl);
+        let small = op.le_bound().is_some_and(|c| c > 0 && c <= self.mvl);
         let p = split_parallel(op);
         if p.ivs.len() != 1 {
             return Err(IrError::located(loc.as_deref(), "multi-dimensional simd loops are not supported"));
@@ -272,10 +269,11 @@ impl StripMine {
             },
         )?;
         if nosync {
-            lanes.set_attr("appy.nosync", "unit");
+            lanes.set_mark(Mark::NoSync);
         }
         if small {
-            lanes.set_attr("appy.le", "unit");
+            // The lanes are the whole `le` dimension (a unit flag here, for readers).
+            lanes.set_attr(LE, "unit");
             let lres = lanes.results.clone();
             out.extend(lpre);
             out.push(lanes);
@@ -310,10 +308,10 @@ impl StripMine {
             .with_operands([lb, ub, chunk].into_iter().chain(p.inits))
             .with_results(results)
             .with_region(Builder::region(std::iter::once(base).chain(accs).collect(), fbody))
-            .with_attr("appy.chunks", "unit")
+            .with_mark(Mark::Chunks)
             .with_loc(loc);
         if nosync {
-            fop.set_attr("appy.nosync", "unit");
+            fop.set_mark(Mark::NoSync);
         }
         out.push(fop);
         Ok(())
@@ -373,7 +371,7 @@ impl StripMine {
             reduce: Op::new("scf.yield"),
         };
         // make_parallel appends `reduce`; we already have the real terminator in `body`.
-        let mut op = make_parallel(parts, results, &[("appy.lanes".into(), "unit".into())]);
+        let mut op = make_parallel(parts, results, &[(Mark::Lanes.attr().into(), "unit".into())]);
         op.regions[0].blocks[0].ops.pop();
         op.loc = s.loc;
         Ok((b.take(), op))
@@ -430,7 +428,7 @@ fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
         body: vec![inner],
         reduce: red,
     };
-    let mut p = make_parallel(parts, outer_results, &[("appy.parallel".into(), "unit".into())]);
+    let mut p = make_parallel(parts, outer_results, &[(Mark::Parallel.attr().into(), "unit".into())]);
     p.loc = loc;
     p
 }
@@ -452,7 +450,7 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
         body: vec![op],
         reduce: Op::new("scf.reduce").with_loc(loc.clone()),
     };
-    let mut p = make_parallel(parts, vec![], &[("appy.parallel".into(), "unit".into())]);
+    let mut p = make_parallel(parts, vec![], &[(Mark::Parallel.attr().into(), "unit".into())]);
     p.loc = loc;
     p
 }

@@ -16,17 +16,18 @@
 //! `appy-tensor-sync`) on the simd loops.
 
 use crate::tensor::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::reduction::Reduction;
+use appy_ir::schedule::Mark;
 use std::collections::HashMap;
 
 /// The pass.
 pub struct TensorToLoops {
     /// CPU: column reductions (`np.sum(A, axis=0)`) walk rows over blocks of columns
-    /// ([`crate::tensor_columns`]).
+    /// ([`crate::tensor::columns`]).
     pub cpu: bool,
 }
 
@@ -34,9 +35,9 @@ pub struct TensorToLoops {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-to-loops",
     description: "lower appy.assign and the tensor ops to fused loop nests (seed 001 §5.1.3); cpu=1: column reductions over blocks of columns",
-    options: &[("cpu", "0")],
+    options: &[PassOpt::CPU],
     file: file!(),
-    make: |o| Ok(Box::new(TensorToLoops { cpu: o.i64("cpu")? != 0 })),
+    make: |o| Ok(Box::new(TensorToLoops { cpu: o.flag("cpu")? })),
 };
 
 impl Pass for TensorToLoops {
@@ -124,17 +125,17 @@ impl Gen<'_> {
 
     fn mark(&self, op: &mut Op, d: usize, k: Kind) {
         match k {
-            Kind::Parallel => op.set_attr("appy.parallel", "unit"),
+            Kind::Parallel => op.set_mark(Mark::Parallel),
             Kind::Simd => {
-                op.set_attr("appy.simd", "unit");
+                op.set_mark(Mark::Simd);
                 if self.nosync {
-                    op.set_attr("appy.nosync", "unit");
+                    op.set_mark(Mark::NoSync);
                 }
             }
             Kind::Seq => {}
         }
         if self.a.le[d] > 0 {
-            op.set_attr("appy.le", format!("{} : i64", self.a.le[d]));
+            op.set_le_bound(self.a.le[d]);
         }
     }
 
@@ -385,12 +386,12 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
         ext,
         c0,
         c1,
-        nosync: op.has_attr("appy.nosync"),
+        nosync: op.has_mark(Mark::NoSync),
         loc: op.loc.clone(),
         a,
     };
     let ctx0 = if in_worker { Ctx::Worker } else { Ctx::Host };
-    if cpu && !in_worker && crate::tensor_columns::blocked(&g, b, &kept)? {
+    if cpu && !in_worker && crate::tensor::columns::blocked(&g, b, &kept)? {
         return Ok(());
     }
     let kept_order: Vec<usize> = g.a.order.iter().copied().filter(|d| kept.contains(d)).collect();

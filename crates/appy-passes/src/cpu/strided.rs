@@ -1,6 +1,6 @@
 //! `appy-cpu-strided`: array parameters that take any strided layout.
 
-use crate::{Pass, PassInfo};
+use crate::{OptKind, Pass, PassInfo, PassOpt};
 use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
 
@@ -20,13 +20,14 @@ pub struct StridedArgs {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-cpu-strided",
     description: "CPU: the array parameters marked 1 in `args` take any strided layout (memref<..., strided<[?, ...], offset: ?>>)",
-    options: &[("args", "")],
+    options: &[PassOpt {
+        name: "args",
+        kind: OptKind::Flags,
+        default: "",
+        help: "the array parameters that take any strided layout",
+    }],
     file: file!(),
-    make: |o| {
-        Ok(Box::new(StridedArgs {
-            args: o.text("args")?.chars().map(|c| c == '1').collect(),
-        }))
-    },
+    make: |o| Ok(Box::new(StridedArgs { args: o.flags("args")? })),
 };
 
 impl Pass for StridedArgs {

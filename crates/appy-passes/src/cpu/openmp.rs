@@ -16,7 +16,7 @@
 //!   values in registers. Parallel loops nested in it run sequentially, as loops LLVM
 //!   vectorises (collapsing a nest would give LLVM one loop with a division per
 //!   iteration instead of a vectorisable inner loop).
-//! * Atomic updates: see [`crate::cpu_atomics`] (plain outside regions, thread-private
+//! * Atomic updates: see [`crate::cpu::atomics`] (plain outside regions, thread-private
 //!   copies of small arrays inside).
 //! * Arrays the function allocates are cache-line aligned and freed before it returns,
 //!   unless returned or freed already.
@@ -34,9 +34,9 @@
 //! With `openmp=0` parallel loops become sequential loops too (the back end uses this
 //! when no OpenMP runtime is available).
 
-use crate::cpu_atomics as atomics;
+use crate::cpu::atomics;
 use crate::util::{builder_for, emit_combine, emit_combine_with, emit_identity, finish, is_parallel, split_parallel};
-use crate::{Pass, PassInfo};
+use crate::{OptKind, Pass, PassInfo, PassOpt};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
@@ -46,12 +46,20 @@ use std::collections::{HashMap, HashSet};
 pub const INFO: PassInfo = PassInfo {
     name: "appy-cpu-openmp",
     description: "CPU: the outermost parallel loops become OpenMP regions (omp.parallel/wsloop, reductions), every other loop a vectorisable scf.for",
-    options: &[("mvl", "1024"), ("openmp", "1")],
+    options: &[
+        PassOpt::MVL,
+        PassOpt {
+            name: "openmp",
+            kind: OptKind::Bool,
+            default: "1",
+            help: "parallel loops as OpenMP regions (0: sequential loops)",
+        },
+    ],
     file: file!(),
     make: |o| {
         Ok(Box::new(CpuOpenMp {
             mvl: o.mvl()?,
-            openmp: o.text("openmp")? != "0",
+            openmp: o.flag("openmp")?,
         }))
     },
 };

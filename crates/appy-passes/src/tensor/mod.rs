@@ -1,6 +1,16 @@
-//! Helpers shared by the tensor passes: reading `appy.assign` and the tensor ops
-//! (`appy.view`, `appy.ew`, `appy.reduce`) of the `appy` level, reductions by kind,
-//! and a block walker that knows whether a block runs inside a worker.
+//! The passes of the `appy` level: library calls for matrix products, solves and
+//! Cholesky loops, then tensor statements to loop nests. This file holds the helpers they
+//! share: reading `appy.assign` and the tensor ops (`appy.view`, `appy.ew`,
+//! `appy.reduce`), reductions by kind, and a block walker that knows whether a block
+//! runs inside a worker.
+
+pub mod columns;
+pub mod fuse;
+pub mod library;
+pub mod solve_library;
+pub mod sync;
+pub mod temporaries;
+pub mod to_loops;
 
 use crate::util::is_parallel;
 use appy_ir::attrs::parse_str;

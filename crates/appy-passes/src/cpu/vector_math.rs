@@ -23,7 +23,7 @@
 //! per instruction set (uniform over the function's domain, over [-3, 3], over [0.001,
 //! 100], and log-uniform over its magnitudes) against the `long double` C library.
 
-use crate::{Pass, PassInfo};
+use crate::{OptKind, Pass, PassInfo, PassOpt};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region};
@@ -72,12 +72,25 @@ pub const WIDE: &str = "_appy_wide_";
 pub const INFO: PassInfo = PassInfo {
     name: "appy-cpu-vector-math",
     description: "CPU, LLVM dialect: vector versions (glibc's libmvec) of the math functions called, where they are accurate, for LLVM's loop vectoriser",
-    options: &[("isa", ""), ("full", "1")],
+    options: &[
+        PassOpt {
+            name: "isa",
+            kind: OptKind::Letters("bcde"),
+            default: "",
+            help: "instruction sets with vector versions on the host (vector function ABI letters)",
+        },
+        PassOpt {
+            name: "full",
+            kind: OptKind::Bool,
+            default: "1",
+            help: "the library has glibc 2.35's full set of functions",
+        },
+    ],
     file: file!(),
     make: |o| {
         Ok(Box::new(CpuVectorMath {
-            isas: o.text("isa")?.to_string(),
-            full: o.text("full")? != "0",
+            isas: o.letters("isa")?,
+            full: o.flag("full")?,
         }))
     },
 };

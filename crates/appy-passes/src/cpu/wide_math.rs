@@ -1,16 +1,16 @@
 //! `appy-cpu-wide-math`: float32 math functions computed in float64.
 //!
 //! A float32 `math` op with a float64 vector version in glibc's `libmvec`
-//! ([`crate::cpu_vector_math::VECTOR_MATH`]) becomes `truncf(_appy_wide_<f>(extf(x)))`:
+//! ([`crate::cpu::vector_math::VECTOR_MATH`]) becomes `truncf(_appy_wide_<f>(extf(x)))`:
 //! the float64 function rounded to float32 is the correctly rounded float32 result
 //! (measured: see `appy-cpu-vector-math`), better than the C library's float32
 //! functions, and `appy-cpu-vector-math` can give LLVM's vectoriser the float64 vector
 //! version for it (`libmvec`'s float32 versions are up to 4 ulp off). A float64 op
-//! whose `libmvec` version is accurate ([`crate::cpu_vector_math::ACCURATE_F64`]:
+//! whose `libmvec` version is accurate ([`crate::cpu::vector_math::ACCURATE_F64`]:
 //! `math.powf`) becomes a call of the C function (`pow`) for the same reason (MLIR
 //! would make it an LLVM intrinsic, which the vectoriser does not map). CPU only.
 
-use crate::cpu_vector_math::{ACCURATE_F64, VECTOR_MATH, WIDE};
+use crate::cpu::vector_math::{ACCURATE_F64, VECTOR_MATH, WIDE};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region};

@@ -12,7 +12,7 @@
 //! pass; on the CPU the statement stays a fused loop nest (`appy-tensor-to-loops`).
 
 use crate::tensor::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
@@ -33,12 +33,12 @@ pub struct TensorLibrary {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-library",
     description: "matrix products in tensor statements → appy.gemm (cuBLAS on the GPU; with cpu=1, BLAS on the CPU for operands not marked in `strided`)",
-    options: &[("cpu", "0"), ("strided", "")],
+    options: &[PassOpt::CPU, PassOpt::STRIDED],
     file: file!(),
     make: |o| {
         Ok(Box::new(TensorLibrary {
-            cpu: o.i64("cpu")? != 0,
-            strided: o.text("strided")?.chars().map(|c| c == '1').collect(),
+            cpu: o.flag("cpu")?,
+            strided: o.flags("strided")?,
         }))
     },
 };

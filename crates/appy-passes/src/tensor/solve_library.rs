@@ -43,12 +43,13 @@
 //! last NaN.
 
 use crate::tensor::{Assign, int_array, reduced_dims, reduction, rewrite_module};
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{self, Access, is_read_only};
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::reduction::Reduction;
+use appy_ir::schedule::Mark;
 use appy_ir::types::{DType, parse_memref};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -64,12 +65,12 @@ pub struct SolveLibrary {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-solve-library",
     description: "sequential loops computing a triangular solve or a Cholesky factorisation → appy.trsv / appy.potrf (cuBLAS / cuSOLVER on the GPU; with cpu=1, BLAS and LAPACK on the CPU, the loops kept for a failed factorisation)",
-    options: &[("cpu", "0"), ("strided", "")],
+    options: &[PassOpt::CPU, PassOpt::STRIDED],
     file: file!(),
     make: |o| {
         Ok(Box::new(SolveLibrary {
-            cpu: o.i64("cpu")? != 0,
-            strided: o.text("strided")?.chars().map(|c| c == '1').collect(),
+            cpu: o.flag("cpu")?,
+            strided: o.flags("strided")?,
         }))
     },
 };
@@ -453,7 +454,7 @@ impl<'a> Cx<'a> {
     fn simple_loop<'o>(&mut self, op: &'o Op) -> Option<(Value, Aff, Aff, &'o [Op])> {
         let single = match op.name.as_str() {
             "scf.for" => op.operands.len() == 3,
-            "scf.parallel" => op.operands.len() == 3 && op.has_attr("appy.parallel"),
+            "scf.parallel" => op.operands.len() == 3 && op.has_mark(Mark::Parallel),
             _ => false,
         };
         if !single || !op.results.is_empty() || op.regions.len() != 1 || op.regions[0].blocks.len() != 1 {

@@ -20,6 +20,7 @@ use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::schedule::Mark;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -144,7 +145,7 @@ fn mark_host(op: &mut Op, idefs: &Defs) {
                             }
                         });
                     if ok {
-                        o.set_attr("appy.nosync", "unit");
+                        o.set_mark(Mark::NoSync);
                     }
                 } else {
                     mark_host(o, idefs);
@@ -221,7 +222,7 @@ fn mark_worker(w: &mut Op, defs: &Defs) {
         .collect();
     w.walk_mut(&mut |o| {
         if o.name == "appy.assign" && o.operands.first().is_some_and(|t| ok.contains(t)) {
-            o.set_attr("appy.nosync", "unit");
+            o.set_mark(Mark::NoSync);
         }
     });
 }

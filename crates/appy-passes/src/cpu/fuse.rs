@@ -26,6 +26,7 @@
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
+use appy_ir::schedule::Mark;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The pass.
@@ -255,8 +256,9 @@ fn fuse_block(ops: Vec<Op>) -> Vec<Op> {
                 let term = body1.pop().expect("scf.reduce");
                 body1.extend(body2);
                 body1.push(term);
-                if !(first.has_attr("appy.simd") && second.has_attr("appy.simd")) {
-                    first.attrs.retain(|(k, _)| k != "appy.simd" && k != "appy.nosync");
+                if !(first.has_mark(Mark::Simd) && second.has_mark(Mark::Simd)) {
+                    first.clear_mark(Mark::Simd);
+                    first.clear_mark(Mark::NoSync);
                 }
                 out.append(&mut between);
                 out.push(first);

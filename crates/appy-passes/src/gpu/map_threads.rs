@@ -15,15 +15,16 @@
 //! * the worker's updates of cross-worker reductions (`appy.worker_partial`, made by
 //!   `appy-gpu-outline`) run on thread 0, once per block.
 
-use crate::gpu_outline::{MAX_THREADS, WORKER_PARTIAL};
-use crate::gpu_sink_loads::SUNK;
+use crate::gpu::outline::{MAX_THREADS, WORKER_PARTIAL};
+use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::Mark;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -36,7 +37,7 @@ pub struct MapThreads {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-gpu-map-threads",
     description: "gpu → gpu: map each kernel's worker code to threads (lanes = threads, block reductions, thread 0 for stores and atomics, barriers)",
-    options: &[("mvl", "1024")],
+    options: &[PassOpt::MVL],
     file: file!(),
     make: |o| Ok(Box::new(MapThreads { mvl: o.mvl()? })),
 };
@@ -121,7 +122,7 @@ struct State<'a> {
 
 /// Whether `op` is the chunk loop of a simd reduction (`scf.for {appy.chunks}` with results).
 fn is_chunk_reduction(op: &Op) -> bool {
-    op.name == "scf.for" && op.has_attr("appy.chunks") && !op.results.is_empty()
+    op.name == "scf.for" && op.has_mark(Mark::Chunks) && !op.results.is_empty()
 }
 
 /// Whether `o` (or anything inside) writes (or, unless `writes_only`, reads) memory
@@ -165,7 +166,7 @@ pub fn annotate_barriers(ops: &mut [Op], private: &HashSet<Value>, top: bool) {
             continue;
         }
         let (before, after) = if is_lanes(op) || is_chunk_reduction(op) {
-            let writes = accesses_global(op, private, true) && !op.has_attr("appy.nosync");
+            let writes = accesses_global(op, private, true) && !op.has_mark(Mark::NoSync);
             if is_chunk_reduction(op) {
                 // The chunk loop's first lanes loop becomes per-thread code; every other
                 // op of its body is worker code of its own.

@@ -13,7 +13,7 @@
 //! the target and needs no temporary.
 
 use crate::tensor::*;
-use crate::{Pass, PassInfo};
+use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
@@ -31,9 +31,9 @@ pub struct TensorTemporaries {
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tensor-temporaries",
     description: "split tensor statements that read their target through another slice (temporary array, seed 001 §5.1.1); cpu=1: statement-sized temporaries in workers",
-    options: &[("cpu", "0")],
+    options: &[PassOpt::CPU],
     file: file!(),
-    make: |o| Ok(Box::new(TensorTemporaries { cpu: o.i64("cpu")? != 0 })),
+    make: |o| Ok(Box::new(TensorTemporaries { cpu: o.flag("cpu")? })),
 };
 
 impl Pass for TensorTemporaries {

@@ -1,0 +1,3 @@
+//! Analyses that passes share (they rewrite nothing).
+
+pub mod uniform;
