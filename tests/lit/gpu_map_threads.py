@@ -25,7 +25,7 @@ def total(a, M, N):
 # CHECK: %[[TID:thread_id_x]] = gpu.thread_id x
 # CHECK-NOT: appy.lanes
 # CHECK: scf.for {{.*}} iter_args
-# CHECK: {appy.chunks}
+# CHECK: {appy.chunks, appy.inames = ["j_outer"]}
 # CHECK-NEXT: %[[R:[0-9]+]] = gpu.all_reduce add
 # CHECK: %[[IS0:[0-9]+]] = arith.cmpi eq, %[[TID]], %[[C0:c0[_0-9]*]]
 # CHECK-NEXT: scf.if %[[IS0]] {

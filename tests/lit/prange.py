@@ -25,9 +25,9 @@ def vsum(a, N):
 # CHECK: scf.parallel
 # CHECK: scf.parallel
 # CHECK: memref.atomic_rmw addf
-# CHECK: appy.auto_simd, appy.simd
-# CHECK: appy.parallel, appy.prange
+# CHECK: appy.auto_simd, appy.inames = ["j"], appy.simd
+# CHECK: appy.inames = ["i"], appy.parallel, appy.prange
 # RED: scf.parallel {{.*}} init
 # RED: scf.reduce
 # RED: arith.addf
-# RED: appy.parallel, appy.prange
+# RED: appy.inames = ["i"], appy.parallel, appy.prange

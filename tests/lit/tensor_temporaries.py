@@ -36,7 +36,7 @@ def shift(A, B, M, N):
 # LOOPS: memref.load %[[T]]
 # LOOPS: memref.store {{.*}}, %arg0
 # LOOPS: appy.chunks
-# LOOPS: } {appy.parallel}
+# LOOPS: } {appy.inames = ["i"], appy.parallel}
 
 # CPU-LABEL: func.func @shift
 # CPU-NOT: memref.alloc

@@ -12,6 +12,7 @@
 // boxing it would complicate every caller for no measurable gain.
 #![allow(clippy::result_large_err)]
 
+pub mod affine;
 pub mod attrs;
 pub mod blas;
 pub mod build;

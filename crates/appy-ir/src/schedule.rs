@@ -106,6 +106,93 @@ impl Op {
     }
 }
 
+/// `appy.inames`: the names of a loop's dimensions, one per induction variable, as an
+/// array of strings (`appy.inames = ["i"]`). A loop written in the source is named after
+/// its loop variable, made unique in the function (`i`, then `i_1`, `i_2`, ... for later
+/// loops over another `i`), so that a transform can address it by name, as Loopy's
+/// inames are addressed.
+pub const INAMES: &str = "appy.inames";
+
+/// The prefix of every name the compiler makes (inames, kernels, scalars), which user
+/// code should not use (as Loopy reserves `_lp_`).
+pub const RESERVED_PREFIX: &str = "_appy_";
+
+/// `s` as the body of an MLIR string literal: printable ASCII as it is, every other byte
+/// (and `"`, `\`) as `\XX` (two upper-case hex digits), as MLIR prints strings.
+fn escape(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape`] (also reads MLIR's `\n`, `\t`, `\"` and `\\`).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            match (hex, b[i + 1]) {
+                (Some(v), _) => {
+                    out.push(v);
+                    i += 3;
+                    continue;
+                }
+                (None, b'n') => out.push(b'\n'),
+                (None, b't') => out.push(b'\t'),
+                (None, c) => out.push(c),
+            }
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Op {
+    /// The names of the loop's dimensions ([`INAMES`]); empty when it has none.
+    pub fn inames(&self) -> Vec<String> {
+        let Some(text) = self.attr(INAMES) else { return vec![] };
+        let mut out = vec![];
+        let mut rest = text.trim().trim_start_matches('[');
+        while let Some(start) = rest.find('"') {
+            let body = &rest[start + 1..];
+            // The closing quote: the first one not escaped.
+            let mut end = None;
+            let mut k = 0;
+            let bytes = body.as_bytes();
+            while k < bytes.len() {
+                match bytes[k] {
+                    b'\\' => k += 2,
+                    b'"' => {
+                        end = Some(k);
+                        break;
+                    }
+                    _ => k += 1,
+                }
+            }
+            let Some(end) = end else { break };
+            out.push(unescape(&body[..end]));
+            rest = &body[end + 1..];
+        }
+        out
+    }
+    /// Names the loop's dimensions.
+    pub fn set_inames<S: AsRef<str>>(&mut self, names: &[S]) {
+        let items: Vec<String> = names.iter().map(|n| format!("\"{}\"", escape(n.as_ref()))).collect();
+        self.set_attr(INAMES, format!("[{}]", items.join(", ")));
+    }
+}
+
 /// What a loop is, from its op and marks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LoopKind {
@@ -258,6 +345,18 @@ mod tests {
         assert_eq!(LoopKind::of(&for_(&[Mark::Chunks])), Some(LoopKind::Chunks));
         assert_eq!(LoopKind::of(&for_(&[Mark::Sequential])), Some(LoopKind::Sequential));
         assert_eq!(LoopKind::of(&Op::new("scf.if")), None);
+    }
+
+    #[test]
+    fn inames_round_trip_through_mlir_escapes() {
+        let mut op = Op::new("scf.parallel");
+        assert!(op.inames().is_empty());
+        op.set_inames(&["i", "j_1", "é", "a\"b\\c"]);
+        assert_eq!(op.attr(INAMES), Some(r#"["i", "j_1", "\C3\A9", "a\22b\5Cc"]"#));
+        assert_eq!(op.inames(), ["i", "j_1", "é", "a\"b\\c"]);
+        // MLIR's own short escapes read back too.
+        op.set_attr(INAMES, r#"["x\"y", "t\\u"]"#);
+        assert_eq!(op.inames(), ["x\"y", "t\\u"]);
     }
 
     #[test]

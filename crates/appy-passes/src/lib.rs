@@ -8,7 +8,8 @@
 //! - `loops/`: `appy` → `loops` (strip-mining);
 //! - `gpu/`: `loops` → `gpu` and the kernels' math;
 //! - `cpu/`: `appy` → `cpu` → the LLVM dialect;
-//! - `analyses/`: what passes share and nothing rewrites (`analyses/uniform.rs`);
+//! - `analyses/`: what passes share and nothing rewrites (`uniform.rs`, `barriers.rs`,
+//!   and `affine` from `appy-ir`);
 //! - at the top, passes both back ends run (`hoist_allocas.rs`, `expand_erfc.rs`) and
 //!   helpers (`util.rs`).
 //!

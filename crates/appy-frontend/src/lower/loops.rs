@@ -103,7 +103,7 @@ impl<'a> Lower<'a> {
         let (k, plan) = self.next_plan(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
         let Some((parallel, simd)) = plan.kind.flags() else {
-            return self.seq_loop(var, lb, ub, step, cstep, body, s);
+            return self.seq_loop(var, lb, ub, step, cstep, body, s, &plan.iname);
         };
         let body = plan.body_or(body);
         // Array-element reductions in a simd loop accumulate in a scalar, and update the
@@ -214,6 +214,7 @@ impl<'a> Lower<'a> {
             .with_results(results.clone())
             .with_attr("operandSegmentSizes", format!("array<i32: 1, 1, 1, {n_inits}>"))
             .with_region(Builder::region(vec![iv], ops));
+        op.set_inames(&[&plan.iname]);
         if parallel {
             op.set_mark(Mark::Parallel);
         }
@@ -298,6 +299,7 @@ impl<'a> Lower<'a> {
         cstep: Option<i64>,
         body: &[Stmt],
         s: &Stmt,
+        iname: &str,
     ) -> DResult<()> {
         let (l, u, st, direct) = self.loop_bounds(lb, ub, step, cstep);
         // Array names the body rebinds are loop-carried (`rebind.rs`).
@@ -332,6 +334,7 @@ impl<'a> Lower<'a> {
             .with_results(results.iter().copied())
             .with_region(Builder::region(std::iter::once(iv).chain(iter_args).collect(), ops));
         self.bind_carried(&carried, &results);
+        op.set_inames(&[iname]);
         if matches!(s.pragma.as_ref().map(|p| &p.kind), Some(PragmaKind::SequentialFor)) {
             op.set_mark(Mark::Sequential);
         }

@@ -82,6 +82,7 @@ pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports
                     line,
                     col,
                     var = p.var.as_str(),
+                    iname = p.iname.as_str(),
                     kind = ?p.kind,
                     auto_simd = ?p.auto_simd,
                     reductions = ?p.reductions,
@@ -414,8 +415,14 @@ impl Walk<'_> {
             in_simd: self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd),
         };
         let mut counter = self.counter;
-        let p = plan::plan(self.file, self, cx, s, &mut counter);
+        let mut p = plan::plan(self.file, self, cx, s, &mut counter);
         self.counter = counter;
+        // A unique name: the variable, else the variable with the first free suffix.
+        let mut n = 0;
+        while self.plans.iter().any(|q| q.iname == p.iname) {
+            n += 1;
+            p.iname = format!("{}_{n}", p.var);
+        }
         let k = self.plans.len();
         self.plans.push(p);
         let p = &self.plans[k];

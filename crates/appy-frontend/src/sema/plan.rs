@@ -83,6 +83,9 @@ pub(crate) struct LoopPlan {
     pub span: Span,
     /// The loop variable.
     pub var: String,
+    /// The loop's name in the IR (`appy_ir::schedule::INAMES`): its variable, made
+    /// unique in the function (`i`, then `i_1`, `i_2`, ... for later loops over `i`).
+    pub iname: String,
     /// How the loop runs.
     pub kind: LoopKind,
     /// Whether it iterates over `prange(...)`.
@@ -143,6 +146,7 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
     let mut plan = LoopPlan {
         span: s.span,
         var: var.name.clone(),
+        iname: var.name.clone(),
         kind: LoopKind::Sequential,
         prange,
         auto_simd: AutoSimd::Declared,

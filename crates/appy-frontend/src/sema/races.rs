@@ -36,6 +36,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use appy_ir::affine::{gcd, smallest_nonzero, solve};
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
 
 use super::names::ast_names_assigned;
@@ -397,7 +398,7 @@ fn range_args<'e>(imports: &Imports, iter: &'e Expr) -> Option<(Option<&'e Expr>
 
 /// `stop - start` of a range, each side as [`linear`].
 fn range_width(start: Option<&Expr>, stop: &Expr) -> Option<Affine> {
-    linear(stop).add(start.map_or_else(Affine::default, linear).scale(-1)?)
+    linear(stop).checked_add(&start.map_or_else(Affine::default, linear).scale(-1)?)
 }
 
 /// How many values `range(0, width, step)` has.
@@ -417,37 +418,8 @@ fn range_trips(imports: &Imports, iter: &Expr) -> Option<i64> {
     Some(trip_count(width.c, constant_step(step)?))
 }
 
-/// `c + Σ coeff·name`.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub(crate) struct Affine {
-    pub(crate) terms: BTreeMap<String, i64>,
-    pub(crate) c: i64,
-}
-
-impl Affine {
-    fn scale(mut self, k: i64) -> Option<Affine> {
-        self.c = self.c.checked_mul(k)?;
-        for v in self.terms.values_mut() {
-            *v = v.checked_mul(k)?;
-        }
-        self.terms.retain(|_, v| *v != 0);
-        Some(self)
-    }
-
-    fn add(mut self, o: Affine) -> Option<Affine> {
-        self.c = self.c.checked_add(o.c)?;
-        for (n, k) in o.terms {
-            let e = self.terms.entry(n).or_insert(0);
-            *e = e.checked_add(k)?;
-        }
-        self.terms.retain(|_, v| *v != 0);
-        Some(self)
-    }
-
-    fn coeff(&self, n: &str) -> i64 {
-        self.terms.get(n).copied().unwrap_or(0)
-    }
-}
+/// `c + Σ coeff·name` (the project's affine form over source names).
+pub(crate) type Affine = appy_ir::affine::Affine<String>;
 
 /// `e` as an affine function of the names in it, if it is one.
 pub(crate) fn affine(e: &Expr) -> Option<Affine> {
@@ -471,8 +443,8 @@ pub(crate) fn affine_mod(e: &Expr, m: i64) -> Option<Affine> {
         }),
         ExprKind::Unary { op: UnaryOp::Pos, operand } => f(operand),
         ExprKind::Unary { op: UnaryOp::Neg, operand } => f(operand)?.scale(-1),
-        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => f(lhs)?.add(f(rhs)?),
-        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => f(lhs)?.add(f(rhs)?.scale(-1)?),
+        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => f(lhs)?.checked_add(&f(rhs)?),
+        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => f(lhs)?.checked_sub(&f(rhs)?),
         ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
             let (l, r) = (f(lhs)?, f(rhs)?);
             match (l.terms.is_empty(), r.terms.is_empty()) {
@@ -497,8 +469,8 @@ fn linear(e: &Expr) -> Affine {
         ExprKind::Int(_) | ExprKind::Name(_) => affine(e),
         ExprKind::Unary { op: UnaryOp::Pos, operand } => Some(linear(operand)),
         ExprKind::Unary { op: UnaryOp::Neg, operand } => linear(operand).scale(-1),
-        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => linear(lhs).add(linear(rhs)),
-        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => linear(rhs).scale(-1).and_then(|r| linear(lhs).add(r)),
+        ExprKind::Binary { op: BinOp::Add, lhs, rhs } => linear(lhs).checked_add(&linear(rhs)),
+        ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => linear(lhs).checked_sub(&linear(rhs)),
         ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
             let (l, r) = (linear(lhs), linear(rhs));
             match (l.terms.is_empty(), r.terms.is_empty()) {
@@ -762,89 +734,6 @@ fn dependence(env: &Env, w: &Access, r: &Access) -> Option<Witness> {
         d: i64::try_from(e * p).ok()?,
         shifts,
     })
-}
-
-/// The non-zero member of `e0 + h·Z` closest to 0 (the positive one of two).
-fn smallest_nonzero(e0: i128, h: i128) -> Option<i128> {
-    if h == 0 {
-        return (e0 != 0).then_some(e0);
-    }
-    let r = e0.rem_euclid(h);
-    Some(if r == 0 {
-        h
-    } else if r <= h - r {
-        r
-    } else {
-        r - h
-    })
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    i128::try_from(a).unwrap_or(0)
-}
-
-/// The integer solutions of the linear equations `rows` (`Σ_c row[c]·x[c] = rhs`) in
-/// `n` unknowns: one solution and a basis of the differences of two solutions. `None`
-/// when there is none (or on an overflow).
-///
-/// Unimodular column operations (recorded in `u`) reduce the matrix to a lower echelon
-/// form `h = m·u` (each row's first non-zero entry, its pivot, the gcd of the row's
-/// remaining entries); `h·y = rhs` is solved by substitution, each pivot dividing
-/// exactly, and `x = u·y` with the columns of `u` beyond the pivots free.
-fn solve(rows: &[(Vec<i128>, i128)], n: usize) -> Option<(Vec<i128>, Vec<Vec<i128>>)> {
-    let mut h: Vec<Vec<i128>> = rows.iter().map(|(r, _)| r.clone()).collect();
-    let mut u: Vec<Vec<i128>> = (0..n).map(|i| (0..n).map(|j| i128::from(i == j)).collect()).collect();
-    let mut pivots = vec![None; h.len()];
-    let mut col = 0;
-    for r in 0..h.len() {
-        while col < n {
-            let Some(c) = (col..n).filter(|&c| h[r][c] != 0).min_by_key(|&c| h[r][c].unsigned_abs()) else {
-                break;
-            };
-            for m in h.iter_mut().chain(u.iter_mut()) {
-                m.swap(c, col);
-            }
-            let mut reduced = true;
-            for c in col + 1..n {
-                let q = h[r][c] / h[r][col];
-                if q != 0 {
-                    for m in h.iter_mut().chain(u.iter_mut()) {
-                        m[c] = m[c].checked_sub(q.checked_mul(m[col])?)?;
-                    }
-                }
-                reduced &= h[r][c] == 0;
-            }
-            if reduced {
-                pivots[r] = Some(col);
-                col += 1;
-                break;
-            }
-        }
-    }
-    let mut y = vec![0i128; n];
-    for (r, (_, rhs)) in rows.iter().enumerate() {
-        let mut s = *rhs;
-        for c in (0..n).filter(|&c| pivots[r] != Some(c)) {
-            s = s.checked_sub(h[r][c].checked_mul(y[c])?)?;
-        }
-        match pivots[r] {
-            Some(c) if s.checked_rem(h[r][c])? == 0 => y[c] = s / h[r][c],
-            None if s == 0 => {}
-            _ => return None,
-        }
-    }
-    let mut x = vec![0i128; n];
-    for (i, xi) in x.iter_mut().enumerate() {
-        for (c, yc) in y.iter().enumerate() {
-            *xi = xi.checked_add(u[i][c].checked_mul(*yc)?)?;
-        }
-    }
-    let kernel = (col..n).map(|c| (0..n).map(|i| u[i][c]).collect()).collect();
-    Some((x, kernel))
 }
 
 /// `a[i][j]` and `a[i, j]` as (`a`, [i, j]).

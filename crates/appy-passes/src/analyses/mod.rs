@@ -1,3 +1,11 @@
-//! Analyses that passes share (they rewrite nothing).
+//! Analyses that passes share (they rewrite nothing):
+//! - `uniform`: which values vary in the innermost loop around them;
+//! - `barriers`: barrier placement in kernels;
+//! - `nest`: the depth of rectangular perfect nests of parallel loops;
+//! - `affine` (from `appy-ir`, as the frontend's race checker uses it too): affine forms
+//!   and the integer linear algebra of dependence tests.
 
+pub use appy_ir::affine;
+pub mod barriers;
+pub mod nest;
 pub mod uniform;

@@ -24,10 +24,11 @@
 //! everywhere in appy, distinct array parameters are assumed not to overlap.
 
 use crate::{Pass, PassInfo};
+use appy_ir::affine::Affine;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::schedule::Mark;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// The pass.
 pub struct CpuFuse;
@@ -86,84 +87,43 @@ fn body_ok(ops: &[Op]) -> bool {
     })
 }
 
-/// An index as a linear form: the loop variable's coefficient, loop-invariant values'
-/// coefficients, and a constant.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-struct Lin {
-    iv: i64,
-    syms: BTreeMap<Value, i64>,
-    c: i64,
+/// A term of an index's linear form: the loop variable, or a loop-invariant value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Term {
+    Iv,
+    Sym(Value),
 }
 
-impl Lin {
-    fn add(mut self, o: Lin, sign: i64) -> Lin {
-        self.iv += sign * o.iv;
-        self.c += sign * o.c;
-        for (k, v) in o.syms {
-            *self.syms.entry(k).or_insert(0) += sign * v;
-        }
-        self.syms.retain(|_, v| *v != 0);
-        self
-    }
-    fn scale(mut self, k: i64) -> Lin {
-        self.iv *= k;
-        self.c *= k;
-        for v in self.syms.values_mut() {
-            *v *= k;
-        }
-        self.syms.retain(|_, v| *v != 0);
-        self
-    }
-}
+/// An index as a linear form over the loop variable and loop-invariant values.
+type Lin = Affine<Term>;
 
 /// The linear form of `v` inside a body whose ops define `defs`.
 fn lin(v: Value, iv: Value, defs: &HashMap<Value, &Op>, depth: usize) -> Option<Lin> {
     if v == iv {
-        return Some(Lin {
-            iv: 1,
-            ..Default::default()
-        });
+        return Some(Lin::var(Term::Iv));
     }
     if depth > 16 {
         return None;
     }
     let Some(op) = defs.get(&v) else {
         // Defined outside the loop: invariant.
-        return Some(Lin {
-            syms: BTreeMap::from([(v, 1)]),
-            ..Default::default()
-        });
+        return Some(Lin::var(Term::Sym(v)));
     };
     let x = |k: usize| lin(op.operands[k], iv, defs, depth + 1);
     match op.name.as_str() {
         "arith.constant" => {
             let text = op.attr("value")?;
             let n: i64 = text.split(':').next()?.trim().parse().ok()?;
-            Some(Lin {
-                c: n,
-                ..Default::default()
-            })
+            Some(Lin::constant(n))
         }
         "arith.index_cast" | "arith.index_castui" | "arith.extsi" => x(0),
-        "arith.addi" => Some(x(0)?.add(x(1)?, 1)),
-        "arith.subi" => Some(x(0)?.add(x(1)?, -1)),
-        "arith.muli" => {
-            let (a, b) = (x(0)?, x(1)?);
-            if a.iv == 0 && a.syms.is_empty() {
-                Some(b.scale(a.c))
-            } else if b.iv == 0 && b.syms.is_empty() {
-                Some(a.scale(b.c))
-            } else {
-                None
-            }
-        }
+        "arith.addi" => x(0)?.checked_add(&x(1)?),
+        "arith.subi" => x(0)?.checked_sub(&x(1)?),
+        "arith.muli" => x(0)?.checked_mul(x(1)?),
         _ => {
             // Any other op of the body that does not involve the loop variable.
             let uses_iv = op.operands.iter().any(|o| *o == iv || defs.contains_key(o));
-            (!uses_iv).then(|| Lin {
-                syms: BTreeMap::from([(v, 1)]),
-                ..Default::default()
-            })
+            (!uses_iv).then(|| Lin::var(Term::Sym(v)))
         }
     }
 }
@@ -208,13 +168,12 @@ fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)]) -> 
         // same offset; no loop variable elsewhere.
         let mut form: Option<(usize, Lin)> = None;
         for (_, _, idx) in a.iter().chain(b).filter(|(x, _, _)| *x == m) {
-            let ps: Vec<usize> = (0..idx.len()).filter(|k| idx[*k].iv != 0).collect();
+            let ps: Vec<usize> = (0..idx.len()).filter(|k| idx[*k].coeff(&Term::Iv) != 0).collect();
             let [p] = ps.as_slice() else { return false };
-            if idx[*p].iv != 1 {
+            if idx[*p].coeff(&Term::Iv) != 1 {
                 return false;
             }
-            let mut off = idx[*p].clone();
-            off.iv = 0;
+            let off = idx[*p].clone().without(&Term::Iv);
             match &form {
                 None => form = Some((*p, off)),
                 Some((q, o)) if *q == *p && *o == off => {}

@@ -9,22 +9,21 @@
 //!   thread across chunks and reduces across the block once;
 //! * code of the worker outside lanes runs redundantly on every thread (all compute the
 //!   same values); its stores to memory and its atomics are done by thread 0 only;
-//! * barriers ([`annotate_barriers`], printed by the test pass `appy-test-barriers`)
+//! * barriers (`analyses::barriers::annotate_barriers`, printed by the test pass `appy-test-barriers`)
 //!   separate a lanes loop that writes memory from the worker's other memory accesses,
 //!   and surround thread 0's stores;
 //! * the worker's updates of cross-worker reductions (`appy.worker_partial`, made by
 //!   `appy-gpu-outline`) run on thread 0, once per block.
 
+use crate::analyses::barriers::{annotate_barriers, is_chunk_reduction, kernels, private_slots, take_barriers};
 use crate::gpu::outline::{MAX_THREADS, WORKER_PARTIAL};
 use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
 use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
-use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::Mark;
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -42,9 +41,6 @@ pub const INFO: PassInfo = PassInfo {
     make: |o| Ok(Box::new(MapThreads { mvl: o.mvl()? })),
 };
 
-/// The attribute [`annotate_barriers`] sets: `"before"`, `"after"` or `"both"`.
-pub const BARRIERS: &str = "appy.barriers";
-
 impl Pass for MapThreads {
     fn name(&self) -> &'static str {
         INFO.name
@@ -60,28 +56,6 @@ impl Pass for MapThreads {
         resolve_aliases(m);
         Ok(())
     }
-}
-
-/// The kernels (`gpu.func` with `gpu.kernel`) of a `gpu.module`.
-pub fn kernels(gm: &mut Op) -> impl Iterator<Item = &mut Op> {
-    gm.regions
-        .iter_mut()
-        .flat_map(|r| r.blocks.iter_mut())
-        .flat_map(|b| b.ops.iter_mut())
-        .filter(|o| o.name == "gpu.func" && o.has_attr("gpu.kernel") && !o.regions.is_empty() && !o.regions[0].blocks.is_empty())
-}
-
-/// The scalar slots (`memref.alloca`) of a kernel: private to each thread.
-pub fn private_slots(ops: &[Op]) -> HashSet<Value> {
-    let mut private = HashSet::new();
-    for o in ops {
-        o.walk(&mut |x| {
-            if x.name == "memref.alloca" {
-                private.extend(x.results.iter().copied());
-            }
-        });
-    }
-    private
 }
 
 impl MapThreads {
@@ -118,97 +92,6 @@ struct State<'a> {
     mvl: i64,
     /// The kernel's private scalar slots.
     private: HashSet<Value>,
-}
-
-/// Whether `op` is the chunk loop of a simd reduction (`scf.for {appy.chunks}` with results).
-fn is_chunk_reduction(op: &Op) -> bool {
-    op.name == "scf.for" && op.has_mark(Mark::Chunks) && !op.results.is_empty()
-}
-
-/// Whether `o` (or anything inside) writes (or, unless `writes_only`, reads) memory
-/// other than the private slots.
-fn accesses_global(o: &Op, private: &HashSet<Value>, writes_only: bool) -> bool {
-    let global = |acc: Access, x: &Op| match acc {
-        Access::None => false,
-        Access::Operands(ix) => ix.iter().any(|i| x.operands.get(*i).is_some_and(|m| !private.contains(m))),
-        Access::Any => true,
-    };
-    o.walk_any(&|x| {
-        let e = effects(x);
-        global(e.writes, x) || (!writes_only && global(e.reads, x))
-    })
-}
-
-/// Barrier placement: marks each op of a worker's code that needs a `gpu.barrier`
-/// before and/or after it once mapped to threads ([`BARRIERS`]), the ops of nested
-/// regions included, as [`MapThreads`] will visit them.
-///
-/// * A lanes loop, or a simd reduction's chunk loop, that writes memory other than
-///   private slots gets a barrier on each side (the threads write elements other
-///   threads read), except when it carries `appy.nosync` (appy-tensor-sync: each
-///   thread only touches the elements it writes), and at the `top` level of a kernel,
-///   except before the first and after the last op that touches such memory (the
-///   kernel's start and end order those).
-/// * A store to memory other than private slots (done by thread 0) gets barriers on
-///   both sides, so that no thread reads a value from the future or the past.
-///
-/// At the `top` level, the loads marked `appy.sunk` (read before the worker, of memory
-/// the nest does not write) and the cross-worker updates (`appy.worker_partial`, to
-/// buffers the kernel never reads) are not among the worker's accesses.
-pub fn annotate_barriers(ops: &mut [Op], private: &HashSet<Value>, top: bool) {
-    let outside = |o: &Op| top && (o.has_attr(SUNK) || o.has_attr(WORKER_PARTIAL));
-    let mem: Vec<usize> = (0..ops.len())
-        .filter(|&i| !outside(&ops[i]) && accesses_global(&ops[i], private, false))
-        .collect();
-    let (first, last) = (mem.first().copied(), mem.last().copied());
-    for (i, op) in ops.iter_mut().enumerate() {
-        if outside(op) {
-            continue;
-        }
-        let (before, after) = if is_lanes(op) || is_chunk_reduction(op) {
-            let writes = accesses_global(op, private, true) && !op.has_mark(Mark::NoSync);
-            if is_chunk_reduction(op) {
-                // The chunk loop's first lanes loop becomes per-thread code; every other
-                // op of its body is worker code of its own.
-                let body = &mut op.regions[0].blocks[0].ops;
-                let li = body.iter().position(is_lanes);
-                for k in 0..body.len() {
-                    if Some(k) != li {
-                        annotate_barriers(&mut body[k..=k], private, false);
-                    }
-                }
-            }
-            (writes && (!top || first != Some(i)), writes && (!top || last != Some(i)))
-        } else if op.name == "memref.store" && op.operands.get(1).is_some_and(|m| !private.contains(m)) {
-            (true, true)
-        } else if op.name == "memref.atomic_rmw" || is_parallel(op) || is_simd(op) {
-            (false, false)
-        } else {
-            for r in &mut op.regions {
-                for blk in &mut r.blocks {
-                    annotate_barriers(&mut blk.ops, private, false);
-                }
-            }
-            (false, false)
-        };
-        let text = match (before, after) {
-            (true, true) => "\"both\"",
-            (true, false) => "\"before\"",
-            (false, true) => "\"after\"",
-            (false, false) => continue,
-        };
-        op.set_attr(BARRIERS, text);
-    }
-}
-
-/// Removes [`BARRIERS`] from `op`: whether a barrier goes before and after it.
-fn take_barriers(op: &mut Op) -> (bool, bool) {
-    match op.remove_attr(BARRIERS).as_deref() {
-        Some("\"both\"") => (true, true),
-        Some("\"before\"") => (true, false),
-        Some("\"after\"") => (false, true),
-        _ => (false, false),
-    }
 }
 
 impl State<'_> {

@@ -24,8 +24,8 @@
 //! The worker's body is copied into the kernel as it is: its lanes loops, stores and
 //! atomics are still worker-level code, which `appy-gpu-map-threads` maps to threads.
 
+use crate::analyses::nest::nest_depth;
 use crate::gpu::sink_loads::SUNK;
-use crate::loops::strip_mine::nest_depth;
 use crate::util::*;
 use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::attrs::{parse_str, str_attr};

@@ -18,7 +18,7 @@
 //! could read `a[0]` after another one wrote it). Values the nest's own bounds or
 //! reduction inits use stay on the host: the host needs them for the grid anyway.
 
-use crate::loops::strip_mine::nest_depth;
+use crate::analyses::nest::nest_depth;
 use crate::util::{is_lanes, is_parallel, is_simd};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;

@@ -8,7 +8,7 @@
 //! appy-opt k.py --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-test-barriers'
 //! ```
 
-use crate::gpu::map_threads::{annotate_barriers, kernels, private_slots};
+use crate::analyses::barriers::{annotate_barriers, kernels, private_slots};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
 use appy_ir::ir::Module;

@@ -16,14 +16,14 @@
 //! Rectangular perfect nests of parallel loops (no reductions except on the innermost
 //! loop) stay nests: they become a multi-dimensional grid of workers.
 
+use crate::analyses::nest::nest_depth;
 use crate::util::*;
 use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
-use appy_ir::effects::is_pure;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::{LE, Mark};
+use appy_ir::schedule::{LE, Mark, RESERVED_PREFIX};
 use std::collections::HashMap;
 
 /// The pass; `mvl` is the number of lanes.
@@ -62,39 +62,6 @@ enum Ctx {
     Host,
     Worker,
     Lanes,
-}
-
-/// The chain of a rectangular perfect nest of parallel loops starting at `op`:
-/// returns how many levels (≥ 1).
-pub fn nest_depth(op: &Op) -> usize {
-    let mut depth = 1;
-    let mut cur = op;
-    loop {
-        if !cur.results.is_empty() {
-            return depth;
-        }
-        let body = &cur.body(0).ops;
-        let inner: Vec<&Op> = body.iter().filter(|o| o.name == "scf.parallel" || !o.regions.is_empty()).collect();
-        let [inner] = inner.as_slice() else { return depth };
-        if !is_parallel(inner) || inner.has_mark(Mark::Simd) {
-            return depth;
-        }
-        // Other ops must be side-effect free, and the inner bounds must not be
-        // computed inside this body (rectangular nest).
-        if body
-            .iter()
-            .any(|o| !std::ptr::eq(o, *inner) && o.name != "scf.reduce" && !is_pure(o))
-        {
-            return depth;
-        }
-        let defined: std::collections::HashSet<Value> = body.iter().flat_map(|o| o.results.iter().copied()).collect();
-        let d = inner.body(0).args.len();
-        if inner.operands[..3 * d].iter().any(|v| defined.contains(v)) {
-            return depth;
-        }
-        depth += 1;
-        cur = inner;
-    }
 }
 
 impl StripMine {
@@ -165,6 +132,7 @@ impl StripMine {
     /// `scf.parallel {appy.parallel}` (1-D) → workers × lanes.
     fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, IrError> {
         let attrs = op.attrs.clone();
+        let name = op.inames().into_iter().next();
         let loc = op.loc.clone();
         let results = op.results.clone();
         let p = split_parallel(op);
@@ -205,6 +173,7 @@ impl StripMine {
                 ids: &ids,
                 tys: &tys,
                 loc: loc.clone(),
+                iname: name.as_ref().map(|n| format!("{n}_inner")),
             },
         )?;
         let lane_results = lanes.results.clone();
@@ -225,6 +194,9 @@ impl StripMine {
         let mut out = make_parallel(parts, results, &attrs);
         out.loc = loc;
         out.clear_mark(Mark::Simd);
+        if let Some(n) = &name {
+            out.set_inames(&[format!("{n}_outer")]);
+        }
         Ok(out)
     }
 
@@ -233,6 +205,7 @@ impl StripMine {
         let loc = op.loc.clone();
         let results = op.results.clone();
         let nosync = op.has_mark(Mark::NoSync);
+        let name = op.inames().into_iter().next();
         // `le(c)` with c ≤ MVL: the whole dimension is one vector (no chunk loop).
         let small = op.le_bound().is_some_and(|c| c > 0 && c <= self.mvl);
         let p = split_parallel(op);
@@ -266,6 +239,8 @@ impl StripMine {
                 ids: &ids,
                 tys: &tys,
                 loc: loc.clone(),
+                // A single vector is the whole dimension: the lanes keep its name.
+                iname: name.as_ref().map(|n| if small { n.clone() } else { format!("{n}_inner") }),
             },
         )?;
         if nosync {
@@ -312,6 +287,9 @@ impl StripMine {
             .with_loc(loc);
         if nosync {
             fop.set_mark(Mark::NoSync);
+        }
+        if let Some(n) = &name {
+            fop.set_inames(&[format!("{n}_outer")]);
         }
         out.push(fop);
         Ok(())
@@ -374,6 +352,9 @@ impl StripMine {
         let mut op = make_parallel(parts, results, &[(Mark::Lanes.attr().into(), "unit".into())]);
         op.regions[0].blocks[0].ops.pop();
         op.loc = s.loc;
+        if let Some(n) = &s.iname {
+            op.set_inames(&[n]);
+        }
         Ok((b.take(), op))
     }
 }
@@ -391,6 +372,8 @@ struct LanesSpec<'a> {
     ids: &'a [Value],
     tys: &'a [String],
     loc: Option<String>,
+    /// The lanes loop's name (`i_inner` for a loop `i` split into chunks).
+    iname: Option<String>,
 }
 
 /// A simd loop outside any parallel loop: one worker runs it.
@@ -430,7 +413,16 @@ fn wrap_single_worker(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     };
     let mut p = make_parallel(parts, outer_results, &[(Mark::Parallel.attr().into(), "unit".into())]);
     p.loc = loc;
+    name_worker(&mut p);
     p
+}
+
+/// Names a one-worker loop after the loop it wraps: `_appy_w_i` for `i`.
+fn name_worker(p: &mut Op) {
+    let inner = p.body(0).ops.iter().find_map(|o| o.inames().into_iter().next());
+    if let Some(n) = inner {
+        p.set_inames(&[format!("{RESERVED_PREFIX}w_{n}")]);
+    }
 }
 
 /// Wraps a sequential loop into a parallel loop of one worker.
@@ -452,6 +444,7 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
     };
     let mut p = make_parallel(parts, vec![], &[(Mark::Parallel.attr().into(), "unit".into())]);
     p.loc = loc;
+    name_worker(&mut p);
     p
 }
 
@@ -460,6 +453,7 @@ fn wrap_sequential(b: &mut Builder, op: Op, out: &mut Vec<Op>) -> Op {
 fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> Result<(), IrError> {
     let loc = op.loc.clone();
     let results = op.results.clone();
+    let names = op.inames();
     let p = split_parallel(op);
     if p.ivs.len() != 1 {
         return Err(IrError::located(loc.as_deref(), "multi-dimensional loops are not supported here"));
@@ -474,11 +468,14 @@ fn sequentialize(b: &mut Builder, op: Op, out: &mut Vec<Op>, sm: &StripMine) -> 
     }
     body.extend(b.take());
     body.push(Builder::yield_op(&next).with_loc(loc.clone()));
-    let fop = Op::new("scf.for")
+    let mut fop = Op::new("scf.for")
         .with_operands([p.lbs[0], p.ubs[0], p.steps[0]].into_iter().chain(p.inits))
         .with_results(results)
         .with_region(Builder::region(std::iter::once(p.ivs[0]).chain(accs).collect(), body))
         .with_loc(loc);
+    if !names.is_empty() {
+        fop.set_inames(&names);
+    }
     out.push(fop);
     Ok(())
 }

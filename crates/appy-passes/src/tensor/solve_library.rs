@@ -44,6 +44,7 @@
 
 use crate::tensor::{Assign, int_array, reduced_dims, reduction, rewrite_module};
 use crate::{Pass, PassInfo, PassOpt};
+use appy_ir::affine::Affine;
 use appy_ir::attrs::{CmpIPredicate, Scalar, parse_constant};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{self, Access, is_read_only};
@@ -51,7 +52,7 @@ use appy_ir::ir::{Module, Op, Value};
 use appy_ir::reduction::Reduction;
 use appy_ir::schedule::Mark;
 use appy_ir::types::{DType, parse_memref};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// The pass.
 pub struct SolveLibrary {
@@ -191,45 +192,8 @@ pub enum Var {
     Dim(usize),
 }
 
-/// An affine index: `c + Σ coeff · var` (no zero coefficients).
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
-pub struct Aff {
-    /// The constant.
-    pub c: i64,
-    /// The terms.
-    pub t: BTreeMap<Var, i64>,
-}
-
-impl Aff {
-    fn cst(c: i64) -> Aff {
-        Aff { c, t: BTreeMap::new() }
-    }
-    fn var(v: Var) -> Aff {
-        Aff {
-            c: 0,
-            t: BTreeMap::from([(v, 1)]),
-        }
-    }
-    fn add(mut self, o: &Aff, sign: i64) -> Aff {
-        self.c += sign * o.c;
-        for (v, k) in &o.t {
-            *self.t.entry(*v).or_insert(0) += sign * k;
-        }
-        self.t.retain(|_, k| *k != 0);
-        self
-    }
-    fn scale(mut self, s: i64) -> Aff {
-        self.c *= s;
-        for k in self.t.values_mut() {
-            *k *= s;
-        }
-        self.t.retain(|_, k| *k != 0);
-        self
-    }
-    fn as_const(&self) -> Option<i64> {
-        self.t.is_empty().then_some(self.c)
-    }
-}
+/// An affine index: `c + Σ coeff · var` (the project's affine form over [`Var`]).
+pub type Aff = Affine<Var>;
 
 /// A statement's value as a symbolic expression.
 #[derive(Clone, PartialEq, Debug)]
@@ -304,17 +268,17 @@ impl<'a> Cx<'a> {
         let o = &op.operands;
         match op.name.as_str() {
             "arith.constant" => match op.attr("value").and_then(|t| parse_constant(t, "")) {
-                Some(Scalar::Int(c)) => Aff::cst(c),
+                Some(Scalar::Int(c)) => Aff::constant(c),
                 _ => Aff::var(Var::V(v)),
             },
             "arith.index_cast" | "arith.index_castui" | "arith.extsi" if o.len() == 1 => self.aff(o[0]),
-            "arith.addi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), 1),
-            "arith.subi" if o.len() == 2 => self.aff(o[0]).add(&self.aff(o[1]), -1),
+            "arith.addi" if o.len() == 2 => self.aff(o[0]).checked_add(&self.aff(o[1])).unwrap_or_else(|| Aff::var(Var::V(v))),
+            "arith.subi" if o.len() == 2 => self.aff(o[0]).checked_sub(&self.aff(o[1])).unwrap_or_else(|| Aff::var(Var::V(v))),
             "arith.muli" if o.len() == 2 => {
                 let (a, b) = (self.aff(o[0]), self.aff(o[1]));
                 match (a.as_const(), b.as_const()) {
-                    (Some(c), _) => b.scale(c),
-                    (_, Some(c)) => a.scale(c),
+                    (Some(c), _) => b.scale(c).unwrap_or_else(|| Aff::var(Var::V(v))),
+                    (_, Some(c)) => a.scale(c).unwrap_or_else(|| Aff::var(Var::V(v))),
                     _ => Aff::var(Var::V(v)),
                 }
             }
@@ -377,7 +341,7 @@ impl<'a> Cx<'a> {
     /// Whether `a` is known to be ≥ 0 (loop variables count with their lower bounds).
     fn nonneg(&self, a: &Aff) -> bool {
         a.c >= 0
-            && a.t.iter().all(|(v, k)| {
+            && a.terms.iter().all(|(v, k)| {
                 *k > 0
                     && match v {
                         Var::V(x) => self.lower.get(x).is_some_and(|l| self.nonneg(l)),
@@ -410,13 +374,16 @@ impl<'a> Cx<'a> {
                     .map(|(d, off)| {
                         let base = self.aff(*off);
                         if *d >= 0 {
-                            base.add(&Aff::var(Var::Dim(*d as usize)), 1)
+                            base.checked_add(&Aff::var(Var::Dim(*d as usize)))
                         } else {
-                            base
+                            Some(base)
                         }
                     })
-                    .collect();
-                Sym::Load(o[0], idx)
+                    .collect::<Option<Vec<Aff>>>();
+                match idx {
+                    Some(idx) => Sym::Load(o[0], idx),
+                    None => Sym::Opaque(v),
+                }
             }
             "appy.reduce" => {
                 let rd = reduced_dims(op);
@@ -522,7 +489,7 @@ impl<'a> Cx<'a> {
             return None;
         }
         let a = first.operands[1];
-        let zero = Aff::cst(0);
+        let zero = Aff::constant(0);
         if first.operands[2..].iter().any(|x| self.aff(*x) != zero)
             || self.sym(first.operands[0], &[]) != Sym::Sqrt(Box::new(load(a, &[&zero, &zero])))
         {
@@ -618,7 +585,7 @@ impl<'a> Cx<'a> {
             return None;
         }
         let (iv, ilb, iub, ibody) = self.simple_loop(inner)?;
-        if ilb != j.clone().add(&Aff::cst(1), 1) || iub != n {
+        if Some(ilb) != j.clone().checked_add(&Aff::constant(1)) || iub != n {
             return None;
         }
         let ieff = effects(ibody)?;
