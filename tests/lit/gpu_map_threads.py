@@ -2,9 +2,9 @@
 # block: a lane is a thread, a lane reduction a block all-reduce, thread 0 does the
 # worker's stores and its update of a reduction across workers; with MVL above 256
 # threads, each thread runs MVL / 256 lanes in a loop.
-# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-gpu-map-threads{mvl=256}' | filecheck %s
-# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=1024},appy-gpu-map-threads{mvl=1024}' | filecheck %s --check-prefix=WIDE
-# RUN: appy-opt %s --func scale --signature 'f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-gpu-map-threads{mvl=256}' | filecheck %s --check-prefix=STORE
+# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' | filecheck %s
+# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' | filecheck %s --check-prefix=WIDE
+# RUN: appy-opt %s --func scale --signature 'f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' | filecheck %s --check-prefix=STORE
 import appy
 
 

@@ -5,10 +5,10 @@
 # RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --emit=gpu | appy-opt - | filecheck %s
 # appy-gpu-outline alone: the kernel holds the worker's code as it is (lanes loops and
 # all), the host computes the grid and launches it.
-# RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256}' | filecheck %s --check-prefix=OUTLINE
+# RUN: appy-opt %s --func row_sum --signature 'f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline' | filecheck %s --check-prefix=OUTLINE
 # A reduction across workers: one atomic per worker into a one-element buffer, which
 # the host combines with the initial value.
-# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256}' | filecheck %s --check-prefix=SHARED
+# RUN: appy-opt %s --func total --signature 'f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline' | filecheck %s --check-prefix=SHARED
 import appy
 
 

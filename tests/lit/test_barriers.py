@@ -2,10 +2,10 @@
 # that writes memory other threads read gets a barrier on each side; one whose threads
 # only touch their own elements (appy.nosync) gets none; a worker's store (done by
 # thread 0) gets barriers on both sides.
-# RUN: appy-opt %s --func shift --signature 'f64[:,:],f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-test-barriers' | filecheck %s
-# RUN: appy-opt %s --func own --signature 'f64[:,:],f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-test-barriers' | filecheck %s --check-prefix=NOSYNC
+# RUN: appy-opt %s --func shift --signature 'f64[:,:],f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-test-barriers' | filecheck %s
+# RUN: appy-opt %s --func own --signature 'f64[:,:],f64[:,:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-test-barriers' | filecheck %s --check-prefix=NOSYNC
 # The mapping places gpu.barrier ops exactly there.
-# RUN: appy-opt %s --func shift --signature 'f64[:,:],f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-gpu-map-threads{mvl=256}' | filecheck %s --check-prefix=MAPPED
+# RUN: appy-opt %s --func shift --signature 'f64[:,:],f64[:,:],f64[:],int,int' --mvl 256 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads' | filecheck %s --check-prefix=MAPPED
 import appy
 
 

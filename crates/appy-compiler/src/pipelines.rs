@@ -22,23 +22,22 @@ pub fn appy_to_loops(mvl: i64) -> String {
 
 /// The passes that take the `loops` level to the `gpu` level: host loads into the
 /// kernels that use them, the kernels and their launches, the workers' code on threads.
-pub fn loops_to_gpu(mvl: i64) -> String {
-    format!("appy-gpu-sink-loads,appy-gpu-outline{{mvl={mvl}}},appy-gpu-map-threads{{mvl={mvl}}},appy-gpu-libm")
-}
+/// They take no vector length: the loops level records it (the lanes loops' bounds).
+pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-gpu-libm";
 
 /// The passes that take the `appy` level to the `gpu` level: library calls are
 /// recognised first (they need the `appy` level's tensor statements), then the loops
 /// level, then the kernels and their launches.
 pub fn appy_to_gpu(mvl: i64) -> String {
     let loops = appy_to_loops(mvl);
-    let gpu = loops_level_to_gpu(mvl);
+    let gpu = loops_level_to_gpu();
     format!("cse,appy-solve-library,appy-tensor-library,{loops},{gpu}")
 }
 
-/// The passes that take a `loops`-level module to the `gpu` level: [`loops_to_gpu`],
+/// The passes that take a `loops`-level module to the `gpu` level: [`LOOPS_TO_GPU`],
 /// then the scalar slots to the entry block and a clean-up.
-pub fn loops_level_to_gpu(mvl: i64) -> String {
-    format!("{},appy-hoist-allocas,canonicalize,cse", loops_to_gpu(mvl))
+pub fn loops_level_to_gpu() -> String {
+    format!("{LOOPS_TO_GPU},appy-hoist-allocas,canonicalize,cse")
 }
 
 /// The upstream passes that take the CPU loops (after `appy-cpu-openmp`,
@@ -158,7 +157,7 @@ pub fn between(from: Level, to: Level, mvl: i64) -> Result<String, String> {
     match (from, target(to)) {
         (f, t) if f == t => Ok(String::new()),
         (Level::Appy, t) => Ok(to_level(t, mvl)),
-        (Level::Loops, Level::Gpu) => Ok(loops_level_to_gpu(mvl)),
+        (Level::Loops, Level::Gpu) => Ok(loops_level_to_gpu()),
         (Level::Cpu, Level::Llvm) => Ok(cpu_to_llvm(&default_cpu())),
         (f, _) => Err(format!(
             "the input is at the `{}` level, which does not lower to `{}` ({})",

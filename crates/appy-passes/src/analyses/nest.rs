@@ -1,11 +1,17 @@
 //! Loop nests: the depth of a rectangular perfect nest of parallel loops, which becomes
 //! one grid (`appy-gpu-outline`), is strip-mined as one (`appy-strip-mine`), and whose
-//! loop variables host loads may be sunk past (`appy-gpu-sink-loads`).
+//! loop variables host loads may be sunk past (`appy-gpu-sink-loads`); and the width of
+//! a lanes loop, which the `loops` level records as the loop's constant bound (the
+//! vector length strip-mining split by), so the passes after it read the schedule from
+//! the module rather than being told it.
 
 use crate::util::is_parallel;
+use appy_ir::attrs::{Scalar, parse_constant};
 use appy_ir::effects::is_pure;
 use appy_ir::ir::{Op, Value};
+use appy_ir::schedule::LoopKind;
 use appy_ir::schedule::Mark;
+use std::collections::HashMap;
 
 /// The chain of a rectangular perfect nest of parallel loops starting at `op`:
 /// returns how many levels (≥ 1).
@@ -38,4 +44,30 @@ pub fn nest_depth(op: &Op) -> usize {
         depth += 1;
         cur = inner;
     }
+}
+
+/// The integer constants (`arith.constant`) defined in `ops` and the regions inside them.
+pub fn index_constants<'a>(ops: impl IntoIterator<Item = &'a Op>) -> HashMap<Value, i64> {
+    let mut out = HashMap::new();
+    for o in ops {
+        o.walk(&mut |x| {
+            if x.name == "arith.constant"
+                && let (Some(r), Some(v)) = (x.results.first(), x.attr("value"))
+                && let Some(Scalar::Int(c)) = parse_constant(v, "")
+            {
+                out.insert(*r, c);
+            }
+        });
+    }
+    out
+}
+
+/// The number of lanes of a lanes loop (`scf.parallel {appy.lanes}` over `[0, W)`, step
+/// 1): `W`, a constant of `consts`; `None` for another op or a bound not constant.
+pub fn lanes_width(op: &Op, consts: &HashMap<Value, i64>) -> Option<i64> {
+    if LoopKind::of(op) != Some(LoopKind::Lanes) || op.operands.len() < 3 {
+        return None;
+    }
+    let c = |k: usize| consts.get(&op.operands[k]).copied();
+    (c(0) == Some(0) && c(2) == Some(1)).then(|| c(1)).flatten().filter(|w| *w > 0)
 }

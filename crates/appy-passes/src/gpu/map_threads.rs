@@ -16,29 +16,29 @@
 //!   `appy-gpu-outline`) run on thread 0, once per block.
 
 use crate::analyses::barriers::{annotate_barriers, is_chunk_reduction, kernels, private_slots, take_barriers};
-use crate::gpu::outline::{MAX_THREADS, WORKER_PARTIAL};
+use crate::analyses::nest::{index_constants, lanes_width};
+use crate::gpu::outline::WORKER_PARTIAL;
 use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
-use crate::{Pass, PassInfo, PassOpt};
+use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
 use std::collections::{HashMap, HashSet};
 
-/// The pass.
-pub struct MapThreads {
-    /// Lanes per worker (the MVL the loops level was strip-mined for).
-    pub mvl: i64,
-}
+/// The pass. Threads per block come from the kernel (`known_block_size`, which
+/// `appy-gpu-outline` sets), lanes per loop from the loop's constant bound
+/// (`analyses::nest::lanes_width`).
+pub struct MapThreads;
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-gpu-map-threads",
     description: "gpu → gpu: map each kernel's worker code to threads (lanes = threads, block reductions, thread 0 for stores and atomics, barriers)",
-    options: &[PassOpt::MVL],
+    options: &[],
     file: file!(),
-    make: |o| Ok(Box::new(MapThreads { mvl: o.mvl()? })),
+    make: |_| Ok(Box::new(MapThreads)),
 };
 
 impl Pass for MapThreads {
@@ -61,6 +61,13 @@ impl Pass for MapThreads {
 impl MapThreads {
     fn map_kernel(&self, b: &mut Builder, k: &mut Op) -> Result<(), IrError> {
         let loc = k.loc.clone();
+        let threads = k
+            .attr("known_block_size")
+            .and_then(|t| t.split(':').nth(1))
+            .and_then(|t| t.split(',').next())
+            .and_then(|t| t.trim().parse::<i64>().ok())
+            .filter(|t| *t > 0)
+            .ok_or_else(|| IrError::located(loc.as_deref(), "a kernel without `known_block_size` (appy-gpu-outline sets it)"))?;
         let entry = &mut k.regions[0].blocks[0];
         // The thread id appy-gpu-outline made; a kernel without one has no worker code.
         let Some(tid) = entry
@@ -75,7 +82,13 @@ impl MapThreads {
         let private = private_slots(&ops);
         annotate_barriers(&mut ops, &private, true);
         b.loc = loc.clone();
-        let mut st = State { b, mvl: self.mvl, private };
+        let consts = index_constants(&ops);
+        let mut st = State {
+            b,
+            threads,
+            consts,
+            private,
+        };
         let mut out = st.worker(ops, tid, true)?;
         for o in &mut out {
             if o.loc.is_none() {
@@ -89,14 +102,17 @@ impl MapThreads {
 
 struct State<'a> {
     b: &'a mut Builder,
-    mvl: i64,
+    /// Threads per block.
+    threads: i64,
+    /// The kernel's integer constants (the lanes loops' bounds among them).
+    consts: HashMap<Value, i64>,
     /// The kernel's private scalar slots.
     private: HashSet<Value>,
 }
 
 impl State<'_> {
     fn threads(&self) -> i64 {
-        self.mvl.min(MAX_THREADS)
+        self.threads
     }
 
     /// Maps a worker's (uniform) code: lanes loops become per-thread code with block
@@ -260,8 +276,20 @@ impl State<'_> {
     fn lanes(&mut self, op: Op, tid: Value, out: &mut Vec<Op>, per_thread: bool) -> Result<(), IrError> {
         let loc = op.loc.clone();
         let results = op.results.clone();
+        let width = lanes_width(&op, &self.consts).ok_or_else(|| {
+            IrError::located(
+                loc.as_deref(),
+                "a lanes loop whose bounds are not constants (the loops level gives each the range [0, MVL))",
+            )
+        })?;
+        if width % self.threads() != 0 {
+            return Err(IrError::located(
+                loc.as_deref(),
+                format!("a lanes loop of {width} lanes in a block of {} threads", self.threads()),
+            ));
+        }
         let p = split_parallel(op);
-        let per = self.mvl / self.threads();
+        let per = width / self.threads();
         let mut map = HashMap::new();
         // The thread's partial value of each reduction.
         let mut partials: Vec<Value> = vec![];
@@ -279,7 +307,7 @@ impl State<'_> {
             let c0 = b.index(0);
             let c1 = b.index(1);
             let cper = b.index(per);
-            let ct = b.index(self.mvl / per);
+            let ct = b.index(width / per);
             out.extend(b.take());
             let k = b.m.value("index");
             let accs: Vec<Value> = p.inits.iter().map(|v| b.m.value(b.m.ty(*v).to_string())).collect();

@@ -24,10 +24,10 @@
 //! The worker's body is copied into the kernel as it is: its lanes loops, stores and
 //! atomics are still worker-level code, which `appy-gpu-map-threads` maps to threads.
 
-use crate::analyses::nest::nest_depth;
+use crate::analyses::nest::{index_constants, lanes_width, nest_depth};
 use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
-use crate::{Pass, PassInfo, PassOpt};
+use crate::{Pass, PassInfo};
 use appy_ir::attrs::{parse_str, str_attr};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
@@ -36,19 +36,17 @@ use appy_ir::rewrite::rewrite;
 use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
-/// The pass.
-pub struct Outline {
-    /// Lanes per worker (the MVL the loops level was strip-mined for).
-    pub mvl: i64,
-}
+/// The pass. The lanes per worker come from the module: the bound of its lanes loops
+/// (`analyses::nest::lanes_width`).
+pub struct Outline;
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-gpu-outline",
     description: "loops → gpu: one gpu.func kernel per top-level parallel nest (grid = its workers), launched from the host function",
-    options: &[PassOpt::MVL],
+    options: &[],
     file: file!(),
-    make: |o| Ok(Box::new(Outline { mvl: o.mvl()? })),
+    make: |_| Ok(Box::new(Outline)),
 };
 
 /// The name of the GPU module holding all kernels.
@@ -75,7 +73,6 @@ impl Pass for Outline {
                     b,
                     kernels: &mut kernels,
                     fname,
-                    mvl: self.mvl,
                     consts: HashMap::new(),
                 };
                 st.host(ops)
@@ -106,7 +103,6 @@ struct State<'a> {
     consts: HashMap<Value, Op>,
     kernels: &'a mut Vec<Op>,
     fname: String,
-    mvl: i64,
 }
 
 impl State<'_> {
@@ -252,8 +248,32 @@ impl State<'_> {
         let has_work = b.cmpi(IPred::Sgt, total, zero);
         let one = b.index(1);
         // A worker without vector work (e.g. a `sequential for`) is one thread.
-        let has_lanes = worker_body.iter().any(|o| o.walk_any(&is_lanes)) || pre_ops.iter().flatten().any(|o| o.walk_any(&is_lanes));
-        let nthreads = if has_lanes { self.mvl.min(MAX_THREADS) } else { 1 };
+        // A block has a thread per lane (at most MAX_THREADS): the width of the worker's
+        // lanes loops, which the loops level gives as their constant bound.
+        let mut ints = index_constants(worker_body.iter().chain(pre_ops.iter().flatten()));
+        ints.extend(
+            self.consts
+                .iter()
+                .filter_map(|(v, o)| Some((*v, index_constants([o]).get(v).copied()?))),
+        );
+        let mut width = None;
+        for o in worker_body.iter().chain(pre_ops.iter().flatten()) {
+            o.walk(&mut |x| {
+                if is_lanes(x) && width.is_none() {
+                    width = Some(lanes_width(x, &ints));
+                }
+            });
+        }
+        let nthreads = match width {
+            None => 1,
+            Some(Some(w)) => w.min(MAX_THREADS),
+            Some(None) => {
+                return Err(IrError::located(
+                    loc.as_deref(),
+                    "a lanes loop whose bounds are not constants: the loops level gives each lanes loop the range [0, MVL) with constant bounds",
+                ));
+            }
+        };
         let threads = b.index(nthreads);
         out.extend(b.take());
         let kname = format!("_appy_{}_k{}", self.fname, self.kernels.len());

@@ -5,7 +5,7 @@
 //! `appy.barriers = "before" | "after" | "both"`, and changes nothing else.
 //!
 //! ```text
-//! appy-opt k.py --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline{mvl=256},appy-test-barriers'
+//! appy-opt k.py --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-test-barriers'
 //! ```
 
 use crate::analyses::barriers::{annotate_barriers, kernels, private_slots};
