@@ -14,6 +14,6 @@ def small_rows(x, y, M, N):
 # CHECK: scf.parallel
 # CHECK-NOT: appy.chunks
 # CHECK: arith.maximumf
-# CHECK: } {appy.lanes, appy.le
+# CHECK: } {appy.inames = ["_appy_t0_d1"], appy.lanes, appy.le
 # CHECK-NOT: appy.chunks
-# CHECK: } {appy.parallel}
+# CHECK: } {appy.inames = ["_appy_t0_d0"], appy.parallel}

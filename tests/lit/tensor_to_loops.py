@@ -25,9 +25,9 @@ def kernel(alpha, A, x, y):
 # NEST: arith.mulf
 # NEST: scf.reduce
 # NEST: arith.addf
-# NEST: } {appy.simd}
+# NEST: } {appy.inames = ["_appy_t0_d1"], appy.simd}
 # NEST: memref.store {{.*}}, %arg3
-# NEST: } {appy.parallel}
+# NEST: } {appy.inames = ["_appy_t0_d0"], appy.parallel}
 # NEST-NOT: memref.alloc(
 
 # LOOPS-LABEL: func.func @kernel
@@ -39,6 +39,6 @@ def kernel(alpha, A, x, y):
 # LOOPS: appy.lanes
 # LOOPS: appy.chunks
 # LOOPS: memref.store {{.*}}, %arg3
-# LOOPS: } {appy.parallel}
+# LOOPS: } {appy.inames = ["_appy_t0_d0"], appy.parallel}
 # LOOPS-NOT: scf.parallel
 # LOOPS: return

@@ -21,8 +21,8 @@ use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::reduction::Reduction;
-use appy_ir::schedule::Mark;
-use std::collections::HashMap;
+use appy_ir::schedule::{LoopKind, Mark, RESERVED_PREFIX};
+use std::collections::{HashMap, HashSet};
 
 /// The pass.
 pub struct TensorToLoops {
@@ -46,11 +46,50 @@ impl Pass for TensorToLoops {
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
         let cpu = self.cpu;
-        rewrite_module(m, &mut |b, ops, in_worker| lower_block(b, ops, in_worker, cpu))
+        let mut stmt = 0;
+        rewrite_module(m, &mut |b, ops, in_worker| lower_block(b, ops, in_worker, cpu, &mut stmt))
     }
 }
 
-fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool, cpu: bool) -> Result<Vec<Op>, IrError> {
+/// The provisional name `mark` gives a loop over dimension `d` of the statement being
+/// lowered; [`name_loops`] makes it the statement's.
+const DIM: &str = "_appy_d";
+
+/// Names the loops of statement number `stmt` (`appy_ir::schedule::INAMES`): a loop
+/// over dimension `d` is `_appy_t{stmt}_d{d}` (a second loop over it, `..._1`), a loop of
+/// no dimension `_appy_t{stmt}_l{n}`.
+fn name_loops(ops: &mut [Op], stmt: usize) {
+    let mut used: HashSet<String> = HashSet::new();
+    let mut n = 0;
+    let unique = |base: String, used: &mut HashSet<String>| {
+        let mut name = base.clone();
+        let mut k = 0;
+        while !used.insert(name.clone()) {
+            k += 1;
+            name = format!("{base}_{k}");
+        }
+        name
+    };
+    for o in ops {
+        o.walk_mut(&mut |x| {
+            if LoopKind::of(x).is_none() {
+                return;
+            }
+            let base = match x.inames().first() {
+                Some(p) if p.starts_with(DIM) => format!("{RESERVED_PREFIX}t{stmt}_d{}", &p[DIM.len()..]),
+                Some(_) => return,
+                None => {
+                    n += 1;
+                    format!("{RESERVED_PREFIX}t{stmt}_l{}", n - 1)
+                }
+            };
+            let name = unique(base, &mut used);
+            x.set_inames(&[name]);
+        });
+    }
+}
+
+fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool, cpu: bool, stmt: &mut usize) -> Result<Vec<Op>, IrError> {
     if !ops.iter().any(|o| o.name == "appy.assign" || is_tensor_op(o)) {
         return Ok(ops);
     }
@@ -63,8 +102,10 @@ fn lower_block(b: &mut Builder, ops: Vec<Op>, in_worker: bool, cpu: bool) -> Res
             b.begin();
             b.loc = op.loc.clone();
             let r = lower_assign(b, &op, &defs, in_worker, cpu);
-            let ops = b.end();
+            let mut ops = b.end();
             r?;
+            name_loops(&mut ops, *stmt);
+            *stmt += 1;
             out.extend(ops);
         } else {
             out.push(op);
@@ -124,6 +165,7 @@ impl Gen<'_> {
     }
 
     fn mark(&self, op: &mut Op, d: usize, k: Kind) {
+        op.set_inames(&[format!("{DIM}{d}")]);
         match k {
             Kind::Parallel => op.set_mark(Mark::Parallel),
             Kind::Simd => {
