@@ -296,9 +296,51 @@ pub fn i64_array(xs: &[i64]) -> String {
     }
 }
 
-/// A string attribute's text (`"sum"`) for `s`.
+/// A string attribute's text (`"sum"`) for `s`, escaped as MLIR prints strings
+/// ([`escape_str`]).
 pub fn str_attr(s: &str) -> String {
-    format!("\"{s}\"")
+    format!("\"{}\"", escape_str(s))
+}
+
+/// `s` as the body of an MLIR string literal: printable ASCII as it is, every other byte
+/// (and `"`, `\`) as `\XX` (two upper-case hex digits), as MLIR prints strings.
+pub fn escape_str(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape_str`] (also reads MLIR's `\n`, `\t`, `\"` and `\\`).
+pub fn unescape_str(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            match (hex, b[i + 1]) {
+                (Some(v), _) => {
+                    out.push(v);
+                    i += 3;
+                    continue;
+                }
+                (None, b'n') => out.push(b'\n'),
+                (None, b't') => out.push(b'\t'),
+                (None, c) => out.push(c),
+            }
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The contents of a string attribute (`"sum"` → `sum`).

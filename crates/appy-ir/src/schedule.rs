@@ -15,6 +15,7 @@
 //! assert_eq!("l.0".parse::<Tag>(), Ok(Tag::Local(0)));
 //! ```
 
+use crate::attrs::{Scalar, parse_constant, str_attr, unescape_str};
 use crate::ir::Op;
 use std::fmt;
 use std::str::FromStr;
@@ -98,7 +99,10 @@ impl Op {
     }
     /// The `le(c)` bound of a simd loop ([`LE`]), when it has one.
     pub fn le_bound(&self) -> Option<i64> {
-        self.attr(LE).and_then(|v| v.split(':').next()).and_then(|v| v.trim().parse().ok())
+        match parse_constant(self.attr(LE)?, "i64")? {
+            Scalar::Int(c) => Some(c),
+            Scalar::Float(_) => None,
+        }
     }
     /// Sets the `le(c)` bound.
     pub fn set_le_bound(&mut self, c: i64) {
@@ -117,45 +121,16 @@ pub const INAMES: &str = "appy.inames";
 /// code should not use (as Loopy reserves `_lp_`).
 pub const RESERVED_PREFIX: &str = "_appy_";
 
-/// `s` as the body of an MLIR string literal: printable ASCII as it is, every other byte
-/// (and `"`, `\`) as `\XX` (two upper-case hex digits), as MLIR prints strings.
-fn escape(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("\\{b:02X}"));
-        }
+/// `base`, else `base_1`, `base_2`, ...: the first name that is not `taken` (how a
+/// second loop over `i` becomes `i_1`).
+pub fn unique_iname(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut name = base.to_string();
+    let mut k = 0;
+    while taken(&name) {
+        k += 1;
+        name = format!("{base}_{k}");
     }
-    out
-}
-
-/// The inverse of [`escape`] (also reads MLIR's `\n`, `\t`, `\"` and `\\`).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = vec![];
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 1 < b.len() {
-            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
-            match (hex, b[i + 1]) {
-                (Some(v), _) => {
-                    out.push(v);
-                    i += 3;
-                    continue;
-                }
-                (None, b'n') => out.push(b'\n'),
-                (None, b't') => out.push(b'\t'),
-                (None, c) => out.push(c),
-            }
-            i += 2;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    name
 }
 
 impl Op {
@@ -181,14 +156,14 @@ impl Op {
                 }
             }
             let Some(end) = end else { break };
-            out.push(unescape(&body[..end]));
+            out.push(unescape_str(&body[..end]));
             rest = &body[end + 1..];
         }
         out
     }
     /// Names the loop's dimensions.
     pub fn set_inames<S: AsRef<str>>(&mut self, names: &[S]) {
-        let items: Vec<String> = names.iter().map(|n| format!("\"{}\"", escape(n.as_ref()))).collect();
+        let items: Vec<String> = names.iter().map(|n| str_attr(n.as_ref())).collect();
         self.set_attr(INAMES, format!("[{}]", items.join(", ")));
     }
 }
@@ -357,6 +332,12 @@ mod tests {
         // MLIR's own short escapes read back too.
         op.set_attr(INAMES, r#"["x\"y", "t\\u"]"#);
         assert_eq!(op.inames(), ["x\"y", "t\\u"]);
+    }
+
+    #[test]
+    fn unique_inames_take_the_first_free_suffix() {
+        assert_eq!(unique_iname("i", |_| false), "i");
+        assert_eq!(unique_iname("i", |n| n == "i" || n == "i_1"), "i_2");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use super::shape::{self, Kind, Names};
 use super::types::{self, Env, Ty, type_of};
 use crate::ast::*;
 use appy_ir::diag::SourceFile;
+use appy_ir::schedule::unique_iname;
 use appy_ir::types::{ArgType, STy, promote};
 use std::collections::{HashMap, HashSet};
 
@@ -417,12 +418,7 @@ impl Walk<'_> {
         let mut counter = self.counter;
         let mut p = plan::plan(self.file, self, cx, s, &mut counter);
         self.counter = counter;
-        // A unique name: the variable, else the variable with the first free suffix.
-        let mut n = 0;
-        while self.plans.iter().any(|q| q.iname == p.iname) {
-            n += 1;
-            p.iname = format!("{}_{n}", p.var);
-        }
+        p.iname = unique_iname(&p.var, |n| self.plans.iter().any(|q| q.iname == n));
         let k = self.plans.len();
         self.plans.push(p);
         let p = &self.plans[k];

@@ -21,6 +21,7 @@ use crate::gpu::outline::WORKER_PARTIAL;
 use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
 use crate::{Pass, PassInfo};
+use appy_ir::attrs::int_array;
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
@@ -63,9 +64,7 @@ impl MapThreads {
         let loc = k.loc.clone();
         let threads = k
             .attr("known_block_size")
-            .and_then(|t| t.split(':').nth(1))
-            .and_then(|t| t.split(',').next())
-            .and_then(|t| t.trim().parse::<i64>().ok())
+            .and_then(|t| int_array(t).first().copied())
             .filter(|t| *t > 0)
             .ok_or_else(|| IrError::located(loc.as_deref(), "a kernel without `known_block_size` (appy-gpu-outline sets it)"))?;
         let entry = &mut k.regions[0].blocks[0];
@@ -111,10 +110,6 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn threads(&self) -> i64 {
-        self.threads
-    }
-
     /// Maps a worker's (uniform) code: lanes loops become per-thread code with block
     /// reductions; stores and atomics run on thread 0; barriers where
     /// [`annotate_barriers`] placed them. At the `top` level of a kernel, the loads
@@ -282,14 +277,14 @@ impl State<'_> {
                 "a lanes loop whose bounds are not constants (the loops level gives each the range [0, MVL))",
             )
         })?;
-        if width % self.threads() != 0 {
+        if width % self.threads != 0 {
             return Err(IrError::located(
                 loc.as_deref(),
-                format!("a lanes loop of {width} lanes in a block of {} threads", self.threads()),
+                format!("a lanes loop of {width} lanes in a block of {} threads", self.threads),
             ));
         }
         let p = split_parallel(op);
-        let per = width / self.threads();
+        let per = width / self.threads;
         let mut map = HashMap::new();
         // The thread's partial value of each reduction.
         let mut partials: Vec<Value> = vec![];

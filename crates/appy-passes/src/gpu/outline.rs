@@ -251,11 +251,7 @@ impl State<'_> {
         // A block has a thread per lane (at most MAX_THREADS): the width of the worker's
         // lanes loops, which the loops level gives as their constant bound.
         let mut ints = index_constants(worker_body.iter().chain(pre_ops.iter().flatten()));
-        ints.extend(
-            self.consts
-                .iter()
-                .filter_map(|(v, o)| Some((*v, index_constants([o]).get(v).copied()?))),
-        );
+        ints.extend(index_constants(self.consts.values()));
         let mut width = None;
         for o in worker_body.iter().chain(pre_ops.iter().flatten()) {
             o.walk(&mut |x| {

@@ -21,7 +21,7 @@ use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::reduction::Reduction;
-use appy_ir::schedule::{LoopKind, Mark, RESERVED_PREFIX};
+use appy_ir::schedule::{LoopKind, Mark, RESERVED_PREFIX, unique_iname};
 use std::collections::{HashMap, HashSet};
 
 /// The pass.
@@ -61,15 +61,6 @@ const DIM: &str = "_appy_d";
 fn name_loops(ops: &mut [Op], stmt: usize) {
     let mut used: HashSet<String> = HashSet::new();
     let mut n = 0;
-    let unique = |base: String, used: &mut HashSet<String>| {
-        let mut name = base.clone();
-        let mut k = 0;
-        while !used.insert(name.clone()) {
-            k += 1;
-            name = format!("{base}_{k}");
-        }
-        name
-    };
     for o in ops {
         o.walk_mut(&mut |x| {
             if LoopKind::of(x).is_none() {
@@ -79,11 +70,13 @@ fn name_loops(ops: &mut [Op], stmt: usize) {
                 Some(p) if p.starts_with(DIM) => format!("{RESERVED_PREFIX}t{stmt}_d{}", &p[DIM.len()..]),
                 Some(_) => return,
                 None => {
+                    let l = n;
                     n += 1;
-                    format!("{RESERVED_PREFIX}t{stmt}_l{}", n - 1)
+                    format!("{RESERVED_PREFIX}t{stmt}_l{l}")
                 }
             };
-            let name = unique(base, &mut used);
+            let name = unique_iname(&base, |c| used.contains(c));
+            used.insert(name.clone());
             x.set_inames(&[name]);
         });
     }
