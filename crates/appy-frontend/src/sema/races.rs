@@ -433,26 +433,13 @@ pub(crate) fn affine(e: &Expr) -> Option<Affine> {
 pub(crate) fn affine_mod(e: &Expr, m: i64) -> Option<Affine> {
     let f = |e| affine_mod(e, m);
     match &e.kind {
-        ExprKind::Int(v) => Some(Affine {
-            c: *v,
-            ..Default::default()
-        }),
-        ExprKind::Name(n) => Some(Affine {
-            terms: BTreeMap::from([(n.clone(), 1)]),
-            c: 0,
-        }),
+        ExprKind::Int(v) => Some(Affine::constant(*v)),
+        ExprKind::Name(n) => Some(Affine::var(n.clone())),
         ExprKind::Unary { op: UnaryOp::Pos, operand } => f(operand),
         ExprKind::Unary { op: UnaryOp::Neg, operand } => f(operand)?.scale(-1),
         ExprKind::Binary { op: BinOp::Add, lhs, rhs } => f(lhs)?.checked_add(&f(rhs)?),
         ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => f(lhs)?.checked_sub(&f(rhs)?),
-        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
-            let (l, r) = (f(lhs)?, f(rhs)?);
-            match (l.terms.is_empty(), r.terms.is_empty()) {
-                (true, _) => r.scale(l.c),
-                (_, true) => l.scale(r.c),
-                _ => None,
-            }
-        }
+        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => f(lhs)?.checked_mul(f(rhs)?),
         ExprKind::Binary { op: BinOp::Mod, lhs, rhs } if m != 0 => match rhs.kind {
             ExprKind::Int(k) if k != 0 && k % m == 0 => f(lhs),
             _ => None,
@@ -471,22 +458,12 @@ fn linear(e: &Expr) -> Affine {
         ExprKind::Unary { op: UnaryOp::Neg, operand } => linear(operand).scale(-1),
         ExprKind::Binary { op: BinOp::Add, lhs, rhs } => linear(lhs).checked_add(&linear(rhs)),
         ExprKind::Binary { op: BinOp::Sub, lhs, rhs } => linear(lhs).checked_sub(&linear(rhs)),
-        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => {
-            let (l, r) = (linear(lhs), linear(rhs));
-            match (l.terms.is_empty(), r.terms.is_empty()) {
-                (true, _) => r.scale(l.c),
-                (_, true) => l.scale(r.c),
-                _ => None,
-            }
-        }
+        ExprKind::Binary { op: BinOp::Mul, lhs, rhs } => linear(lhs).checked_mul(linear(rhs)),
         _ => None,
     };
     l.unwrap_or_else(|| {
         let bounded = matches!(&e.kind, ExprKind::Binary { op: BinOp::Mod, rhs, .. } if matches!(rhs.kind, ExprKind::Int(k) if k != 0));
-        Affine {
-            terms: BTreeMap::from([(format!("{}{:?}", if bounded { '%' } else { '#' }, strip_expr(e).kind), 1)]),
-            c: 0,
-        }
+        Affine::var(format!("{}{:?}", if bounded { '%' } else { '#' }, strip_expr(e).kind))
     })
 }
 

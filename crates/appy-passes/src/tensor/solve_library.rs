@@ -274,14 +274,7 @@ impl<'a> Cx<'a> {
             "arith.index_cast" | "arith.index_castui" | "arith.extsi" if o.len() == 1 => self.aff(o[0]),
             "arith.addi" if o.len() == 2 => self.aff(o[0]).checked_add(&self.aff(o[1])).unwrap_or_else(|| Aff::var(Var::V(v))),
             "arith.subi" if o.len() == 2 => self.aff(o[0]).checked_sub(&self.aff(o[1])).unwrap_or_else(|| Aff::var(Var::V(v))),
-            "arith.muli" if o.len() == 2 => {
-                let (a, b) = (self.aff(o[0]), self.aff(o[1]));
-                match (a.as_const(), b.as_const()) {
-                    (Some(c), _) => b.scale(c).unwrap_or_else(|| Aff::var(Var::V(v))),
-                    (_, Some(c)) => a.scale(c).unwrap_or_else(|| Aff::var(Var::V(v))),
-                    _ => Aff::var(Var::V(v)),
-                }
-            }
+            "arith.muli" if o.len() == 2 => self.aff(o[0]).checked_mul(self.aff(o[1])).unwrap_or_else(|| Aff::var(Var::V(v))),
             "arith.maxsi" if o.len() == 2 => {
                 let (a, b) = (self.aff(o[0]), self.aff(o[1]));
                 if b.as_const() == Some(0) && self.nonneg(&a) {
