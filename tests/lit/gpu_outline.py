@@ -40,8 +40,8 @@ def row_sum(a, out, M, N):
 # OUTLINE: gpu.block_id x
 # OUTLINE: gpu.thread_id x
 # OUTLINE: scf.parallel
-# OUTLINE: {appy.inames = ["j_inner"], appy.lanes}
-# OUTLINE: {appy.chunks, appy.inames = ["j_outer"]}
+# OUTLINE: {appy.inames = ["j_inner"], appy.lanes, appy.tags = ["l.0"]}
+# OUTLINE: {appy.chunks, appy.inames = ["j_outer"], appy.tags = ["for"]}
 # OUTLINE-NOT: gpu.all_reduce
 # OUTLINE: memref.store
 # OUTLINE-NOT: scf.if

@@ -26,9 +26,9 @@ def k(a, b, N, M):
 # CHECK: } {appy.inames = ["i_1"]}
 # CHECK: } {appy.inames = ["i_2"], appy.parallel, appy.simd}
 # LOOPS-LABEL: func.func @k
-# LOOPS: } {appy.inames = ["j_inner"], appy.lanes}
-# LOOPS: } {appy.chunks, appy.inames = ["j_outer"]}
+# LOOPS: } {appy.inames = ["j_inner"], appy.lanes, appy.tags = ["l.0"]}
+# LOOPS: } {appy.chunks, appy.inames = ["j_outer"], appy.tags = ["for"]}
 # LOOPS: } {appy.inames = ["i"], appy.parallel}
 # LOOPS: } {appy.inames = ["i_1"]}
-# LOOPS: } {appy.inames = ["i_2_inner"], appy.lanes}
-# LOOPS: } {appy.inames = ["i_2_outer"], appy.parallel}
+# LOOPS: } {appy.inames = ["i_2_inner"], appy.lanes, appy.tags = ["l.0"]}
+# LOOPS: } {appy.inames = ["i_2_outer"], appy.parallel, appy.tags = ["g.0"]}

@@ -18,10 +18,10 @@ def shift(a, b, c, M, N):
         c[i] = b[i, 1]
 
 # CHECK: gpu.func @_appy_shift_k0(
-# CHECK: {appy.barriers = "both", appy.inames = ["_appy_t0_d0_inner"], appy.lanes}
-# CHECK-NEXT: {appy.chunks, appy.inames = ["_appy_t0_d0_outer"]}
-# CHECK: {appy.barriers = "both", appy.inames = ["_appy_t1_d0_inner"], appy.lanes}
-# CHECK-NEXT: {appy.chunks, appy.inames = ["_appy_t1_d0_outer"]}
+# CHECK: {appy.barriers = "both", appy.inames = ["_appy_t0_d0_inner"], appy.lanes, appy.tags = ["l.0"]}
+# CHECK-NEXT: {appy.chunks, appy.inames = ["_appy_t0_d0_outer"], appy.tags = ["for"]}
+# CHECK: {appy.barriers = "both", appy.inames = ["_appy_t1_d0_inner"], appy.lanes, appy.tags = ["l.0"]}
+# CHECK-NEXT: {appy.chunks, appy.inames = ["_appy_t1_d0_outer"], appy.tags = ["for"]}
 # CHECK: memref.store {{.*}} {appy.barriers = "both"}
 # CHECK: gpu.return
 
@@ -52,6 +52,6 @@ def own(a, b, M, N):
 
 # NOSYNC: gpu.func @_appy_own_k0(
 # NOSYNC-NOT: appy.barriers
-# NOSYNC: {appy.inames = ["_appy_t{{[0-9]}}_d0_inner"], appy.lanes, appy.nosync}
+# NOSYNC: {appy.inames = ["_appy_t{{[0-9]}}_d0_inner"], appy.lanes, appy.nosync, appy.tags = ["l.0"]}
 # NOSYNC-NOT: appy.barriers
 # NOSYNC: gpu.return

@@ -15,9 +15,11 @@ pub const TENSOR_PIPELINE: &str = "cse,appy-tensor-temporaries,appy-tensor-fuse,
 pub const CPU_TENSOR_PIPELINE: &str =
     "cse,appy-tensor-temporaries{cpu=1},appy-tensor-fuse,cse,appy-tensor-sync,appy-tensor-to-loops{cpu=1}";
 
-/// The passes that take the `appy` level to the `loops` level.
+/// The passes that take the `appy` level to the `loops` level: the tensor passes, the
+/// transforms the pragmas ask for (`appy-schedule`), strip-mining of every loop not
+/// scheduled by them, and the unrolling of the loops tagged `unr` or `ilp`.
 pub fn appy_to_loops(mvl: i64) -> String {
-    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-strip-mine{{mvl={mvl}}}")
+    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-unroll")
 }
 
 /// The passes that take the `loops` level to the `gpu` level: host loads into the
@@ -56,7 +58,8 @@ pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math
 /// arrays from `calloc` (`appy-cpu-zeros`), matrix
 /// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
 /// operands with an identity layout only), the tensor passes, consecutive parallel
-/// loops over the same range fused (`appy-cpu-fuse`), then the parallel loops
+/// loops over the same range fused (`appy-cpu-fuse`) after the transforms the pragmas
+/// ask for (`appy-schedule{cpu=1}`, `appy-unroll`), then the parallel loops
 /// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
 /// (`appy-cpu-openmp`), scalar slots per thread, and max/min reductions in a form LLVM
 /// vectorises (`appy-cpu-minmax`).
@@ -68,7 +71,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,cse,appy-cpu-fuse,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule{{cpu=1}},appy-unroll,cse,appy-cpu-fuse,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

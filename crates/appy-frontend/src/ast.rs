@@ -478,6 +478,8 @@ pub enum PragmaKind {
         simd: bool,
         /// Variables named in `shared(...)` clauses.
         shared: Vec<Ident>,
+        /// The loop transforms of `transform(...)` clauses, in order.
+        transforms: Vec<Transform>,
     },
     /// `#pragma simd`.
     Simd,
@@ -487,6 +489,36 @@ pub enum PragmaKind {
     Atomic,
     /// `#pragma {slice}=>{prop},{prop} {slice}=>...` (tensor pragma).
     Tensor(Vec<TensorDim>),
+}
+
+/// A loop transform of a `transform(...)` clause: `split(j, 4, inner=unr)` or
+/// `tag(j, unr)`, addressing a loop of the annotated nest by its variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transform {
+    /// The loop variable of the loop it transforms.
+    pub var: Ident,
+    /// What it does.
+    pub kind: TransformKind,
+    /// The transform's text.
+    pub span: Span,
+}
+
+/// What a [`Transform`] does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransformKind {
+    /// `split(var, factor, outer=TAG, inner=TAG)`: Loopy's `split_iname`.
+    Split {
+        /// Iterations per chunk.
+        factor: i64,
+        /// The tag of the loop over chunks (default: `g.0` for a parallel loop, `for`
+        /// otherwise).
+        outer: Option<appy_ir::schedule::Tag>,
+        /// The tag of the loop inside a chunk (default: `l.0` for a parallel loop, `for`
+        /// otherwise).
+        inner: Option<appy_ir::schedule::Tag>,
+    },
+    /// `tag(var, TAG)`: Loopy's `tag_inames`.
+    Tag(appy_ir::schedule::Tag),
 }
 
 /// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.

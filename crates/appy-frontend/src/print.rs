@@ -119,7 +119,7 @@ impl Printer<'_> {
 
     fn pragma(&mut self, d: usize, p: &Pragma) {
         match &p.kind {
-            PragmaKind::ParallelFor { simd, shared } => {
+            PragmaKind::ParallelFor { simd, shared, transforms } => {
                 let mut s = "pragma parallel for".to_string();
                 if *simd {
                     s.push_str(" simd");
@@ -127,6 +127,10 @@ impl Printer<'_> {
                 if !shared.is_empty() {
                     let names: Vec<&str> = shared.iter().map(|i| i.name.as_str()).collect();
                     let _ = write!(s, " shared({})", names.join(", "));
+                }
+                if !transforms.is_empty() {
+                    let items: Vec<String> = transforms.iter().map(crate::pragma::transform_text).collect();
+                    let _ = write!(s, " transform({})", items.join(", "));
                 }
                 self.line(d, &s, p.span);
             }

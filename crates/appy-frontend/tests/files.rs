@@ -96,7 +96,8 @@ fn paper_kernels() {
         p.function.body[0].pragma.as_ref().unwrap().kind,
         PragmaKind::ParallelFor {
             simd: true,
-            shared: vec![]
+            shared: vec![],
+            transforms: vec![]
         }
     );
     let StmtKind::For { body, .. } = &p.function.body[0].kind else {

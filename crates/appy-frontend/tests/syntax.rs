@@ -425,7 +425,8 @@ for i in range(N):
         stmts[0].pragma.as_ref().unwrap().kind,
         PragmaKind::ParallelFor {
             simd: false,
-            shared: vec![]
+            shared: vec![],
+            transforms: vec![]
         }
     );
     // `#pragmatic` and other comments are not pragmas.
@@ -439,7 +440,7 @@ fn pragma_forms() {
     let file = file_with_body("#pragma parallel for shared(a, bb) simd\nfor i in range(N):\n    pass");
     let p = parse_function(&file, "f").unwrap();
     let pragma = p.function.body[0].pragma.as_ref().unwrap();
-    let PragmaKind::ParallelFor { simd, shared } = &pragma.kind else {
+    let PragmaKind::ParallelFor { simd, shared, .. } = &pragma.kind else {
         panic!()
     };
     assert!(*simd);
@@ -456,7 +457,8 @@ fn pragma_forms() {
         kind("parallel for simd"),
         PragmaKind::ParallelFor {
             simd: true,
-            shared: vec![]
+            shared: vec![],
+            transforms: vec![]
         }
     );
     assert_eq!(kind("simd"), PragmaKind::Simd);

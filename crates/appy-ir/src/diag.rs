@@ -307,7 +307,9 @@ pub const ICE: &str = "internal compiler error (please report): ";
 /// An error about IR, located at the source position of the op (or MLIR diagnostic) it
 /// concerns: what the Rust passes and MLIR report. The compiler driver turns it into a
 /// [`Diagnostic`] on the source file ([`IrError::to_diagnostic`]). Such errors are
-/// compiler bugs: the frontend rejects what appy cannot compile.
+/// compiler bugs (the frontend rejects what appy cannot compile), except those made
+/// with [`IrError::user_at`]: a pass refusing what the program asked of it by name (a
+/// loop transform of a pragma's `transform(...)` clause).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IrError {
     /// What went wrong.
@@ -316,6 +318,8 @@ pub struct IrError {
     pub location: Option<Location>,
     /// Further messages (other MLIR diagnostics, their notes), each with its location.
     pub notes: Vec<(Option<Location>, String)>,
+    /// The program's mistake, not the compiler's ([`IrError::user_at`]).
+    pub user: bool,
 }
 
 impl IrError {
@@ -325,6 +329,15 @@ impl IrError {
             message: message.into(),
             location: None,
             notes: vec![],
+            user: false,
+        }
+    }
+    /// The program's error at the location of `op`: a request the pass refuses (an
+    /// illegal transform), reported without the internal-error prefix.
+    pub fn user_at(op: &crate::ir::Op, message: impl Into<String>) -> Self {
+        IrError {
+            user: true,
+            ..IrError::at(op, message)
         }
     }
     /// An error at the location of `op`.
@@ -346,7 +359,7 @@ impl IrError {
     /// The diagnostic on `file`: an internal compiler error at the location when it is
     /// in `file`, with the notes.
     pub fn to_diagnostic(&self, file: &SourceFile) -> Diagnostic {
-        self.diagnostic(file, ICE, &[file.name()])
+        self.diagnostic(file, if self.user { "" } else { ICE }, &[file.name()])
     }
     /// The diagnostic on `file` of an error in IR or a pipeline the user wrote
     /// (`appy-opt x.mlir`): the user's mistake, at the location when it is in `file`

@@ -129,6 +129,7 @@ impl Ctx {
             message: format!("{what}: {}", d.message),
             location: d.location,
             notes,
+            user: false,
         }
     }
 

@@ -136,36 +136,71 @@ pub fn unique_iname(base: &str, taken: impl Fn(&str) -> bool) -> String {
 impl Op {
     /// The names of the loop's dimensions ([`INAMES`]); empty when it has none.
     pub fn inames(&self) -> Vec<String> {
-        let Some(text) = self.attr(INAMES) else { return vec![] };
-        let mut out = vec![];
-        let mut rest = text.trim().trim_start_matches('[');
-        while let Some(start) = rest.find('"') {
-            let body = &rest[start + 1..];
-            // The closing quote: the first one not escaped.
-            let mut end = None;
-            let mut k = 0;
-            let bytes = body.as_bytes();
-            while k < bytes.len() {
-                match bytes[k] {
-                    b'\\' => k += 2,
-                    b'"' => {
-                        end = Some(k);
-                        break;
-                    }
-                    _ => k += 1,
-                }
-            }
-            let Some(end) = end else { break };
-            out.push(unescape_str(&body[..end]));
-            rest = &body[end + 1..];
-        }
-        out
+        self.attr(INAMES).map(parse_str_array).unwrap_or_default()
     }
     /// Names the loop's dimensions.
     pub fn set_inames<S: AsRef<str>>(&mut self, names: &[S]) {
-        let items: Vec<String> = names.iter().map(|n| str_attr(n.as_ref())).collect();
-        self.set_attr(INAMES, format!("[{}]", items.join(", ")));
+        self.set_attr(INAMES, str_array(names));
     }
+
+    /// The loop's iname tags ([`TAGS`]), one per dimension; empty when it has none (an
+    /// unknown tag reads as none: the verifier of the passes that set tags checks them).
+    pub fn tags(&self) -> Vec<Tag> {
+        let Some(text) = self.attr(TAGS) else { return vec![] };
+        parse_str_array(text)
+            .iter()
+            .map(|t| t.parse())
+            .collect::<Result<_, _>>()
+            .unwrap_or_default()
+    }
+    /// Tags the loop's dimensions.
+    pub fn set_tags(&mut self, tags: &[Tag]) {
+        let items: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
+        self.set_attr(TAGS, str_array(&items));
+    }
+    /// Builder: tags the loop's dimensions.
+    pub fn with_tags(mut self, tags: &[Tag]) -> Self {
+        self.set_tags(tags);
+        self
+    }
+}
+
+/// `appy.tags`: how each dimension of a loop is run, as Loopy's iname tags (an array
+/// of strings, `appy.tags = ["g.0"]`). A loop that has tags is scheduled: strip-mining
+/// leaves it as it is, and code generation reads its kind from them ([`LoopKind::of`]).
+pub const TAGS: &str = "appy.tags";
+
+/// An MLIR array of string attributes (`["i", "j_1"]`), escaped.
+pub fn str_array<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<String> = items.iter().map(|n| str_attr(n.as_ref())).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The strings of an MLIR array of string attributes (`["i", "j_1"]`), unescaped.
+pub fn parse_str_array(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = text.trim().trim_start_matches('[');
+    while let Some(start) = rest.find('"') {
+        let body = &rest[start + 1..];
+        // The closing quote: the first one not escaped.
+        let mut end = None;
+        let mut k = 0;
+        let bytes = body.as_bytes();
+        while k < bytes.len() {
+            match bytes[k] {
+                b'\\' => k += 2,
+                b'"' => {
+                    end = Some(k);
+                    break;
+                }
+                _ => k += 1,
+            }
+        }
+        let Some(end) = end else { break };
+        out.push(unescape_str(&body[..end]));
+        rest = &body[end + 1..];
+    }
+    out
 }
 
 /// What a loop is, from its op and marks.
@@ -187,8 +222,20 @@ pub enum LoopKind {
 }
 
 impl LoopKind {
-    /// The kind of `op`; `None` when it is not an `scf.for` or `scf.parallel`.
+    /// The kind of `op`; `None` when it is not an `scf.for` or `scf.parallel`. A
+    /// scheduled loop's first tag decides (`g.N`: workers, `l.N`: lanes, `unr`/`ilp`: a
+    /// loop to unroll); otherwise its marks do.
     pub fn of(op: &Op) -> Option<LoopKind> {
+        if !matches!(op.name.as_str(), "scf.parallel" | "scf.for") {
+            return None;
+        }
+        // A scheduled loop: its tags say how it runs.
+        match op.tags().first() {
+            Some(Tag::Group(_)) if op.name == "scf.parallel" => return Some(LoopKind::Workers),
+            Some(Tag::Local(_)) if op.name == "scf.parallel" => return Some(LoopKind::Lanes),
+            Some(Tag::Unr | Tag::Ilp) => return Some(LoopKind::Plain),
+            _ => {}
+        }
         match op.name.as_str() {
             "scf.parallel" => Some(if op.has_mark(Mark::Lanes) {
                 LoopKind::Lanes
@@ -332,6 +379,23 @@ mod tests {
         // MLIR's own short escapes read back too.
         op.set_attr(INAMES, r#"["x\"y", "t\\u"]"#);
         assert_eq!(op.inames(), ["x\"y", "t\\u"]);
+    }
+
+    #[test]
+    fn tags_round_trip_and_decide_the_kind() {
+        let mut op = Op::new("scf.parallel").with_mark(Mark::Simd);
+        assert!(op.tags().is_empty());
+        assert_eq!(LoopKind::of(&op), Some(LoopKind::Simd));
+        op.set_tags(&[Tag::Local(0)]);
+        assert_eq!(op.attr(TAGS), Some(r#"["l.0"]"#));
+        assert_eq!(op.tags(), [Tag::Local(0)]);
+        assert_eq!(LoopKind::of(&op), Some(LoopKind::Lanes));
+        op.set_tags(&[Tag::Group(0)]);
+        assert_eq!(LoopKind::of(&op), Some(LoopKind::Workers));
+        let f = Op::new("scf.for").with_mark(Mark::Sequential).with_tags(&[Tag::Unr]);
+        assert_eq!(LoopKind::of(&f), Some(LoopKind::Plain));
+        let f = Op::new("scf.for").with_mark(Mark::Chunks).with_tags(&[Tag::For]);
+        assert_eq!(LoopKind::of(&f), Some(LoopKind::Chunks));
     }
 
     #[test]

@@ -75,7 +75,11 @@ pub const PASSES: &[PassInfo] = &[
     tensor::fuse::INFO,
     tensor::sync::INFO,
     tensor::to_loops::INFO,
+    loops::schedule::INFO,
+    loops::split_iname::INFO,
+    loops::tag_inames::INFO,
     loops::strip_mine::INFO,
+    loops::unroll::INFO,
     gpu::sink_loads::INFO,
     gpu::outline::INFO,
     gpu::map_threads::INFO,
@@ -122,6 +126,15 @@ pub enum OptKind {
     Letters(&'static str),
     /// A Loopy iname tag (`g.0`, `l.0`, `unr`, `ilp`, `vec`, `ord`, `for`).
     Tag,
+    /// An iname: letters, digits and `_`, not starting with a digit (empty: none).
+    Iname,
+    /// Inames with tags, `i:g.0,j:unr` (empty: none).
+    InameTags,
+}
+
+/// Whether `s` is a well-formed iname.
+fn is_iname(s: &str) -> bool {
+    !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 impl OptKind {
@@ -159,6 +172,14 @@ impl OptKind {
             OptKind::Tag => {
                 v.parse::<Tag>()?;
             }
+            OptKind::Iname => {
+                if !v.is_empty() && !is_iname(v) {
+                    return Err(format!("expects a loop name (letters, digits, `_`), got `{v}`"));
+                }
+            }
+            OptKind::InameTags => {
+                parse_iname_tags(v)?;
+            }
         }
         Ok(())
     }
@@ -172,6 +193,8 @@ impl OptKind {
             OptKind::Flags => "0/1 per parameter".into(),
             OptKind::Letters(set) => format!("letters of `{set}`"),
             OptKind::Tag => "tag".into(),
+            OptKind::Iname => "iname".into(),
+            OptKind::InameTags => "iname:tag,...".into(),
         }
     }
 }
@@ -285,10 +308,35 @@ impl PassOptions {
         self.text(key)?.parse()
     }
 
+    /// An `Iname` option (empty when not given and without a default).
+    pub fn iname(&self, key: &str) -> Result<String, String> {
+        Ok(self.text(key)?.to_string())
+    }
+
+    /// An `InameTags` option.
+    pub fn iname_tags(&self, key: &str) -> Result<Vec<(String, Tag)>, String> {
+        parse_iname_tags(self.text(key)?)
+    }
+
     /// The `mvl` option ([`PassOpt::MVL`]).
     pub fn mvl(&self) -> Result<i64, String> {
         self.int("mvl")
     }
+}
+
+/// Parses `i:g.0,j:unr` (an `InameTags` option).
+fn parse_iname_tags(v: &str) -> Result<Vec<(String, Tag)>, String> {
+    let mut out = vec![];
+    for item in v.split(',').filter(|x| !x.is_empty()) {
+        let (name, tag) = item
+            .split_once(':')
+            .ok_or_else(|| format!("expects `iname:tag` items, got `{item}`"))?;
+        if !is_iname(name) {
+            return Err(format!("expects a loop name before `:`, got `{name}`"));
+        }
+        out.push((name.to_string(), tag.parse::<Tag>()?));
+    }
+    Ok(out)
 }
 
 /// The table of Rust passes addressable by name in pipelines.
@@ -396,7 +444,9 @@ impl Pipeline {
             match st {
                 Stage::Rust(p) => {
                     let _span = tracing::debug_span!("pass", name = p.name()).entered();
-                    p.run(&mut m).map_err(|e| e.context(p.name()))?;
+                    // A refused request (a user error) speaks for itself; a failure is
+                    // the pass's.
+                    p.run(&mut m).map_err(|e| if e.user { e } else { e.context(p.name()) })?;
                     if after.is_none() && !verify_each() {
                         // Release builds: the next MLIR stage (or the PTX back end)
                         // parses, and so verifies, the module anyway.
@@ -461,6 +511,10 @@ mod tests {
         assert!(err("appy-cpu-vector-math{isa=bq}").contains("letters from `bcde`"));
         assert!(Pipeline::parse("appy-cpu-vector-math{isa=bd full=0},appy-cpu-strided{args=101}", &reg).is_ok());
         assert!(OptKind::Tag.check("g.1").is_ok() && OptKind::Tag.check("g.7").is_err());
+        assert!(err("appy-split-iname{iname=2j}").contains("expects a loop name"));
+        assert!(err("appy-tag-inames{tags=j:unr,k}").contains("expects `iname:tag` items, got `k`"));
+        assert!(err("appy-tag-inames{tags=j:par}").contains("unknown tag `par`"));
+        assert!(Pipeline::parse("appy-tag-inames{tags=j:unr,k_1:ilp}", &reg).is_ok());
     }
 
     #[test]

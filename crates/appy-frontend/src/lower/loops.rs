@@ -2,7 +2,12 @@
 //! and data sharing.
 
 use super::*;
-use appy_ir::schedule::Mark;
+use crate::ast::TransformKind;
+use appy_ir::schedule::{Mark, Tag, str_array};
+
+/// The attribute that carries a loop's `transform(...)` clause to the pass that applies
+/// it (`appy-schedule`, which defines it).
+const TRANSFORMS: &str = "appy.transforms";
 
 impl<'a> Lower<'a> {
     // ----- loops -------------------------------------------------------------------
@@ -95,6 +100,47 @@ impl<'a> Lower<'a> {
             Some(p) if p.span == s.span => Ok((k, p)),
             _ => Err(self.err(s.span, "internal error: no plan for this loop")),
         }
+    }
+
+    /// The `transform(...)` clause of loop `s`'s pragma as the pass invocations that
+    /// apply it (`appy.transforms`), each loop variable resolved to the iname of the
+    /// loop of this nest that it names.
+    fn transforms(&self, s: &Stmt) -> DResult<Option<String>> {
+        let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) else {
+            return Ok(None);
+        };
+        if transforms.is_empty() {
+            return Ok(None);
+        }
+        // The nest: the loop and the loops in its body (a statement's span may cover
+        // its header only).
+        let end = last_end(s);
+        let within = |sp: Span| sp.start >= s.span.start && sp.start <= end;
+        let nest: Vec<&LoopPlan> = self.sema.plans.iter().filter(|p| within(p.span)).collect();
+        let mut out = vec![];
+        for t in transforms {
+            let Some(target) = nest.iter().find(|p| p.var == t.var.name) else {
+                let vars: Vec<&str> = nest.iter().map(|p| p.var.as_str()).collect();
+                return Err(self
+                    .err(t.var.span, format!("transform: no loop over `{}` in this loop nest", t.var.name))
+                    .with_note(format!("the nest's loop variables: {}", vars.join(", "))));
+            };
+            let n = &target.iname;
+            out.push(match &t.kind {
+                TransformKind::Split { factor, outer, inner } => {
+                    let parallel = target.kind.flags().is_some_and(|(workers, _)| workers);
+                    let (o, i) = if parallel {
+                        (Tag::Group(0), Tag::Local(0))
+                    } else {
+                        (Tag::For, Tag::For)
+                    };
+                    let (o, i) = (outer.unwrap_or(o), inner.unwrap_or(i));
+                    format!("appy-split-iname{{iname={n} factor={factor} outer-tag={o} inner-tag={i}}}")
+                }
+                TransformKind::Tag(tag) => format!("appy-tag-inames{{tags={n}:{tag}}}"),
+            });
+        }
+        Ok(Some(str_array(&out)))
     }
 
     /// A `for` loop, as its plan says: sequential (`scf.for`), or on workers or lanes
@@ -215,6 +261,9 @@ impl<'a> Lower<'a> {
             .with_attr("operandSegmentSizes", format!("array<i32: 1, 1, 1, {n_inits}>"))
             .with_region(Builder::region(vec![iv], ops));
         op.set_inames(&[&plan.iname]);
+        if let Some(t) = self.transforms(s)? {
+            op.set_attr(TRANSFORMS, t);
+        }
         if parallel {
             op.set_mark(Mark::Parallel);
         }
@@ -345,4 +394,15 @@ impl<'a> Lower<'a> {
         }
         Ok(())
     }
+}
+
+/// Where statement `s` ends, its body included (a compound statement's span may cover
+/// its header only).
+fn last_end(s: &Stmt) -> usize {
+    let inner = match &s.kind {
+        StmtKind::For { body, .. } => body.last(),
+        StmtKind::If { then, orelse, .. } => orelse.last().or(then.last()),
+        _ => None,
+    };
+    inner.map_or(s.span.end, |b| last_end(b).max(s.span.end))
 }

@@ -73,6 +73,7 @@ pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports
             plans: vec![],
             counter: 0,
             nonneg: &nonneg,
+            scheduled: vec![],
         };
         w.function(f, args);
         let plans = w.plans;
@@ -154,6 +155,9 @@ struct Walk<'a> {
     counter: usize,
     /// [`Analysis::nonneg`].
     nonneg: &'a HashSet<String>,
+    /// The loop variables that the `transform(...)` clauses of the enclosing loops
+    /// address: their loops are scheduled by hand, not vectorised automatically.
+    scheduled: Vec<String>,
 }
 
 impl Names for Walk<'_> {
@@ -414,6 +418,7 @@ impl Walk<'_> {
         let cx = Context {
             in_parallel: self.scopes.iter().any(|sc| sc.kind == ScopeKind::Parallel),
             in_simd: self.scopes.iter().any(|sc| sc.kind == ScopeKind::Simd),
+            scheduled: self.scheduled.contains(&var.name),
         };
         let mut counter = self.counter;
         let mut p = plan::plan(self.file, self, cx, s, &mut counter);
@@ -454,7 +459,12 @@ impl Walk<'_> {
         };
         self.push_scope(loop_scope(k), kind);
         self.bind(&var.name, Bind::Val(Ty::S(Some(STy::INT))));
+        let before = self.scheduled.len();
+        if let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) {
+            self.scheduled.extend(transforms.iter().map(|t| t.var.name.clone()));
+        }
         self.block(planned.as_deref().map_or(body, |b| b.as_slice()));
+        self.scheduled.truncate(before);
         self.scopes.pop();
         // Privates are not visible after the loop.
         let private: Vec<String> = self.plans[k].privates().cloned().collect();

@@ -634,8 +634,8 @@ fn rename_expr(e: &mut Expr, map: &HashMap<String, String>) {
 fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
     if let Some(p) = &mut s.pragma {
         match &mut p.kind {
-            PragmaKind::ParallelFor { shared, .. } => {
-                for id in shared {
+            PragmaKind::ParallelFor { shared, transforms, .. } => {
+                for id in shared.iter_mut().chain(transforms.iter_mut().map(|t| &mut t.var)) {
                     if let Some(r) = map.get(&id.name) {
                         id.name = r.clone();
                     }

@@ -56,6 +56,8 @@ pub(crate) enum AutoSimd {
     NotInParallel,
     /// It is inside a simd loop already.
     InsideSimd,
+    /// A `transform(...)` clause addresses it: it is scheduled by hand.
+    Scheduled,
     /// Its body holds a statement that only runs outside simd loops (an array or vector
     /// statement, a call on a line of its own), here.
     NeedsScalarLoop(Span),
@@ -132,6 +134,8 @@ pub(crate) struct Context {
     pub in_parallel: bool,
     /// Inside a simd loop.
     pub in_simd: bool,
+    /// A `transform(...)` clause of an enclosing loop addresses this loop.
+    pub scheduled: bool,
 }
 
 /// Plans the loop `s` (`for var in iter: body`), with `env` the bindings where it
@@ -159,7 +163,7 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
         error: None,
     };
     let shared = match s.pragma.as_ref().map(|p| &p.kind) {
-        Some(PragmaKind::ParallelFor { simd, shared }) => {
+        Some(PragmaKind::ParallelFor { simd, shared, .. }) => {
             plan.kind = LoopKind::Parallel { simd: *simd };
             shared.clone()
         }
@@ -193,6 +197,8 @@ pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, co
                 AutoSimd::NotInParallel
             } else if cx.in_simd {
                 AutoSimd::InsideSimd
+            } else if cx.scheduled {
+                AutoSimd::Scheduled
             } else if let Some(sp) = needs_scalar_loop(env, body) {
                 AutoSimd::NeedsScalarLoop(sp)
             } else {

@@ -62,6 +62,23 @@ pub fn index_constants<'a>(ops: impl IntoIterator<Item = &'a Op>) -> HashMap<Val
     out
 }
 
+/// [`index_constants`], and the integer casts of constants (`arith.index_cast` of an
+/// `i64` constant: the bounds of `range(3)`), for the passes that need a trip count.
+pub fn int_constants<'a>(ops: impl IntoIterator<Item = &'a Op> + Clone) -> HashMap<Value, i64> {
+    let mut out = index_constants(ops.clone());
+    for o in ops {
+        o.walk(&mut |x| {
+            if matches!(x.name.as_str(), "arith.index_cast" | "arith.index_castui" | "arith.extsi")
+                && let (Some(r), Some(a)) = (x.results.first(), x.operands.first())
+                && let Some(c) = out.get(a).copied()
+            {
+                out.insert(*r, c);
+            }
+        });
+    }
+    out
+}
+
 /// The number of lanes of a lanes loop (`scf.parallel {appy.lanes}` over `[0, W)`, step
 /// 1): `W`, a constant of `consts`; `None` for another op or a bound not constant.
 pub fn lanes_width(op: &Op, consts: &HashMap<Value, i64>) -> Option<i64> {

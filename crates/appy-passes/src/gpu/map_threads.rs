@@ -26,6 +26,7 @@ use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::TAGS;
 use std::collections::{HashMap, HashSet};
 
 /// The pass. Threads per block come from the kernel (`known_block_size`, which
@@ -54,6 +55,12 @@ impl Pass for MapThreads {
                 .flat_map(kernels)
                 .try_for_each(|k| self.map_kernel(&mut rw.b, k))
         })?;
+        // The tags are consumed: the kernels' code is what they said.
+        for g in m.body_mut().iter_mut().filter(|o| o.name == "gpu.module") {
+            g.walk_mut(&mut |o| {
+                o.remove_attr(TAGS);
+            });
+        }
         resolve_aliases(m);
         Ok(())
     }

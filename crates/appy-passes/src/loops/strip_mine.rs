@@ -15,6 +15,12 @@
 //!
 //! Rectangular perfect nests of parallel loops (no reductions except on the innermost
 //! loop) stay nests: they become a multi-dimensional grid of workers.
+//!
+//! Each split is Loopy's `split_iname` with tags: a parallel loop `i` becomes workers
+//! `i_outer` tagged `g.0` around lanes `i_inner` tagged `l.0` (what
+//! `appy-split-iname{iname=i factor=MVL outer-tag=g.0 inner-tag=l.0}` makes), a vector
+//! loop becomes chunks tagged `for` around lanes tagged `l.0`. Code generation reads the
+//! tags. Loops that already have tags (scheduled by a transform) are left as they are.
 
 use crate::analyses::nest::nest_depth;
 use crate::util::*;
@@ -23,7 +29,7 @@ use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::{LE, Mark, RESERVED_PREFIX};
+use appy_ir::schedule::{LE, LoopKind, Mark, RESERVED_PREFIX, Tag};
 use std::collections::HashMap;
 
 /// The pass; `mvl` is the number of lanes.
@@ -68,7 +74,8 @@ impl StripMine {
     fn process(&self, b: &mut Builder, ops: Vec<Op>, ctx: Ctx) -> Result<Vec<Op>, IrError> {
         let mut out = vec![];
         for mut op in ops {
-            let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op));
+            // A scheduled loop (one with tags) is already split.
+            let is_loop = op.name == "scf.parallel" && (is_parallel(&op) || is_simd(&op)) && op.tags().is_empty();
             if ctx == Ctx::Host && op.name == "scf.for" && op.has_mark(Mark::Sequential) && !contains(&op, &is_parallel) {
                 // `sequential for` outside parallel loops: one worker runs all iterations
                 // (seed 001 §3.1), so the data stays where the kernels run; simd loops
@@ -94,10 +101,17 @@ impl StripMine {
             } else if is_loop && ctx == Ctx::Lanes {
                 sequentialize(b, op, &mut out, self)?;
             } else {
+                // Inside lanes (of a loop split by a transform), vector loops run in
+                // each lane.
+                let inner_ctx = if LoopKind::of(&op) == Some(LoopKind::Lanes) {
+                    Ctx::Lanes
+                } else {
+                    ctx
+                };
                 for r in &mut op.regions {
                     for blk in &mut r.blocks {
                         let inner = std::mem::take(&mut blk.ops);
-                        blk.ops = self.process(b, inner, ctx)?;
+                        blk.ops = self.process(b, inner, inner_ctx)?;
                     }
                 }
                 out.push(op);
@@ -109,6 +123,10 @@ impl StripMine {
     /// A top-level parallel nest: strip-mine its innermost level or the vector
     /// loops inside it.
     fn worker_root(&self, b: &mut Builder, mut op: Op, depth: usize, pre: &mut Vec<Op>) -> Result<Op, IrError> {
+        if !op.tags().is_empty() {
+            // Split by a transform already.
+            return Ok(op);
+        }
         if depth > 1 {
             let body = &mut op.regions[0].blocks[0].ops;
             let idx = body.iter().position(|o| o.name == "scf.parallel").expect("inner loop");
@@ -129,8 +147,9 @@ impl StripMine {
         Ok(op)
     }
 
-    /// `scf.parallel {appy.parallel}` (1-D) → workers × lanes.
-    fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, IrError> {
+    /// `scf.parallel {appy.parallel}` (1-D) → workers (`g.0`) × lanes (`l.0`) of
+    /// `self.mvl` iterations each; the workers' count is computed into `pre`.
+    pub(crate) fn strip_parallel(&self, b: &mut Builder, op: Op, pre: &mut Vec<Op>) -> Result<Op, IrError> {
         let attrs = op.attrs.clone();
         let name = op.inames().into_iter().next();
         let loc = op.loc.clone();
@@ -197,6 +216,7 @@ impl StripMine {
         if let Some(n) = &name {
             out.set_inames(&[format!("{n}_outer")]);
         }
+        out.set_tags(&[Tag::Group(0)]);
         Ok(out)
     }
 
@@ -291,6 +311,7 @@ impl StripMine {
         if let Some(n) = &name {
             fop.set_inames(&[format!("{n}_outer")]);
         }
+        fop.set_tags(&[Tag::For]);
         out.push(fop);
         Ok(())
     }
@@ -355,6 +376,7 @@ impl StripMine {
         if let Some(n) = &s.iname {
             op.set_inames(&[n]);
         }
+        op.set_tags(&[Tag::Local(0)]);
         Ok((b.take(), op))
     }
 }

@@ -1,7 +1,8 @@
 //! `#pragma` comment lines: recognition and parsing into [`PragmaKind`].
 //!
 //! Supported forms:
-//! - `parallel for` with clauses `simd` and `shared(a, b, ...)` in any order;
+//! - `parallel for` with clauses `simd`, `shared(a, b, ...)` and `transform(...)`
+//!   (loop transforms, [`transform`]) in any order;
 //! - `simd`, `sequential for`, `atomic`;
 //! - tensor pragmas: whitespace-separated entries `lo:hi=>prop,prop` where `lo`/`hi` are
 //!   optional expressions and each prop is `parallel`, `simd`, `reduce(op:var)` /
@@ -11,6 +12,9 @@ use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
 
 use crate::ast::{Ident, Pragma, PragmaKind, TensorDim, TensorProp};
 use crate::parser;
+
+mod transform;
+pub(crate) use transform::transform_text;
 
 /// If `comment` (a whole comment, `#` included) is a pragma, the byte offset right
 /// after the word `pragma`.
@@ -131,12 +135,13 @@ impl<'a> PragmaParser<'a> {
     }
 
     fn parallel_for(&self, toks: &[Tok<'a>]) -> DResult<PragmaKind> {
-        let (mut simd, mut shared) = (false, Vec::new());
+        let (mut simd, mut shared, mut transforms) = (false, Vec::new(), Vec::new());
         let mut i = 0;
         while let Some(t) = toks.get(i) {
             i += 1;
             match t.text {
                 "simd" => simd = true,
+                "transform" => i = self.transform_clause(toks, i, t, &mut transforms)?,
                 "shared" => {
                     if toks.get(i).map(|t| t.text) != Some("(") {
                         return Err(self.err(t.span, "expected `(` after `shared`").with_note("write `shared(a, b)`"));
@@ -171,11 +176,11 @@ impl<'a> PragmaParser<'a> {
                 other => {
                     return Err(self
                         .err(t.span, format!("unknown clause `{other}` in `#pragma parallel for`"))
-                        .with_note("supported clauses: `simd`, `shared(var, ...)`"));
+                        .with_note("supported clauses: `simd`, `shared(var, ...)`, `transform(...)`"));
                 }
             }
         }
-        Ok(PragmaKind::ParallelFor { simd, shared })
+        Ok(PragmaKind::ParallelFor { simd, shared, transforms })
     }
 
     /// Parses `lo:hi=>props lo:hi=>props ...`.
@@ -378,7 +383,7 @@ mod tests {
         let start = file.text().find('#').unwrap_or_default();
         let p = parse_pragma(&file, Span::new(start, file.text().trim_end().len())).unwrap();
         assert_eq!(p.text, "parallel for shared(x)");
-        let PragmaKind::ParallelFor { shared, simd: false } = p.kind else {
+        let PragmaKind::ParallelFor { shared, simd: false, .. } = p.kind else {
             panic!("{:?}", p.kind)
         };
         assert_eq!(file.line_col(shared[0].span.start), (1, 37));

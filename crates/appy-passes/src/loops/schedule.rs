@@ -1,0 +1,108 @@
+//! `appy-schedule`: runs the transforms a program asks for in its pragmas
+//! (`#pragma parallel for transform(split(j, 4, inner=unr))`). The frontend records
+//! them on the annotated loop as `appy.transforms`, an array of pass invocations with
+//! the loops' inames resolved (`["appy-split-iname{iname=j factor=4 outer-tag=for
+//! inner-tag=unr}"]`); this pass applies them in source order, through the same
+//! passes and option parsing as a pipeline, and removes the attribute.
+//!
+//! With `cpu=1` (the CPU back end), a split into groups and threads (`g.0`/`l.0`) is a
+//! GPU schedule and is skipped: the loop stays one parallel loop, which OpenMP
+//! schedules. Splits and tags of sequential loops apply on both back ends.
+
+use super::split_iname::{self, SplitIname};
+use super::tag_inames::{self, TagInames};
+use crate::{Pass, PassInfo, PassOpt, PassOptions};
+use appy_ir::diag::IrError;
+use appy_ir::ir::{Module, Op};
+use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::{Tag, parse_str_array};
+
+/// `appy.transforms`: the transforms a loop's pragma asks for (see the module docs).
+pub const TRANSFORMS: &str = "appy.transforms";
+
+/// The pass.
+pub struct Schedule {
+    /// For the CPU back end.
+    pub cpu: bool,
+}
+
+/// The registry entry.
+pub const INFO: PassInfo = PassInfo {
+    name: "appy-schedule",
+    description: "apply the transforms the pragmas ask for (`transform(...)` clauses, recorded as appy.transforms)",
+    options: &[PassOpt::CPU],
+    file: file!(),
+    make: |o| Ok(Box::new(Schedule { cpu: o.flag("cpu")? })),
+};
+
+/// One recorded transform.
+enum Transform {
+    Split(SplitIname),
+    Tag(TagInames),
+}
+
+/// Parses one recorded invocation (`appy-split-iname{...}`) with its pass's options.
+fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
+    let (name, rest) = text.split_once('{').unwrap_or((text, "}"));
+    let opts = rest.strip_suffix('}').unwrap_or(rest);
+    let bad = |e: String| IrError::user_at(at, format!("bad transform `{text}`: {e}"));
+    match name {
+        "appy-split-iname" => {
+            let o = PassOptions::parse(&split_iname::INFO, opts).map_err(bad)?;
+            Ok(Transform::Split(SplitIname::from_options(&o).map_err(bad)?))
+        }
+        "appy-tag-inames" => {
+            let o = PassOptions::parse(&tag_inames::INFO, opts).map_err(bad)?;
+            Ok(Transform::Tag(TagInames::from_options(&o).map_err(bad)?))
+        }
+        _ => Err(bad("known transforms: appy-split-iname, appy-tag-inames".into())),
+    }
+}
+
+/// Takes the recorded transforms out of `ops`, in program order: each with the
+/// annotated loop's location and the attribute's strings.
+fn take_recorded(ops: &mut [Op], out: &mut Vec<(Op, Vec<String>)>) {
+    for o in ops {
+        if let Some(v) = o.remove_attr(TRANSFORMS) {
+            let at = Op::new(o.name.clone()).with_loc(o.loc.clone());
+            out.push((at, parse_str_array(&v)));
+        }
+        for r in &mut o.regions {
+            for b in &mut r.blocks {
+                take_recorded(&mut b.ops, out);
+            }
+        }
+    }
+}
+
+impl Pass for Schedule {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+    fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        rewrite(m, |rw| {
+            rw.rewrite_functions(|b, func, mut ops| {
+                let mut recorded = vec![];
+                take_recorded(&mut ops, &mut recorded);
+                for (at, list) in recorded {
+                    for text in list {
+                        match parse(&text, &at)? {
+                            Transform::Split(s) => {
+                                if self.cpu && s.outer == Tag::Group(0) && s.inner == Tag::Local(0) {
+                                    tracing::debug!(
+                                        iname = s.iname.as_str(),
+                                        "a split into groups and threads is a GPU schedule: skipped on the CPU"
+                                    );
+                                    continue;
+                                }
+                                ops = s.apply(b, func, ops)?;
+                            }
+                            Transform::Tag(t) => ops = t.apply(&b.m, func, ops)?,
+                        }
+                    }
+                }
+                Ok(ops)
+            })
+        })
+    }
+}

@@ -1,0 +1,57 @@
+"""Loop transforms asked for in a pragma's `transform(...)` clause (Loopy's split_iname
+and tag_inames): each changes how the loops run, never what they compute, so each
+function must agree with NumPy running the same source."""
+import numpy as np
+import appy
+
+
+# The inner reduction split into chunks of 4 unrolled iterations, then the rest (n not a
+# multiple of 4, and n < 4).
+# test: A:f64[m,n] x:f64[n] y:f64[m] | m=1,5,33 n=1,3,4,7,130
+@appy.jit
+def matvec_unrolled(A, x, y):
+    #pragma parallel for transform(split(j, 4, inner=unr))
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s += A[i, j] * x[j]
+        y[i] = s
+
+
+# A parallel loop split into groups of 64 threads by hand (the GPU schedule; on the CPU
+# it stays one parallel loop), with a sequential inner loop split in order (ord).
+# test: a:f64[n,m] b:f64[n,m] | n=1,63,64,65,200 m=1,2,9
+@appy.jit
+def rows_scaled(a, b):
+    #pragma parallel for transform(split(i, 64, outer=g.0, inner=l.0), split(j, 2, outer=ord, inner=ord))
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = 2.0 * a[i, j] + 1.0
+
+
+# A loop with a constant trip count unrolled whole, and a split whose inner loop
+# carries nothing between iterations (ilp), with steps other than 1.
+# test: a:f64[n] b:f64[n] c:f64[n,m] | n=1,3,17,100 m=1,6,11
+@appy.jit
+def stencil_weights(a, b, c):
+    #pragma parallel for transform(tag(k, unr), split(j, 3, inner=ilp))
+    for i in range(1, a.shape[0] - 1):
+        t = 0.0
+        for k in range(3):
+            t += (k + 1.0) * a[i - 1 + k]
+        b[i] = t
+        for j in range(1, c.shape[1], 2):
+            c[i, j] = t * j
+
+
+# A split loop whose bounds are constants and a multiple of the factor: no rest loop;
+# integer accumulation (exact).
+# test: a:i64[n,8]@-100..100 out:i64[n] | n=1,2,29
+@appy.jit
+def int_row_sums(a, out):
+    #pragma parallel for transform(split(j, 4, inner=unr))
+    for i in range(a.shape[0]):
+        s = 0
+        for j in range(8):
+            s += a[i, j] * (j - 3)
+        out[i] = s
