@@ -110,6 +110,11 @@ impl Op {
     }
 }
 
+/// `appy.buffer`: on a `memref.alloca` of a static size, a parallel iteration's
+/// scratchpad (`appy.buffer(size, dtype)` in the source, APPy's group mode): on the GPU
+/// the group's shared memory (`appy-gpu-outline`), on the CPU a thread's stack array.
+pub const BUFFER: &str = "appy.buffer";
+
 /// `appy.inames`: the names of a loop's dimensions, one per induction variable, as an
 /// array of strings (`appy.inames = ["i"]`). A loop written in the source is named after
 /// its loop variable, made unique in the function (`i`, then `i_1`, `i_2`, ... for later

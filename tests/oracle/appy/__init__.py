@@ -19,6 +19,10 @@ def vidx(start, length, bound):
     return np.arange(start, builtins.min(start + length, bound))
 
 
+def buffer(size, dtype=np.float64):
+    return np.empty(size, dtype=dtype)
+
+
 def where(c, x, y):
     return np.where(c, x, y)
 

@@ -3,7 +3,10 @@
 
 use super::*;
 use crate::sema::catalog::{Fill, Rule};
-use appy_ir::schedule::Mark;
+use appy_ir::schedule::{BUFFER, Mark};
+
+/// The largest `appy.buffer`, in bytes: the static shared memory of a GPU group.
+pub(crate) const BUFFER_BYTES: i64 = 48 * 1024;
 
 impl Lower<'_> {
     /// A `memref.alloc` of `dt` with the given sizes (index values).
@@ -20,6 +23,9 @@ impl Lower<'_> {
 
     /// An allocation call (`Rule::Alloc` or `Rule::Like`) as a new array.
     pub(super) fn alloc_array(&mut self, rule: Rule, name: &str, args: &[Expr], kwargs: &[(Ident, Expr)], span: Span) -> DResult<V> {
+        if matches!(rule, Rule::Alloc { fill: Fill::Buffer, .. }) {
+            return self.buffer_array(args, kwargs, span);
+        }
         if self.scopes.len() != 1 || self.b.depth() != 1 {
             return Err(self
                 .err(
@@ -125,6 +131,73 @@ impl Lower<'_> {
         Ok(V::Arr(m, dtype, rank))
     }
 
+    /// `appy.buffer(size, dtype=np.float64)`: a one-dimensional scratchpad of a constant
+    /// size, private to an iteration of the parallel loop whose body calls it (APPy's
+    /// group mode): `memref.alloca() {appy.buffer}` of the static size, cast to the
+    /// dynamic array type. On the GPU, `appy-gpu-outline` makes it the group's shared
+    /// memory; on the CPU it is a thread's stack array.
+    fn buffer_array(&mut self, args: &[Expr], kwargs: &[(Ident, Expr)], span: Span) -> DResult<V> {
+        let in_body = self.scopes.last().is_some_and(|s| s.kind == ScopeKind::Parallel) && self.b.depth() == self.scopes.len();
+        if !in_body {
+            return Err(self
+                .err(span, "`appy.buffer` makes a scratchpad for one iteration of a parallel loop: call it in the body of a `#pragma parallel for` loop, outside conditionals and inner loops")
+                .with_note("help: allocate arrays for the whole function with `np.empty` at its top level"));
+        }
+        let help = "help: write the size with integer literals, `appy.buffer(66)` or `appy.buffer(64 + 2, dtype=np.float32)`";
+        let Some(size) = args.first() else {
+            return Err(self.err(span, "`appy.buffer` needs a size").with_note(help));
+        };
+        let k = match fold_int(size) {
+            Some(k) => Some(k),
+            None => match self.expr(size)? {
+                V::S(x, t) if t.dt.is_int() => self.b.const_int_of(x),
+                _ => None,
+            },
+        };
+        let Some(k) = k else {
+            return Err(self
+                .err(
+                    size.span,
+                    "the size of `appy.buffer` must be known at compile time (an integer constant)",
+                )
+                .with_note(help));
+        };
+        let mut dtype = DType::F64;
+        if let Some(t) = args.get(1) {
+            dtype = self.dtype_of(t)?;
+        }
+        if args.len() > 2 {
+            return Err(self.err(args[2].span, "`appy.buffer` takes a size and a dtype").with_note(help));
+        }
+        for (key, v) in kwargs {
+            match key.name.as_str() {
+                "dtype" => dtype = self.dtype_of(v)?,
+                _ => {
+                    return Err(self
+                        .err(key.span, format!("unsupported keyword `{}` for `appy.buffer`", key.name))
+                        .with_note("help: its keyword is dtype="));
+                }
+            }
+        }
+        let bytes = k.saturating_mul(dtype.size() as i64);
+        if k < 1 || bytes > BUFFER_BYTES {
+            return Err(self.err(
+                size.span,
+                format!("`appy.buffer` of {k} elements ({bytes} bytes): a scratchpad holds 1 to {BUFFER_BYTES} bytes (a GPU group's shared memory)"),
+            ));
+        }
+        let dynamic = memref_type(dtype, 1);
+        let fixed = dynamic.replacen('?', &k.to_string(), 1);
+        let a = self.b.op1(
+            "memref.alloca",
+            &[],
+            &fixed,
+            &[("operandSegmentSizes", "array<i32: 0, 0>".into()), (BUFFER, "unit".into())],
+        );
+        let m = self.b.op1("memref.cast", &[a], &dynamic, &[]);
+        Ok(V::Arr(m, dtype, 1))
+    }
+
     /// A parallel fill of `m` (sizes `dims`) with `fv`: a perfect nest of 1-D parallel
     /// loops (one grid on the GPU, a loop nest on the CPU). The nest of a zero fill
     /// (`np.zeros`) is marked `appy.zero_fill`: the CPU allocates such an array zeroed
@@ -223,5 +296,23 @@ impl Lower<'_> {
         } else {
             v
         }
+    }
+}
+
+/// An integer expression of literals folded (`64 + 2`, `2 * 32`, `-1`): `None` when it
+/// is not one, or overflows.
+fn fold_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (fold_int(lhs)?, fold_int(rhs)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::FloorDiv if b != 0 => Some(a.div_euclid(b) - i64::from(a.rem_euclid(b) != 0 && b < 0)),
+                _ => None,
+            }
+        }
+        _ => const_int(e),
     }
 }

@@ -105,6 +105,9 @@ pub(crate) enum Fill {
     Ones,
     /// `full`: the value is an argument.
     Full,
+    /// `appy.buffer(size, dtype)`: a parallel iteration's scratchpad (uninitialised;
+    /// shared memory of the group on the GPU).
+    Buffer,
 }
 
 /// The target of a cast.
@@ -373,6 +376,15 @@ pub(crate) static FUNCS: &[Func] = &[
         "writes values into an existing array (`a.fill(v)`)"
     ),
     // ---- allocation ----
+    f!(
+        ["appy.buffer"],
+        [],
+        Alloc {
+            fill: Fill::Buffer,
+            torch: false
+        },
+        "a parallel iteration's scratchpad of a constant size (uninitialised; the group's shared memory on the GPU), in a parallel loop's body"
+    ),
     f!(
         ["numpy.empty"],
         [],

@@ -33,6 +33,7 @@ use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
+use appy_ir::schedule::BUFFER;
 use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
@@ -388,6 +389,7 @@ impl State<'_> {
             kops.extend(b.take());
         }
         kops.push(Op::new("gpu.return"));
+        let shared = group_buffers(b, &mut kops, loc.as_deref())?;
         for o in &mut kops {
             if o.loc.is_none() {
                 o.loc = loc.clone();
@@ -401,11 +403,69 @@ impl State<'_> {
             .with_attr("function_type", ftype)
             .with_attr("sym_name", format!("\"{kname}\""))
             .with_attr("gpu.kernel", "unit")
-            .with_attr("workgroup_attributions", "0 : i64")
+            .with_attr("workgroup_attributions", format!("{} : i64", shared.len()))
             .with_attr("known_block_size", format!("array<i32: {nthreads}, 1, 1>"))
-            .with_region(Builder::region(kargs, kops))
+            .with_region(Builder::region(kargs.into_iter().chain(shared).collect(), kops))
             .with_loc(loc);
         self.kernels.push(kernel);
         Ok(())
     }
 }
+
+/// The group's scratchpads: each `appy.buffer` allocation at the worker's level (one
+/// parallel iteration per group: APPy's group mode) becomes a workgroup attribution of
+/// the kernel, shared memory, in place of the allocation and its cast to the dynamic
+/// array type. Returns the attributions, in order. A buffer inside lanes (a parallel
+/// loop run one iteration per lane) stays a private array. At most
+/// [`SHARED_BYTES`] in all.
+fn group_buffers(b: &mut Builder, kops: &mut Vec<Op>, loc: Option<&str>) -> Result<Vec<Value>, IrError> {
+    let mut shared = vec![];
+    let mut map = HashMap::new();
+    let mut bytes = 0i64;
+    let mut kept = Vec::with_capacity(kops.len());
+    for o in std::mem::take(kops) {
+        if o.name == "memref.alloca" && o.has_attr(BUFFER) {
+            let ty = b.m.ty(o.results[0]).to_string();
+            let t = MemRefType::parse(&ty).filter(|t| t.rank() == 1);
+            let Some((n, size)) = t.and_then(|t| Some((t.shape[0]?, t.elem.size()))) else {
+                return Err(IrError::located(
+                    loc,
+                    format!("a scratchpad of type {ty}: appy.buffer has a constant size"),
+                ));
+            };
+            bytes += (n * size) as i64;
+            let w =
+                b.m.value(format!("{}, #gpu.address_space<workgroup>>", ty.trim_end().trim_end_matches('>')));
+            map.insert(o.results[0], w);
+            shared.push(w);
+            continue;
+        }
+        if o.name == "memref.cast"
+            && let Some(w) = o.operands.first().and_then(|a| map.get(a)).copied()
+        {
+            map.insert(o.results[0], w);
+            continue;
+        }
+        kept.push(o);
+    }
+    if bytes > SHARED_BYTES {
+        return Err(IrError::user_at(
+            &Op::new("gpu.func").with_loc(loc.map(String::from)),
+            format!("the scratchpads (appy.buffer) of this parallel loop take {bytes} bytes; a GPU group has {SHARED_BYTES}"),
+        ));
+    }
+    for o in &mut kept {
+        o.remap_uses(&map);
+    }
+    let left = kept
+        .iter()
+        .any(|o| o.walk_any(&|x| x.operands.iter().any(|v| shared.contains(v) && x.name == "memref.cast")));
+    if left {
+        return Err(IrError::located(loc, "a scratchpad (appy.buffer) used other than through its cast"));
+    }
+    *kops = kept;
+    Ok(shared)
+}
+
+/// The static shared memory of a GPU group, in bytes.
+pub const SHARED_BYTES: i64 = 48 * 1024;

@@ -17,6 +17,13 @@ def vidx(start, length, bound=None):
     return np.arange(start, stop)
 
 
+def buffer(size, dtype=np.float64):
+    """A scratchpad of ``size`` elements for one iteration of a parallel loop (APPy's
+    group mode; the group's shared memory on the GPU): uninitialised, like
+    ``np.empty``. ``size`` must be a constant."""
+    return np.empty(size, dtype=dtype)
+
+
 def where(cond, x, y):
     """Element-wise ``x if cond else y``."""
     return np.where(cond, x, y)

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""APPy's group mode with a scratchpad (`appy.buffer`, shared memory on the GPU) against
+the same stencil without it and against torch and torch.compile: the 1-D Jacobi tile of
+APPy's slides, on device-resident float64 torch tensors, in one process:
+
+    python3 benchmarks/python/group_mode.py [--tiles 262144] [--reps 50]
+
+n = 64 * tiles + 2 points. Each figure is the median over 7 rounds of the mean time of
+`reps` calls (appy calls return when the kernel is done; torch is synchronized after
+each call), with the effective bandwidth (n points read, n - 2 written, 8 bytes each)."""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "cases"))
+from group_mode import jacobi_plain, jacobi_tile  # noqa: E402
+
+
+def timed(fn, reps, sync):
+    fn()
+    sync()
+    rounds = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+            sync()
+        rounds.append((time.perf_counter() - t0) / reps)
+    return statistics.median(rounds) * 1e6
+
+
+def torch_jacobi(inp, out):
+    out[1:-1] = (inp[:-2] + inp[1:-1] + inp[2:]) / 3.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tiles", type=int, default=262144)
+    ap.add_argument("--reps", type=int, default=50)
+    a = ap.parse_args()
+    n = 64 * a.tiles + 2
+    torch.manual_seed(0)
+    inp = torch.rand(n, device="cuda", dtype=torch.float64)
+    want = torch.zeros_like(inp)
+    torch_jacobi(inp, want)
+    compiled = torch.compile(torch_jacobi)
+    sync = torch.cuda.synchronize
+    nbytes = 8 * (2 * n - 2)
+    print(f"# {torch.cuda.get_device_name()}, n = {n} float64, {a.reps} calls per round")
+    rows = []
+    for name, fn, s in (
+        ("appy, appy.buffer (group mode)", jacobi_tile, lambda: None),
+        ("appy, no buffer", jacobi_plain, lambda: None),
+        ("torch", torch_jacobi, sync),
+        ("torch.compile", compiled, sync),
+    ):
+        out = torch.zeros_like(inp)
+        fn(inp, out)
+        sync()
+        ok = "ok" if torch.allclose(out, want, rtol=1e-12, atol=1e-14) else "WRONG"
+        us = timed(lambda: fn(inp, out), a.reps, s)
+        rows.append((name, us, nbytes / us / 1e3, ok))
+    base = rows[0][1]
+    print(f"{'variant':32} {'us':>9} {'GB/s':>7} {'buffer/this':>11}  check")
+    for name, us, gbs, ok in rows:
+        print(f"{name:32} {us:9.1f} {gbs:7.0f} {base / us:11.2f}  {ok}")
+
+
+if __name__ == "__main__":
+    main()
