@@ -5,7 +5,7 @@ APPy's slides, on device-resident float64 torch tensors, in one process:
 
     python3 benchmarks/python/group_mode.py [--tiles 262144] [--reps 50]
 
-n = 64 * tiles + 2 points. Each figure is the median over 7 rounds of the mean time of
+n = 64 * tiles + 2 points; the same points again in tiles of 1024 (`*_1024`). Each figure is the median over 7 rounds of the mean time of
 `reps` calls (appy calls return when the kernel is done; torch is synchronized after
 each call), with the effective bandwidth (n points read, n - 2 written, 8 bytes each)."""
 import argparse
@@ -18,6 +18,24 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "cases"))
 from group_mode import jacobi_plain, jacobi_tile  # noqa: E402
+
+import appy  # noqa: E402
+
+
+@appy.jit
+def jacobi_tile_1024(inp, out):
+    #pragma parallel for
+    for i in range(1, inp.shape[0] - 1, 1024):
+        buf = appy.buffer(1024 + 2)
+        buf[:] = inp[i - 1:i + 1025]
+        out[i:i + 1024] = (buf[:-2] + buf[1:-1] + buf[2:]) / 3.0
+
+
+@appy.jit
+def jacobi_plain_1024(inp, out):
+    #pragma parallel for
+    for i in range(1, inp.shape[0] - 1, 1024):
+        out[i:i + 1024] = (inp[i - 1:i + 1023] + inp[i:i + 1024] + inp[i + 1:i + 1025]) / 3.0
 
 
 def timed(fn, reps, sync):
@@ -43,6 +61,7 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     a = ap.parse_args()
     n = 64 * a.tiles + 2
+    assert (n - 2) % 1024 == 0, "--tiles must be a multiple of 16"
     torch.manual_seed(0)
     inp = torch.rand(n, device="cuda", dtype=torch.float64)
     want = torch.zeros_like(inp)
@@ -55,6 +74,8 @@ def main():
     for name, fn, s in (
         ("appy, appy.buffer (group mode)", jacobi_tile, lambda: None),
         ("appy, no buffer", jacobi_plain, lambda: None),
+        ("appy, appy.buffer, tiles of 1024", jacobi_tile_1024, lambda: None),
+        ("appy, no buffer, tiles of 1024", jacobi_plain_1024, lambda: None),
         ("torch", torch_jacobi, sync),
         ("torch.compile", compiled, sync),
     ):

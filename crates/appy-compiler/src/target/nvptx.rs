@@ -138,7 +138,14 @@ pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
     m.op.walk(&mut |o| {
         if o.name == "gpu.func" && o.has_attr("gpu.kernel") {
             let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
-            let params = o.body(0).args.iter().map(|a| m.ty(*a).to_string()).collect();
+            // The entry block's arguments are the parameters, then the workgroup
+            // attributions (shared memory, not passed at launch).
+            let shared = o
+                .attr("workgroup_attributions")
+                .and_then(|t| t.split(':').next()?.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            let args = &o.body(0).args;
+            let params = args[..args.len().saturating_sub(shared)].iter().map(|a| m.ty(*a).to_string()).collect();
             out.push(KernelInfo { name, params });
         }
     });
