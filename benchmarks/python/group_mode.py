@@ -5,19 +5,22 @@ APPy's slides, on device-resident float64 torch tensors, in one process:
 
     python3 benchmarks/python/group_mode.py [--tiles 262144] [--reps 50]
 
-n = 64 * tiles + 2 points; the same points again in tiles of 1024 (`*_1024`). Each figure is the median over 7 rounds of the mean time of
+n = 64 * tiles + 2 points; the same points again in tiles of 1024 (`*_1024`). Then a
+flat loop (a triad) in individual mode, one iteration per thread, its group size autotuned
+through a `tune(...)` list, against the default schedule and torch. Each figure is the median over 7 rounds of the mean time of
 `reps` calls (appy calls return when the kernel is done; torch is synchronized after
 each call), with the effective bandwidth (n points read, n - 2 written, 8 bytes each)."""
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "cases"))
 from group_mode import jacobi_plain, jacobi_tile  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import timed  # noqa: E402
 
 import appy  # noqa: E402
 
@@ -38,17 +41,18 @@ def jacobi_plain_1024(inp, out):
         out[i:i + 1024] = (inp[i - 1:i + 1023] + inp[i:i + 1024] + inp[i + 1:i + 1025]) / 3.0
 
 
-def timed(fn, reps, sync):
-    fn()
-    sync()
-    rounds = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-            sync()
-        rounds.append((time.perf_counter() - t0) / reps)
-    return statistics.median(rounds) * 1e6
+@appy.jit
+def triad(a, b, c, s):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        c[i] = a[i] + s * b[i]
+
+
+@appy.jit
+def triad_individual(a, b, c, s):
+    #pragma parallel for transform(split(i, tune(256, 128, 512), outer=g.0, inner=l.0))
+    for i in range(a.shape[0]):
+        c[i] = a[i] + s * b[i]
 
 
 def torch_jacobi(inp, out):
@@ -89,6 +93,24 @@ def main():
     print(f"{'variant':32} {'us':>9} {'GB/s':>7} {'buffer/this':>11}  check")
     for name, us, gbs, ok in rows:
         print(f"{name:32} {us:9.1f} {gbs:7.0f} {base / us:11.2f}  {ok}")
+    # Individual mode: a flat loop, one iteration per thread in groups of a tuned size,
+    # against the default (workers of a tuned vector length).
+    m = 1 << 26
+    x, y = torch.rand(m, device="cuda"), torch.rand(m, device="cuda")
+    want = x + 0.5 * y
+    print(f"# triad c = a + s*b, {m} float32")
+    rows = []
+    for name, fn in (("appy, default", triad), ("appy, split(i, tune(256, 128, 512), g.0, l.0)", triad_individual)):
+        z = torch.zeros_like(x)
+        fn(x, y, z, 0.5)
+        sync()
+        ok = "ok" if torch.allclose(z, want) else "WRONG"
+        us = timed(lambda: fn(x, y, z, 0.5), a.reps, lambda: None)
+        rows.append((name, us, 12 * m / us / 1e3, ok))
+    z = torch.zeros_like(x)
+    rows.append(("torch (torch.add(x, y, alpha=0.5, out=z))", timed(lambda: torch.add(x, y, alpha=0.5, out=z), a.reps, sync), 0, ""))
+    for name, us, gbs, ok in rows:
+        print(f"{name:48} {us:9.1f} {12 * m / us / 1e3:7.0f}  {ok}")
 
 
 if __name__ == "__main__":

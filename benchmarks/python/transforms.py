@@ -16,13 +16,16 @@ Each figure is the median over 7 rounds of the mean time of `reps` calls (each a
 returns when the kernel is done; torch is synchronized after each call), with the
 effective bandwidth (bytes of A and x read, y written, over the time)."""
 import argparse
-import statistics
-import time
 
-import numpy as np
+import os
+import sys
+
 import torch
 
 import appy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import timed  # noqa: E402
 
 
 @appy.jit
@@ -95,19 +98,6 @@ def mvt_seq_unr8(A, x, y):
         for i in range(A.shape[0]):
             s += A[i, j] * x[i]
         y[j] = s
-
-
-def timed(fn, reps, sync):
-    fn()
-    sync()
-    rounds = []
-    for _ in range(7):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-            sync()
-        rounds.append((time.perf_counter() - t0) / reps)
-    return statistics.median(rounds) * 1e6
 
 
 def main():

@@ -55,3 +55,25 @@ def int_row_sums(a, out):
         for j in range(8):
             s += a[i, j] * (j - 3)
         out[i] = s
+
+
+# Two inner loops interchanged (each element of b is written in one iteration only).
+# test: a:f64[n,m,p] b:f64[n,p,m] | n=1,3,2 m=1,5,7 p=2,9,1
+@appy.jit
+def transpose_inner(a, b):
+    #pragma parallel for transform(reorder(j, k))
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            for k in range(a.shape[2]):
+                b[i, k, j] = a[i, j, k] * 2.0 + b[i, k, j]
+
+
+# A nest of two parallel loops joined into one (a step of 2 and an offset inside).
+# test: a:f64[n,m] b:f64[n,m] | n=1,4,9 m=1,2,33
+@appy.jit
+def joined(a, b):
+    #pragma parallel for transform(join(i, j))
+    for i in range(a.shape[0]):
+        #pragma parallel for
+        for j in range(1, a.shape[1], 2):
+            b[i, j] = 2.0 * a[i, j] + i

@@ -107,6 +107,9 @@ pub struct Options {
     /// C library's `erfc` is up to 3.6 ulp off; vectorisable). On by default; off, the
     /// C library's `erfc`.
     pub expand_erfc: bool,
+    /// The tuning candidate whose values the `tune(...)` lists of `transform(...)`
+    /// clauses take ([`LowerOptions::tune`]; 0, the first, by default and on the CPU).
+    pub tune: usize,
 }
 
 impl Default for Options {
@@ -119,6 +122,7 @@ impl Default for Options {
             vector_math: String::new(),
             blas: false,
             expand_erfc: true,
+            tune: 0,
         }
     }
 }
@@ -177,6 +181,7 @@ impl Compiler {
         appy_ir::stack::deep(|| {
             let lo = LowerOptions {
                 bounds_check: opts.bounds_check,
+                tune: opts.tune,
             };
             let l = appy_frontend::lower::lower(file, program, args, &lo)?;
             self.ctx.load(&l.module).map_err(|e| e.to_diagnostic(file))?;
@@ -219,6 +224,9 @@ impl Compiler {
     /// Compiles for the GPU at `opts.mvl` and, as autotuning candidates
     /// ([`Bundle::variants`]), at each other vector length in `mvls`. The `appy` level
     /// does not depend on the vector length, so the source is parsed and lowered once.
+    /// When `mvls` is not empty and the program's `transform(...)` clauses have
+    /// `tune(...)` lists, each further value (candidate 1, 2, ... of the lists) is a
+    /// candidate too, lowered again and compiled at `opts.mvl` ([`Bundle::choice`]).
     pub fn compile_gpu_tuned(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options, mvls: &[i64]) -> DResult<Bundle> {
         appy_ir::stack::deep(|| self.compile_gpu_on_stack(file, func, args, opts, mvls))
     }
@@ -230,6 +238,15 @@ impl Compiler {
         for &m in mvls.iter().filter(|m| **m != opts.mvl) {
             let o = Options { mvl: m, ..opts.clone() };
             main.variants.push(self.bundle_at(file, &l, args, &o)?);
+        }
+        if !mvls.is_empty() {
+            for c in 1..l.tune_choices {
+                let o = Options { tune: c, ..opts.clone() };
+                let lc = self.lower(file, &program, args, &o)?;
+                let mut b = self.bundle_at(file, &lc, args, &o)?;
+                b.choice = c as u32;
+                main.variants.push(b);
+            }
         }
         Ok(main)
     }
@@ -252,6 +269,7 @@ impl Compiler {
             ptx,
             kernels,
             variants: vec![],
+            choice: 0,
         })
     }
 

@@ -508,8 +508,12 @@ pub struct Transform {
 pub enum TransformKind {
     /// `split(var, factor, outer=TAG, inner=TAG)`: Loopy's `split_iname`.
     Split {
-        /// Iterations per chunk.
+        /// Iterations per chunk (the first of `tune` when it has values).
         factor: i64,
+        /// `split(j, tune(4, 8, 16))`: the factors to choose from by autotuning (empty:
+        /// `factor` alone). Tuning candidate k takes the k-th value of every such list
+        /// (its last when the list is shorter).
+        tune: Vec<i64>,
         /// The tag of the loop over chunks (default: `g.0` for a parallel loop, `for`
         /// otherwise).
         outer: Option<appy_ir::schedule::Tag>,
@@ -519,6 +523,12 @@ pub enum TransformKind {
     },
     /// `tag(var, TAG)`: Loopy's `tag_inames`.
     Tag(appy_ir::schedule::Tag),
+    /// `reorder(var, inner)`: the loop over `var` and the loop directly inside it
+    /// (over `inner`) interchanged.
+    Reorder(Ident),
+    /// `join(var, inner)`: the parallel loop over `var` and the parallel loop directly
+    /// inside it (over `inner`) joined into one.
+    Join(Ident),
 }
 
 /// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.

@@ -54,6 +54,14 @@ pub struct Bundle {
     /// (`appy compile --tune`); the runtime times them on first use per shape bucket.
     #[serde(default)]
     pub variants: Vec<Bundle>,
+    /// Which values the `tune(...)` lists of the program's `transform(...)` clauses
+    /// took (the k-th of each; 0: the first). Not written when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub choice: u32,
+}
+
+fn is_zero(c: &u32) -> bool {
+    *c == 0
 }
 
 impl Bundle {

@@ -78,6 +78,8 @@ pub const PASSES: &[PassInfo] = &[
     loops::schedule::INFO,
     loops::split_iname::INFO,
     loops::tag_inames::INFO,
+    loops::reorder::INFO,
+    loops::join_inames::INFO,
     loops::strip_mine::INFO,
     loops::unroll::INFO,
     gpu::sink_loads::INFO,

@@ -344,3 +344,36 @@ fn gpu_bundles_and_tuning_decisions_hit_in_a_new_process() {
     in_new_process("gpu_bundles_and_tuning_decisions_hit_in_a_new_process", &dir, "gpu");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The values of a `tune(...)` list in a `transform(...)` clause are candidates beside
+/// the vector lengths: compiled at the default vector length, different code, and a
+/// decision for one of them is recorded and found again.
+#[cfg(feature = "cuda")]
+#[test]
+fn tune_lists_are_candidates() {
+    let src = "import appy\n\n\n@appy.jit\ndef rows(a, out):\n    #pragma parallel for transform(split(j, tune(2, 4, 8), inner=unr))\n    for i in range(a.shape[0]):\n        s = 0.0\n        for j in range(a.shape[1]):\n            s += a[i, j]\n        out[i] = s\n";
+    let file = SourceFile::new("rows.py", src);
+    let sig = vec![array(DType::F64, 2), array(DType::F64, 1)];
+    let b = Compiler::new()
+        .compile_gpu_tuned(&file, "rows", &sig, &Options::default(), &appy_ir::TUNE_MVLS)
+        .unwrap();
+    let n = appy_ir::TUNE_MVLS.len();
+    assert_eq!(b.candidates(), n + 2);
+    assert_eq!((b.candidate(n).choice, b.candidate(n + 1).choice), (1, 2));
+    assert_eq!((b.candidate(n).mvl, b.candidate(n + 1).mvl), (b.mvl, b.mvl));
+    assert!(b.ptx != b.candidate(n).ptx && b.candidate(n).ptx != b.candidate(n + 1).ptx);
+    assert_eq!(crate::tune::label(b.candidate(n + 1)), format!("mvl={} tune=2", b.mvl));
+    let back = appy_ir::bundle::Bundle::from_json(&b.to_json()).unwrap();
+    assert_eq!(back.candidate(n + 1).choice, 2);
+    let dir = private_tmp("tune-lists");
+    let args = vec![
+        HostValue::Array(crate::HostArray::zeros(DType::F64, vec![4, 8])),
+        HostValue::Array(crate::HostArray::zeros(DType::F64, vec![4])),
+    ];
+    let key = crate::tune::key_on("dev", &b, &args);
+    let mut times = vec![1e-3; n + 2];
+    times[n + 1] = 5e-4;
+    crate::tune::record(&dir, &key, &b, &times, n + 1);
+    assert_eq!(crate::tune::recorded(&dir, &key, &b), Some(n + 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,7 +49,7 @@ pub fn key_on(device: &str, b: &Bundle, args: &[HostValue]) -> String {
     let mut code = String::new();
     for k in 0..b.candidates() {
         let c = b.candidate(k);
-        code.push_str(&format!("mvl={};", c.mvl));
+        code.push_str(&format!("{};", label(c)));
         code.push_str(&c.ptx);
     }
     format!(
@@ -105,7 +105,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
         && let Some(k) = recorded(d, &key, b)
     {
         if printing() {
-            eprintln!("appy autotune: {} [{}]: mvl={} (cached)", b.func, bucket(args), b.candidate(k).mvl);
+            eprintln!("appy autotune: {} [{}]: {} (cached)", b.func, bucket(args), label(b.candidate(k)));
         }
         return Ok(k);
     }
@@ -171,7 +171,7 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
             Ok(t) => times[k] = t[1..].iter().copied().fold(f64::INFINITY, f64::min),
             Err(RunError::Interrupted) if !user_stop.get() => {}
             Err(RunError::Interrupted) => break,
-            Err(e) => tracing::warn!("autotuning: candidate mvl={} failed: {e}", b.candidate(k).mvl),
+            Err(e) => tracing::warn!("autotuning: candidate {} failed: {e}", label(b.candidate(k))),
         }
     }
     for c in copies {
@@ -188,10 +188,10 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
             .filter(|k| times[*k].is_finite())
             .unwrap_or(0);
         tracing::info!(
-            "autotuning `{}`: over its {TUNING_BUDGET} s budget after {:.2} s; using mvl={}",
+            "autotuning `{}`: over its {TUNING_BUDGET} s budget after {:.2} s; using {}",
             b.func,
             t0.elapsed().as_secs_f64(),
-            b.candidate(best).mvl
+            label(b.candidate(best))
         );
         return Ok(best);
     }
@@ -206,14 +206,14 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
     if printing() {
         for (k, t) in times.iter().enumerate() {
             eprintln!(
-                "appy autotune: {} [{}]: mvl={} {:.4} ms",
+                "appy autotune: {} [{}]: {} {:.4} ms",
                 b.func,
                 bucket(args),
-                b.candidate(k).mvl,
+                label(b.candidate(k)),
                 t * 1e3
             );
         }
-        eprintln!("appy autotune: {} [{}]: chose mvl={}", b.func, bucket(args), b.candidate(best).mvl);
+        eprintln!("appy autotune: {} [{}]: chose {}", b.func, bucket(args), label(b.candidate(best)));
     }
     if let Some(d) = &dir {
         record(d, &key, b, &times, best);
@@ -221,11 +221,22 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
     Ok(best)
 }
 
+/// A candidate as messages and cache keys name it: `mvl=256`, and `tune=K` for the
+/// K-th values of the program's `tune(...)` lists.
+pub fn label(c: &Bundle) -> String {
+    if c.choice == 0 {
+        format!("mvl={}", c.mvl)
+    } else {
+        format!("mvl={} tune={}", c.mvl, c.choice)
+    }
+}
+
 /// The candidate of `b` recorded in the cache in `dir` under `key`, if any.
 pub fn recorded(dir: &std::path::Path, key: &str, b: &Bundle) -> Option<usize> {
     let v = crate::cache::load(dir, key)?;
     let mvl = v.get("mvl")?.as_i64()?;
-    (0..b.candidates()).find(|k| b.candidate(*k).mvl == mvl)
+    let choice = v.get("tune").and_then(|c| c.as_u64()).unwrap_or(0);
+    (0..b.candidates()).find(|k| b.candidate(*k).mvl == mvl && u64::from(b.candidate(*k).choice) == choice)
 }
 
 /// Records in the cache in `dir` under `key` that candidate `best` of `b` is the
@@ -234,10 +245,16 @@ pub fn record(dir: &std::path::Path, key: &str, b: &Bundle, times: &[f64], best:
     let times_ms: Vec<serde_json::Value> = (0..b.candidates())
         .map(|k| {
             let t = times.get(k).copied().unwrap_or(f64::INFINITY);
-            serde_json::json!({"mvl": b.candidate(k).mvl, "ms": if t.is_finite() { t * 1e3 } else { -1.0 }})
+            let c = b.candidate(k);
+            serde_json::json!({"mvl": c.mvl, "tune": c.choice, "ms": if t.is_finite() { t * 1e3 } else { -1.0 }})
         })
         .collect();
-    crate::cache::store(dir, key, serde_json::json!({"mvl": b.candidate(best).mvl, "candidates": times_ms}));
+    let c = b.candidate(best);
+    crate::cache::store(
+        dir,
+        key,
+        serde_json::json!({"mvl": c.mvl, "tune": c.choice, "candidates": times_ms}),
+    );
 }
 
 #[cfg(test)]

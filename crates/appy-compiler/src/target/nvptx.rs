@@ -145,7 +145,10 @@ pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
                 .and_then(|t| t.split(':').next()?.trim().parse::<usize>().ok())
                 .unwrap_or(0);
             let args = &o.body(0).args;
-            let params = args[..args.len().saturating_sub(shared)].iter().map(|a| m.ty(*a).to_string()).collect();
+            let params = args[..args.len().saturating_sub(shared)]
+                .iter()
+                .map(|a| m.ty(*a).to_string())
+                .collect();
             out.push(KernelInfo { name, params });
         }
     });

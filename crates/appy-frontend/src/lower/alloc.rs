@@ -143,11 +143,11 @@ impl Lower<'_> {
                 .err(span, "`appy.buffer` makes a scratchpad for one iteration of a parallel loop: call it in the body of a `#pragma parallel for` loop, outside conditionals and inner loops")
                 .with_note("help: allocate arrays for the whole function with `np.empty` at its top level"));
         }
-        let help = "help: write the size with integer literals, `appy.buffer(66)` or `appy.buffer(64 + 2, dtype=np.float32)`";
+        let help = "help: write the size with integer literals and `+ - *`, `appy.buffer(66)` or `appy.buffer(64 + 2, dtype=np.float32)`";
         let Some(size) = args.first() else {
             return Err(self.err(span, "`appy.buffer` needs a size").with_note(help));
         };
-        let k = match fold_int(size) {
+        let k = match crate::sema::types::fold_int(size) {
             Some(k) => Some(k),
             None => match self.expr(size)? {
                 V::S(x, t) if t.dt.is_int() => self.b.const_int_of(x),
@@ -296,23 +296,5 @@ impl Lower<'_> {
         } else {
             v
         }
-    }
-}
-
-/// An integer expression of literals folded (`64 + 2`, `2 * 32`, `-1`): `None` when it
-/// is not one, or overflows.
-fn fold_int(e: &Expr) -> Option<i64> {
-    match &e.kind {
-        ExprKind::Binary { op, lhs, rhs } => {
-            let (a, b) = (fold_int(lhs)?, fold_int(rhs)?);
-            match op {
-                BinOp::Add => a.checked_add(b),
-                BinOp::Sub => a.checked_sub(b),
-                BinOp::Mul => a.checked_mul(b),
-                BinOp::FloorDiv if b != 0 => Some(a.div_euclid(b) - i64::from(a.rem_euclid(b) != 0 && b < 0)),
-                _ => None,
-            }
-        }
-        _ => const_int(e),
     }
 }

@@ -105,7 +105,7 @@ impl<'a> Lower<'a> {
     /// The `transform(...)` clause of loop `s`'s pragma as the pass invocations that
     /// apply it (`appy.transforms`), each loop variable resolved to the iname of the
     /// loop of this nest that it names.
-    fn transforms(&self, s: &Stmt) -> DResult<Option<String>> {
+    fn transforms(&mut self, s: &Stmt) -> DResult<Option<String>> {
         let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) else {
             return Ok(None);
         };
@@ -116,18 +116,30 @@ impl<'a> Lower<'a> {
         // its header only).
         let end = last_end(s);
         let within = |sp: Span| sp.start >= s.span.start && sp.start <= end;
-        let nest: Vec<&LoopPlan> = self.sema.plans.iter().filter(|p| within(p.span)).collect();
+        let sema = self.sema;
+        let nest: Vec<&LoopPlan> = sema.plans.iter().filter(|p| within(p.span)).collect();
+        let file = self.file;
+        let find = |v: &Ident| -> DResult<&LoopPlan> {
+            nest.iter().find(|p| p.var == v.name).copied().ok_or_else(|| {
+                let vars: Vec<&str> = nest.iter().map(|p| p.var.as_str()).collect();
+                Diagnostic::error(file, v.span, format!("transform: no loop over `{}` in this loop nest", v.name))
+                    .with_note(format!("the nest's loop variables: {}", vars.join(", ")))
+            })
+        };
         let mut out = vec![];
         for t in transforms {
-            let Some(target) = nest.iter().find(|p| p.var == t.var.name) else {
-                let vars: Vec<&str> = nest.iter().map(|p| p.var.as_str()).collect();
-                return Err(self
-                    .err(t.var.span, format!("transform: no loop over `{}` in this loop nest", t.var.name))
-                    .with_note(format!("the nest's loop variables: {}", vars.join(", "))));
-            };
+            let target = find(&t.var)?;
             let n = &target.iname;
             out.push(match &t.kind {
-                TransformKind::Split { factor, outer, inner } => {
+                TransformKind::Split {
+                    factor,
+                    tune,
+                    outer,
+                    inner,
+                } => {
+                    // A tuning candidate's value (the list's last when it is shorter).
+                    self.tune_choices = self.tune_choices.max(tune.len());
+                    let factor = tune.get(self.tune.min(tune.len().saturating_sub(1))).unwrap_or(factor);
                     let parallel = target.kind.flags().is_some_and(|(workers, _)| workers);
                     let (o, i) = if parallel {
                         (Tag::Group(0), Tag::Local(0))
@@ -138,6 +150,15 @@ impl<'a> Lower<'a> {
                     format!("appy-split-iname{{iname={n} factor={factor} outer-tag={o} inner-tag={i}}}")
                 }
                 TransformKind::Tag(tag) => format!("appy-tag-inames{{tags={n}:{tag}}}"),
+                TransformKind::Reorder(inner) | TransformKind::Join(inner) => {
+                    let t2 = find(inner)?;
+                    let pass = if matches!(t.kind, TransformKind::Join(_)) {
+                        "appy-join-inames"
+                    } else {
+                        "appy-reorder"
+                    };
+                    format!("{pass}{{outer={n} inner={}}}", t2.iname)
+                }
             });
         }
         Ok(Some(str_array(&out)))

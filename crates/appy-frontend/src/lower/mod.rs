@@ -56,6 +56,9 @@ pub struct LowerOptions {
     /// of bounds is reported through the status buffer, [`appy_ir::status`]), and
     /// negative indices count from the end as in Python.
     pub bounds_check: bool,
+    /// The tuning candidate whose values the `tune(...)` lists of `transform(...)`
+    /// clauses take (the k-th of each, its last when shorter; 0: the first).
+    pub tune: usize,
 }
 
 /// The result of lowering one function.
@@ -74,6 +77,9 @@ pub struct Lowered {
     /// The sites of the status buffer, when the function takes one (a trailing
     /// `memref<?xi64>` parameter of [`appy_ir::status::STATUS_LEN`] elements).
     pub status: Option<appy_ir::status::Status>,
+    /// The number of tuning candidates the `tune(...)` lists give (the longest list's
+    /// length; 1 without any).
+    pub tune_choices: usize,
 }
 
 /// Lowers `program`'s function, specialised for `args`, to the `appy` level.
@@ -133,6 +139,8 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         typed: vec![],
         typed_slots: HashMap::new(),
         sign_dependent: vec![],
+        tune: opts.tune,
+        tune_choices: 1,
     };
     if let Err(e) = l.function(f, args) {
         return Err(l.sign_dependent_error(Some(e.span.unwrap_or_default())).unwrap_or(e));
@@ -149,6 +157,7 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         results,
         warnings,
         status: l.status.map(|_| appy_ir::status::Status { sites: l.sites }),
+        tune_choices: l.tune_choices.max(1),
     })
 }
 
@@ -208,6 +217,10 @@ struct Lower<'a> {
     cells: Vec<Value>,
     /// Checked mode ([`LowerOptions::bounds_check`] or `@appy.jit(boundscheck=True)`).
     checked: bool,
+    /// [`LowerOptions::tune`].
+    tune: usize,
+    /// [`Lowered::tune_choices`], as the clauses are met.
+    tune_choices: usize,
     /// The status buffer parameter, once something reports into it.
     status: Option<Value>,
     /// Its sites ([`appy_ir::status::Status::sites`]).

@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! transform(split(j, 4, inner=unr), tag(k, unr))
-//! split(VAR, FACTOR [, outer=TAG] [, inner=TAG])   FACTOR: an integer in [1, 4096]
+//! split(VAR, FACTOR [, outer=TAG] [, inner=TAG])   FACTOR: an integer in [1, 4096],
+//!                                                  or tune(F1, F2, ...): autotuned
 //! tag(VAR, TAG)                                    TAG: g.N l.N unr ilp vec ord for
+//! reorder(OUTER, INNER)                            interchange a perfect nest of two loops
+//! join(OUTER, INNER)                               two nested parallel loops made one
 //! ```
 
 use super::{PragmaParser, Tok, is_ident};
@@ -12,13 +15,23 @@ use crate::ast::{Ident, Transform, TransformKind};
 use appy_ir::diag::{DResult, Span};
 use appy_ir::schedule::Tag;
 
-const FORMS: &str = "write `transform(split(j, 4, inner=unr))` or `transform(tag(j, unr))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
+const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))` or `transform(join(i, j))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
 
 /// The clause as it is written back (`split(j, 4, inner=unr)`).
 pub(crate) fn transform_text(t: &Transform) -> String {
     match &t.kind {
-        TransformKind::Split { factor, outer, inner } => {
-            let mut s = format!("split({}, {factor}", t.var.name);
+        TransformKind::Split {
+            factor,
+            tune,
+            outer,
+            inner,
+        } => {
+            let f = if tune.is_empty() {
+                factor.to_string()
+            } else {
+                format!("tune({})", tune.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
+            };
+            let mut s = format!("split({}, {f}", t.var.name);
             if let Some(o) = outer {
                 s.push_str(&format!(", outer={o}"));
             }
@@ -28,6 +41,8 @@ pub(crate) fn transform_text(t: &Transform) -> String {
             s + ")"
         }
         TransformKind::Tag(tag) => format!("tag({}, {tag})", t.var.name),
+        TransformKind::Reorder(inner) => format!("reorder({}, {})", t.var.name, inner.name),
+        TransformKind::Join(inner) => format!("join({}, {})", t.var.name, inner.name),
     }
 }
 
@@ -64,9 +79,12 @@ impl PragmaParser<'_> {
     /// One `split(...)` or `tag(...)`.
     fn transform_item(&self, toks: &[Tok<'_>], mut i: usize, kw: &Tok<'_>) -> DResult<(Transform, usize)> {
         let text = |k: usize| toks.get(k).map(|t| t.text);
-        let Some(head) = toks.get(i).filter(|t| t.text == "split" || t.text == "tag") else {
+        let Some(head) = toks.get(i).filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join")) else {
             return Err(self
-                .err(self.at(toks, i, kw), "expected `split(...)` or `tag(...)` in `transform(...)`")
+                .err(
+                    self.at(toks, i, kw),
+                    "expected `split(...)`, `tag(...)`, `reorder(...)` or `join(...)` in `transform(...)`",
+                )
                 .with_note(FORMS));
         };
         i += 1;
@@ -74,36 +92,52 @@ impl PragmaParser<'_> {
             return Err(self.err(head.span, format!("expected `(` after `{}`", head.text)).with_note(FORMS));
         }
         i += 1;
-        let var = match toks.get(i) {
-            Some(v) if is_ident(v.text) => Ident {
-                name: crate::ast::normalize_ident(v.text),
-                span: v.span,
-            },
-            _ => {
-                return Err(self
-                    .err(
-                        self.at(toks, i, kw),
-                        format!("expected a loop variable as the first argument of `{}`", head.text),
-                    )
-                    .with_note(FORMS));
-            }
-        };
+        let var = self.loop_var(toks, i, kw, &format!("a loop variable as the first argument of `{}`", head.text))?;
         i += 1;
         self.expect_comma(toks, i, kw)?;
         i += 1;
-        let kind = if head.text == "tag" {
+        let kind = if head.text == "reorder" || head.text == "join" {
+            let what = format!("the inner loop's variable as the second argument of `{}`", head.text);
+            let inner = self.loop_var(toks, i, kw, &what)?;
+            i += 1;
+            if head.text == "join" {
+                TransformKind::Join(inner)
+            } else {
+                TransformKind::Reorder(inner)
+            }
+        } else if head.text == "tag" {
             let (tag, next) = self.tag(toks, i, kw)?;
             i = next;
             TransformKind::Tag(tag)
         } else {
-            let f = toks.get(i).filter(|t| t.text.chars().all(|c| c.is_ascii_digit() || c == '_'));
-            let factor = f.and_then(|t| t.text.replace('_', "").parse::<i64>().ok());
-            let Some(factor) = factor.filter(|n| (1..=4096).contains(n)) else {
-                return Err(self
-                    .err(self.at(toks, i, kw), "expected the split factor, an integer in [1, 4096]")
-                    .with_note(FORMS));
+            let mut tune = vec![];
+            let factor = if text(i) == Some("tune") {
+                let head = &toks[i];
+                i += 1;
+                if text(i) != Some("(") {
+                    return Err(self.err(head.span, "expected `(` after `tune`").with_note(FORMS));
+                }
+                i += 1;
+                loop {
+                    tune.push(self.factor(toks, i, kw)?);
+                    i += 1;
+                    match text(i) {
+                        Some(",") => i += 1,
+                        Some(")") => break,
+                        _ => {
+                            return Err(self
+                                .err(self.at(toks, i, kw), "expected `,` or `)` in `tune(...)`")
+                                .with_note(FORMS));
+                        }
+                    }
+                }
+                i += 1;
+                tune[0]
+            } else {
+                let f = self.factor(toks, i, kw)?;
+                i += 1;
+                f
             };
-            i += 1;
             let (mut outer, mut inner) = (None, None);
             while text(i) == Some(",") {
                 i += 1;
@@ -125,7 +159,12 @@ impl PragmaParser<'_> {
                     inner = Some(tag);
                 }
             }
-            TransformKind::Split { factor, outer, inner }
+            TransformKind::Split {
+                factor,
+                tune,
+                outer,
+                inner,
+            }
         };
         if text(i) != Some(")") {
             return Err(self
@@ -134,6 +173,27 @@ impl PragmaParser<'_> {
         }
         let span = Span::new(head.span.start, toks[i].span.end);
         Ok((Transform { var, kind, span }, i + 1))
+    }
+
+    /// A loop variable at `toks[i]`; else an error "expected {what}".
+    fn loop_var(&self, toks: &[Tok<'_>], i: usize, kw: &Tok<'_>, what: &str) -> DResult<Ident> {
+        match toks.get(i) {
+            Some(v) if is_ident(v.text) => Ok(Ident {
+                name: crate::ast::normalize_ident(v.text),
+                span: v.span,
+            }),
+            _ => Err(self.err(self.at(toks, i, kw), format!("expected {what}")).with_note(FORMS)),
+        }
+    }
+
+    /// A split factor at `toks[i]`: an integer in [1, 4096].
+    fn factor(&self, toks: &[Tok<'_>], i: usize, kw: &Tok<'_>) -> DResult<i64> {
+        let f = toks.get(i).filter(|t| t.text.chars().all(|c| c.is_ascii_digit() || c == '_'));
+        let factor = f.and_then(|t| t.text.replace('_', "").parse::<i64>().ok());
+        factor.filter(|n| (1..=4096).contains(n)).ok_or_else(|| {
+            self.err(self.at(toks, i, kw), "expected the split factor, an integer in [1, 4096]")
+                .with_note(FORMS)
+        })
     }
 
     fn expect_comma(&self, toks: &[Tok<'_>], i: usize, kw: &Tok<'_>) -> DResult<()> {
@@ -188,10 +248,16 @@ mod tests {
             t[0].kind,
             TransformKind::Split {
                 factor: 4,
+                tune: vec![],
                 outer: None,
                 inner: Some(Tag::Unr)
             }
         );
+        let tuned = parse("#pragma parallel for transform(split(j, tune(2, 4, 8), inner=unr))").unwrap();
+        assert!(matches!(&tuned[0].kind, TransformKind::Split { factor: 2, tune, .. } if tune == &[2, 4, 8]));
+        assert_eq!(super::transform_text(&tuned[0]), "split(j, tune(2, 4, 8), inner=unr)");
+        let e = parse("#pragma parallel for transform(split(j, tune(2, x)))").unwrap_err();
+        assert!(e.contains("split factor, an integer"), "{e}");
         assert_eq!(t[1].kind, TransformKind::Tag(Tag::Ilp));
         let t = parse("#pragma parallel for transform(split(i, 128, outer=g.0, inner=l.0))").unwrap();
         assert_eq!(super::transform_text(&t[0]), "split(i, 128, outer=g.0, inner=l.0)");
@@ -207,7 +273,14 @@ mod tests {
         let e = parse("#pragma parallel for transform(split(j, 4, inner=par))").unwrap_err();
         assert!(e.contains("unknown tag `par`"), "{e}");
         let e = parse("#pragma parallel for transform(unroll(j))").unwrap_err();
-        assert!(e.contains("expected `split(...)` or `tag(...)`"), "{e}");
+        assert!(
+            e.contains("expected `split(...)`, `tag(...)`, `reorder(...)` or `join(...)`"),
+            "{e}"
+        );
+        let r = parse("#pragma parallel for transform(reorder(j, k))").unwrap();
+        assert_eq!(super::transform_text(&r[0]), "reorder(j, k)");
+        let r = parse("#pragma parallel for transform(join(i, j))").unwrap();
+        assert_eq!(super::transform_text(&r[0]), "join(i, j)");
         let e = parse("#pragma parallel for transform(tag(j, g.5))").unwrap_err();
         assert!(e.contains("axis must be 0, 1 or 2"), "{e}");
         let e = parse("#pragma parallel for transform(split(j, 4)").unwrap_err();

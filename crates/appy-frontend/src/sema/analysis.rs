@@ -461,7 +461,12 @@ impl Walk<'_> {
         self.bind(&var.name, Bind::Val(Ty::S(Some(STy::INT))));
         let before = self.scheduled.len();
         if let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) {
-            self.scheduled.extend(transforms.iter().map(|t| t.var.name.clone()));
+            for t in transforms {
+                self.scheduled.push(t.var.name.clone());
+                if let crate::ast::TransformKind::Reorder(inner) | crate::ast::TransformKind::Join(inner) = &t.kind {
+                    self.scheduled.push(inner.name.clone());
+                }
+            }
         }
         self.block(planned.as_deref().map_or(body, |b| b.as_slice()));
         self.scheduled.truncate(before);

@@ -635,9 +635,16 @@ fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
     if let Some(p) = &mut s.pragma {
         match &mut p.kind {
             PragmaKind::ParallelFor { shared, transforms, .. } => {
-                for id in shared.iter_mut().chain(transforms.iter_mut().map(|t| &mut t.var)) {
+                let rename = |id: &mut Ident| {
                     if let Some(r) = map.get(&id.name) {
                         id.name = r.clone();
+                    }
+                };
+                shared.iter_mut().for_each(rename);
+                for t in transforms {
+                    rename(&mut t.var);
+                    if let crate::ast::TransformKind::Reorder(i) | crate::ast::TransformKind::Join(i) = &mut t.kind {
+                        rename(i);
                     }
                 }
             }

@@ -2,10 +2,13 @@
 //! - `uniform`: which values vary in the innermost loop around them;
 //! - `barriers`: barrier placement in kernels;
 //! - `nest`: the depth of rectangular perfect nests of parallel loops;
+//! - `index`: the affine forms of subscripts over loop variables (what reordering
+//!   iterations must know);
 //! - `affine` (from `appy-ir`, as the frontend's race checker uses it too): affine forms
 //!   and the integer linear algebra of dependence tests.
 
 pub use appy_ir::affine;
 pub mod barriers;
+pub mod index;
 pub mod nest;
 pub mod uniform;

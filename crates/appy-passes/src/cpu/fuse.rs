@@ -23,8 +23,8 @@
 //! writes: running body 1 then body 2 per iteration gives the sequential result. As
 //! everywhere in appy, distinct array parameters are assumed not to overlap.
 
+use crate::analyses::index::{self, IndexForm as Lin, Term};
 use crate::{Pass, PassInfo};
-use appy_ir::affine::Affine;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::schedule::Mark;
@@ -87,76 +87,20 @@ fn body_ok(ops: &[Op]) -> bool {
     })
 }
 
-/// A term of an index's linear form: the loop variable, or a loop-invariant value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Term {
-    Iv,
-    Sym(Value),
-}
-
-/// An index as a linear form over the loop variable and loop-invariant values.
-type Lin = Affine<Term>;
-
-/// The linear form of `v` inside a body whose ops define `defs`.
-fn lin(v: Value, iv: Value, defs: &HashMap<Value, &Op>, depth: usize) -> Option<Lin> {
-    if v == iv {
-        return Some(Lin::var(Term::Iv));
-    }
-    if depth > 16 {
-        return None;
-    }
-    let Some(op) = defs.get(&v) else {
-        // Defined outside the loop: invariant.
-        return Some(Lin::var(Term::Sym(v)));
-    };
-    let x = |k: usize| lin(op.operands[k], iv, defs, depth + 1);
-    match op.name.as_str() {
-        "arith.constant" => {
-            let text = op.attr("value")?;
-            let n: i64 = text.split(':').next()?.trim().parse().ok()?;
-            Some(Lin::constant(n))
-        }
-        "arith.index_cast" | "arith.index_castui" | "arith.extsi" => x(0),
-        "arith.addi" => x(0)?.checked_add(&x(1)?),
-        "arith.subi" => x(0)?.checked_sub(&x(1)?),
-        "arith.muli" => x(0)?.checked_mul(x(1)?),
-        _ => {
-            // Any other op of the body that does not involve the loop variable.
-            let uses_iv = op.operands.iter().any(|o| *o == iv || defs.contains_key(o));
-            (!uses_iv).then(|| Lin::var(Term::Sym(v)))
-        }
-    }
-}
-
-/// The accesses of a body: (memref, is a store, index linear forms); `None` when an
-/// index is not linear.
+/// The accesses of a body over its loop variable `iv`, as (memref, is a store, index
+/// forms); `None` when an index is not affine.
 #[allow(clippy::type_complexity)]
 fn accesses(ops: &[Op], iv: Value) -> Option<Vec<(Value, bool, Vec<Lin>)>> {
-    let mut defs: HashMap<Value, &Op> = HashMap::new();
-    let mut all = vec![];
-    for o in ops {
-        o.walk(&mut |x| all.push(x));
-    }
-    for o in &all {
-        for r in &o.results {
-            defs.insert(*r, o);
-        }
-    }
-    let mut out = vec![];
-    for o in &all {
-        let (mem, idx, store) = match o.name.as_str() {
-            "memref.load" => (o.operands[0], &o.operands[1..], false),
-            "memref.store" => (o.operands[1], &o.operands[2..], true),
-            _ => continue,
-        };
-        let lins: Option<Vec<Lin>> = idx.iter().map(|v| lin(*v, iv, &defs, 0)).collect();
-        out.push((mem, store, lins?));
-    }
-    Some(out)
+    Some(
+        index::accesses(ops, &[iv])?
+            .into_iter()
+            .map(|a| (a.mem, a.store, a.index))
+            .collect(),
+    )
 }
 
 /// Whether loops with these accesses can be fused (module docs).
-fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)]) -> bool {
+fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)], iv1: Value, iv2: Value) -> bool {
     let written: HashSet<Value> = a.iter().chain(b).filter(|(_, s, _)| *s).map(|(m, _, _)| *m).collect();
     for m in written {
         let in_a = a.iter().any(|(x, _, _)| *x == m);
@@ -167,13 +111,15 @@ fn independent(a: &[(Value, bool, Vec<Lin>)], b: &[(Value, bool, Vec<Lin>)]) -> 
         // Every access of m: the loop variable at one position p, coefficient 1, the
         // same offset; no loop variable elsewhere.
         let mut form: Option<(usize, Lin)> = None;
-        for (_, _, idx) in a.iter().chain(b).filter(|(x, _, _)| *x == m) {
-            let ps: Vec<usize> = (0..idx.len()).filter(|k| idx[*k].coeff(&Term::Iv) != 0).collect();
+        let first = a.iter().map(|x| (x, iv1));
+        for ((_, _, idx), iv) in first.chain(b.iter().map(|x| (x, iv2))).filter(|((x, _, _), _)| *x == m) {
+            let t = Term::Iv(iv);
+            let ps: Vec<usize> = (0..idx.len()).filter(|k| idx[*k].coeff(&t) != 0).collect();
             let [p] = ps.as_slice() else { return false };
-            if idx[*p].coeff(&Term::Iv) != 1 {
+            if idx[*p].coeff(&t) != 1 {
                 return false;
             }
-            let off = idx[*p].clone().without(&Term::Iv);
+            let off = idx[*p].clone().without(&t);
             match &form {
                 None => form = Some((*p, off)),
                 Some((q, o)) if *q == *p && *o == off => {}
@@ -201,7 +147,7 @@ fn fuse_block(ops: Vec<Op>) -> Vec<Op> {
             let ok = body_ok(b1)
                 && body_ok(b2)
                 && match (accesses(b1, iv1), accesses(b2, iv2)) {
-                    (Some(a1), Some(a2)) => independent(&a1, &a2),
+                    (Some(a1), Some(a2)) => independent(&a1, &a2, iv1, iv2),
                     _ => false,
                 };
             if ok {

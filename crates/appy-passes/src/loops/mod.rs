@@ -1,9 +1,11 @@
 //! `appy` → `loops`: the schedule. Strip-mining into MVL-wide lanes
 //! (`appy-strip-mine`, today's default schedule), and Loopy's transforms addressed by
-//! iname (`appy-split-iname`, `appy-tag-inames`), with the code generation of the tags
+//! iname (`appy-split-iname`, `appy-tag-inames`, `appy-reorder`, `appy-join-inames`), with the code generation of the tags
 //! that need it (`appy-unroll` for `unr` and `ilp`). `appy-schedule` runs the
 //! transforms a program asks for in its pragmas (`transform(...)`).
 
+pub mod join_inames;
+pub mod reorder;
 pub mod schedule;
 pub mod split_iname;
 pub mod strip_mine;
@@ -11,9 +13,11 @@ pub mod tag_inames;
 pub mod unroll;
 
 use appy_ir::diag::IrError;
-use appy_ir::ir::{Module, Op};
+use appy_ir::effects::is_pure;
+use appy_ir::ir::{Module, Op, Value};
 use appy_ir::schedule::LoopKind;
 use appy_ir::types::MemRefType;
+use std::collections::HashSet;
 
 /// Where a loop is in its function.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,6 +89,37 @@ pub(crate) fn carried_dependence(m: &Module, op: &Op) -> Option<&'static str> {
         }
     });
     slot.then_some("it updates a scalar defined outside it in every iteration")
+}
+
+/// The nest `outer { pure ops; inner; terminator }` of two loops (`inner` named so):
+/// the inner loop's position in `outer`'s body, and the values of that body that depend
+/// on `outer`'s variable (the variable, and the pure ops computed from it). An error
+/// (the reason, to finish "cannot ... `j` and `k`: ") when it is not a perfect nest, or
+/// the inner loop's bounds depend on the outer variable.
+pub(crate) fn perfect_nest(outer: &Op, inner: &str, terminator: &str) -> Result<(usize, HashSet<Value>), String> {
+    let j = outer.inames().first().cloned().unwrap_or_default();
+    let iv = outer.regions[0].blocks[0].args[0];
+    let body = &outer.regions[0].blocks[0].ops;
+    let Some(li) = body.iter().position(|o| o.inames().first().map(String::as_str) == Some(inner)) else {
+        return Err(format!("`{inner}` is not directly inside `{j}`"));
+    };
+    let nested = li + 2 == body.len() && body[li + 1].name == terminator;
+    if !nested || !body[..li].iter().all(is_pure) {
+        return Err(format!(
+            "`{j}`'s body must be `{inner}` alone, after pure computations (a perfect nest)"
+        ));
+    }
+    let mut dep: HashSet<Value> = HashSet::from([iv]);
+    for o in &body[..li] {
+        if o.operands.iter().any(|v| dep.contains(v)) {
+            dep.extend(o.results.iter().copied());
+        }
+    }
+    let bounds = &body[li].operands;
+    if bounds.iter().take(3).any(|v| dep.contains(v)) {
+        return Err(format!("the bounds of `{inner}` depend on `{j}` (the nest is not a rectangle)"));
+    }
+    Ok((li, dep))
 }
 
 /// The names of the loops in `ops`, in order (for "no loop named ..." errors).

@@ -9,6 +9,8 @@
 //! GPU schedule and is skipped: the loop stays one parallel loop, which OpenMP
 //! schedules. Splits and tags of sequential loops apply on both back ends.
 
+use super::join_inames::{self, JoinInames};
+use super::reorder::{self, Reorder};
 use super::split_iname::{self, SplitIname};
 use super::tag_inames::{self, TagInames};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
@@ -39,6 +41,8 @@ pub const INFO: PassInfo = PassInfo {
 enum Transform {
     Split(SplitIname),
     Tag(TagInames),
+    Reorder(Reorder),
+    Join(JoinInames),
 }
 
 /// Parses one recorded invocation (`appy-split-iname{...}`) with its pass's options.
@@ -55,7 +59,17 @@ fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
             let o = PassOptions::parse(&tag_inames::INFO, opts).map_err(bad)?;
             Ok(Transform::Tag(TagInames::from_options(&o).map_err(bad)?))
         }
-        _ => Err(bad("known transforms: appy-split-iname, appy-tag-inames".into())),
+        "appy-reorder" => {
+            let o = PassOptions::parse(&reorder::INFO, opts).map_err(bad)?;
+            Ok(Transform::Reorder(Reorder::from_options(&o).map_err(bad)?))
+        }
+        "appy-join-inames" => {
+            let o = PassOptions::parse(&join_inames::INFO, opts).map_err(bad)?;
+            Ok(Transform::Join(JoinInames::from_options(&o).map_err(bad)?))
+        }
+        _ => Err(bad(
+            "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames".into(),
+        )),
     }
 }
 
@@ -98,6 +112,8 @@ impl Pass for Schedule {
                                 ops = s.apply(b, func, ops)?;
                             }
                             Transform::Tag(t) => ops = t.apply(&b.m, func, ops)?,
+                            Transform::Reorder(r) => ops = r.apply(&b.m, func, ops)?,
+                            Transform::Join(j) => ops = j.apply(b, func, ops)?,
                         }
                     }
                 }

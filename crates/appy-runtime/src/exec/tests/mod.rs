@@ -50,6 +50,7 @@ fn hand_built(results: &[ArgType], body: impl FnOnce(&mut Builder) -> Vec<appy_i
         ptx: String::new(),
         kernels: vec![],
         variants: vec![],
+        choice: 0,
     }
 }
 

@@ -1,0 +1,91 @@
+//! The affine forms of memref subscripts over loop variables: what `appy-cpu-fuse` and
+//! `appy-reorder` ask of a loop body before they change the order of its iterations.
+//!
+//! A subscript is followed through `arith.constant`, integer casts, `addi`, `subi` and
+//! `muli` down to the loop variables (`Term::Iv`) and values that do not change inside
+//! the body (`Term::Sym`: defined outside it, or computed inside from such values
+//! only). Anything else, or an overflow, is not affine.
+
+use appy_ir::affine::Affine;
+use appy_ir::ir::{Op, Value};
+use std::collections::HashMap;
+
+/// A term of a subscript's affine form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Term {
+    /// A loop variable.
+    Iv(Value),
+    /// A value that does not change inside the body.
+    Sym(Value),
+}
+
+/// A subscript as an affine form over loop variables and invariant values.
+pub type IndexForm = Affine<Term>;
+
+/// One load or store of a body.
+#[derive(Clone, Debug)]
+pub struct Access {
+    /// The memref.
+    pub mem: Value,
+    /// A store (else a load).
+    pub store: bool,
+    /// Its subscripts' affine forms.
+    pub index: Vec<IndexForm>,
+}
+
+/// The affine form of `v`, with `ivs` the loop variables and `defs` the ops of the body.
+pub fn index_form(v: Value, ivs: &[Value], defs: &HashMap<Value, &Op>, depth: usize) -> Option<IndexForm> {
+    if ivs.contains(&v) {
+        return Some(IndexForm::var(Term::Iv(v)));
+    }
+    if depth > 16 {
+        return None;
+    }
+    let Some(op) = defs.get(&v) else {
+        // Defined outside the body: invariant.
+        return Some(IndexForm::var(Term::Sym(v)));
+    };
+    let x = |k: usize| index_form(op.operands[k], ivs, defs, depth + 1);
+    match op.name.as_str() {
+        "arith.constant" => {
+            let text = op.attr("value")?;
+            let n: i64 = text.split(':').next()?.trim().parse().ok()?;
+            Some(IndexForm::constant(n))
+        }
+        "arith.index_cast" | "arith.index_castui" | "arith.extsi" => x(0),
+        "arith.addi" => x(0)?.checked_add(&x(1)?),
+        "arith.subi" => x(0)?.checked_sub(&x(1)?),
+        "arith.muli" => x(0)?.checked_mul(x(1)?),
+        _ => {
+            // Any other op of the body that does not involve a loop variable.
+            let varies = op.operands.iter().any(|o| ivs.contains(o) || defs.contains_key(o));
+            (!varies).then(|| IndexForm::var(Term::Sym(v)))
+        }
+    }
+}
+
+/// Every load and store in `ops` (nested regions included) with its subscripts' affine
+/// forms over `ivs`; `None` when a subscript is not affine.
+pub fn accesses(ops: &[Op], ivs: &[Value]) -> Option<Vec<Access>> {
+    let mut all = vec![];
+    for o in ops {
+        o.walk(&mut |x| all.push(x));
+    }
+    let mut defs: HashMap<Value, &Op> = HashMap::new();
+    for o in &all {
+        for r in &o.results {
+            defs.insert(*r, o);
+        }
+    }
+    let mut out = vec![];
+    for o in &all {
+        let (mem, idx, store) = match o.name.as_str() {
+            "memref.load" => (o.operands[0], &o.operands[1..], false),
+            "memref.store" => (o.operands[1], &o.operands[2..], true),
+            _ => continue,
+        };
+        let index: Option<Vec<IndexForm>> = idx.iter().map(|v| index_form(*v, ivs, &defs, 0)).collect();
+        out.push(Access { mem, store, index: index? });
+    }
+    Some(out)
+}
