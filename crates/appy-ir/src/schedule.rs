@@ -115,6 +115,16 @@ impl Op {
 /// the group's shared memory (`appy-gpu-outline`), on the CPU a thread's stack array.
 pub const BUFFER: &str = "appy.buffer";
 
+/// The largest `appy.buffer` scratchpads of one parallel iteration, in bytes: the static
+/// shared memory of a GPU group.
+pub const BUFFER_BYTES: i64 = 48 * 1024;
+
+/// `appy.transforms`: on a loop with a pragma, the transforms its `transform(...)`
+/// clause asks for, as pass invocations with the loops' inames resolved
+/// (`["appy-split-iname{iname=j factor=4 outer-tag=for inner-tag=unr}"]`); the frontend
+/// writes it, `appy-schedule` applies and removes it.
+pub const TRANSFORMS: &str = "appy.transforms";
+
 /// `appy.inames`: the names of a loop's dimensions, one per induction variable, as an
 /// array of strings (`appy.inames = ["i"]`). A loop written in the source is named after
 /// its loop variable, made unique in the function (`i`, then `i_1`, `i_2`, ... for later

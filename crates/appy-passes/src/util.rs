@@ -21,6 +21,15 @@ pub fn is_lanes(op: &Op) -> bool {
     LoopKind::of(op) == Some(LoopKind::Lanes)
 }
 
+/// Emits the trip count of a loop from `lb` to `ub` by the positive step `st`:
+/// `max(0, ceil((ub - lb) / st))` (index values).
+pub fn emit_trip_count(b: &mut Builder, lb: Value, ub: Value, st: Value) -> Value {
+    let span = b.bin("arith.subi", ub, lb);
+    let n = b.bin("arith.ceildivsi", span, st);
+    let zero = b.index(0);
+    b.bin("arith.maxsi", n, zero)
+}
+
 /// The parameters of `m`'s functions whose flag in `strided` (the `strided=` option
 /// of the library passes: one `1`/`0` per parameter) is set: arrays passed as strided
 /// views, which a library call on the CPU cannot take.

@@ -3,6 +3,7 @@
 
 use crate::Options;
 use crate::pipelines::nvvm_pipeline;
+use appy_ir::attrs::{Scalar, parse_constant};
 use appy_ir::bundle::KernelInfo;
 use appy_ir::diag::IrError;
 use appy_ir::ir::Module;
@@ -140,10 +141,10 @@ pub fn kernel_infos(m: &Module) -> Vec<KernelInfo> {
             let name = o.attr("sym_name").unwrap_or("").trim_matches('"').to_string();
             // The entry block's arguments are the parameters, then the workgroup
             // attributions (shared memory, not passed at launch).
-            let shared = o
-                .attr("workgroup_attributions")
-                .and_then(|t| t.split(':').next()?.trim().parse::<usize>().ok())
-                .unwrap_or(0);
+            let shared = match o.attr("workgroup_attributions").and_then(|t| parse_constant(t, "i64")) {
+                Some(Scalar::Int(n)) => n.max(0) as usize,
+                _ => 0,
+            };
             let args = &o.body(0).args;
             let params = args[..args.len().saturating_sub(shared)]
                 .iter()

@@ -3,10 +3,7 @@
 
 use super::*;
 use crate::sema::catalog::{Fill, Rule};
-use appy_ir::schedule::{BUFFER, Mark};
-
-/// The largest `appy.buffer`, in bytes: the static shared memory of a GPU group.
-pub(crate) const BUFFER_BYTES: i64 = 48 * 1024;
+use appy_ir::schedule::{BUFFER, BUFFER_BYTES, Mark};
 
 impl Lower<'_> {
     /// A `memref.alloc` of `dt` with the given sizes (index values).

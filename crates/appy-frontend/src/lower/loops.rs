@@ -3,11 +3,7 @@
 
 use super::*;
 use crate::ast::TransformKind;
-use appy_ir::schedule::{Mark, Tag, str_array};
-
-/// The attribute that carries a loop's `transform(...)` clause to the pass that applies
-/// it (`appy-schedule`, which defines it).
-const TRANSFORMS: &str = "appy.transforms";
+use appy_ir::schedule::{Mark, TRANSFORMS, Tag, str_array};
 
 impl<'a> Lower<'a> {
     // ----- loops -------------------------------------------------------------------

@@ -62,6 +62,19 @@ pub fn index_constants<'a>(ops: impl IntoIterator<Item = &'a Op>) -> HashMap<Val
     out
 }
 
+/// The bounds `(lb, ub, step)` of the loop `op` (`scf.for`, or a one-dimensional
+/// `scf.parallel`) when all three are constants of `consts`.
+pub fn const_bounds(op: &Op, consts: &HashMap<Value, i64>) -> Option<(i64, i64, i64)> {
+    let c = |k: usize| op.operands.get(k).and_then(|v| consts.get(v)).copied();
+    Some((c(0)?, c(1)?, c(2)?))
+}
+
+/// The trip count of a loop from `lb` to `ub` by the positive step `st`:
+/// `max(0, ceil((ub - lb) / st))`.
+pub fn trip_count(lb: i64, ub: i64, st: i64) -> i64 {
+    if ub > lb { (ub - lb + st - 1) / st } else { 0 }
+}
+
 /// [`index_constants`], and the integer casts of constants (`arith.index_cast` of an
 /// `i64` constant: the bounds of `range(3)`), for the passes that need a trip count.
 pub fn int_constants<'a>(ops: impl IntoIterator<Item = &'a Op> + Clone) -> HashMap<Value, i64> {

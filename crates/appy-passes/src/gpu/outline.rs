@@ -33,7 +33,7 @@ use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Block, Module, Op, Region, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::BUFFER;
+use appy_ir::schedule::{BUFFER, BUFFER_BYTES};
 use appy_ir::types::MemRefType;
 use std::collections::HashMap;
 
@@ -417,7 +417,7 @@ impl State<'_> {
 /// the kernel, shared memory, in place of the allocation and its cast to the dynamic
 /// array type. Returns the attributions, in order. A buffer inside lanes (a parallel
 /// loop run one iteration per lane) stays a private array. At most
-/// [`SHARED_BYTES`] in all.
+/// [`BUFFER_BYTES`] in all.
 fn group_buffers(b: &mut Builder, kops: &mut Vec<Op>, loc: Option<&str>) -> Result<Vec<Value>, IrError> {
     let mut shared = vec![];
     let mut map = HashMap::new();
@@ -448,10 +448,10 @@ fn group_buffers(b: &mut Builder, kops: &mut Vec<Op>, loc: Option<&str>) -> Resu
         }
         kept.push(o);
     }
-    if bytes > SHARED_BYTES {
+    if bytes > BUFFER_BYTES {
         return Err(IrError::user_at(
             &Op::new("gpu.func").with_loc(loc.map(String::from)),
-            format!("the scratchpads (appy.buffer) of this parallel loop take {bytes} bytes; a GPU group has {SHARED_BYTES}"),
+            format!("the scratchpads (appy.buffer) of this parallel loop take {bytes} bytes; a GPU group has {BUFFER_BYTES}"),
         ));
     }
     for o in &mut kept {
@@ -466,6 +466,3 @@ fn group_buffers(b: &mut Builder, kops: &mut Vec<Op>, loc: Option<&str>) -> Resu
     *kops = kept;
     Ok(shared)
 }
-
-/// The static shared memory of a GPU group, in bytes.
-pub const SHARED_BYTES: i64 = 48 * 1024;

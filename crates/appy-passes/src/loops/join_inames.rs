@@ -10,11 +10,11 @@
 //! reductions. Anything else is refused at the outer loop's line.
 
 use super::{Place, no_such_loop, perfect_nest, replace_named};
-use crate::util::{ParallelParts, make_parallel, split_parallel};
+use crate::util::{ParallelParts, emit_trip_count, make_parallel, split_parallel};
 use crate::{OptKind, Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
-use appy_ir::ir::{Module, Op, Value};
+use appy_ir::ir::{Module, Op};
 use appy_ir::rewrite::rewrite;
 use appy_ir::schedule::{INAMES, LoopKind, TAGS};
 use std::collections::HashMap;
@@ -66,9 +66,10 @@ impl JoinInames {
                 "appy-join-inames needs the two loops: outer=NAME inner=NAME",
             ));
         }
-        let (out, found) = replace_named(ops.clone(), &self.outer, Place::default(), &mut |op, _| self.join(b, op))?;
+        let (out, found) = replace_named(ops, &self.outer, Place::default(), &mut |op, _| self.join(b, op))?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, &self.outer, &ops));
+            // Nothing was replaced: `out` is the body as it was.
+            return Err(no_such_loop(func, INFO.name, &self.outer, &out));
         }
         Ok(out)
     }
@@ -98,14 +99,8 @@ impl JoinInames {
         let q = split_parallel(inner);
         let mut out = hoisted;
         // Trip counts, then the joined range.
-        let trips = |b: &mut Builder, lb: Value, ub: Value, st: Value| {
-            let span = b.bin("arith.subi", ub, lb);
-            let n = b.bin("arith.ceildivsi", span, st);
-            let zero = b.index(0);
-            b.bin("arith.maxsi", n, zero)
-        };
-        let ni = trips(b, p.lbs[0], p.ubs[0], p.steps[0]);
-        let nj = trips(b, q.lbs[0], q.ubs[0], q.steps[0]);
+        let ni = emit_trip_count(b, p.lbs[0], p.ubs[0], p.steps[0]);
+        let nj = emit_trip_count(b, q.lbs[0], q.ubs[0], q.steps[0]);
         let total = b.bin("arith.muli", ni, nj);
         let c0 = b.index(0);
         let c1 = b.index(1);

@@ -67,9 +67,10 @@ impl Reorder {
         if self.outer.is_empty() || self.inner.is_empty() {
             return Err(IrError::user_at(func, "appy-reorder needs the two loops: outer=NAME inner=NAME"));
         }
-        let (out, found) = replace_named(ops.clone(), &self.outer, Place::default(), &mut |op, _| self.interchange(m, op))?;
+        let (out, found) = replace_named(ops, &self.outer, Place::default(), &mut |op, _| self.interchange(m, op))?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, &self.outer, &ops));
+            // Nothing was replaced: `out` is the body as it was.
+            return Err(no_such_loop(func, INFO.name, &self.outer, &out));
         }
         Ok(out)
     }

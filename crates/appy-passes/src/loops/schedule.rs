@@ -1,6 +1,6 @@
 //! `appy-schedule`: runs the transforms a program asks for in its pragmas
 //! (`#pragma parallel for transform(split(j, 4, inner=unr))`). The frontend records
-//! them on the annotated loop as `appy.transforms`, an array of pass invocations with
+//! them on the annotated loop as `appy.transforms` (`appy_ir::schedule::TRANSFORMS`), an array of pass invocations with
 //! the loops' inames resolved (`["appy-split-iname{iname=j factor=4 outer-tag=for
 //! inner-tag=unr}"]`); this pass applies them in source order, through the same
 //! passes and option parsing as a pipeline, and removes the attribute.
@@ -17,10 +17,7 @@ use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::{Tag, parse_str_array};
-
-/// `appy.transforms`: the transforms a loop's pragma asks for (see the module docs).
-pub const TRANSFORMS: &str = "appy.transforms";
+use appy_ir::schedule::{TRANSFORMS, Tag, parse_str_array};
 
 /// The pass.
 pub struct Schedule {
@@ -50,23 +47,16 @@ fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
     let (name, rest) = text.split_once('{').unwrap_or((text, "}"));
     let opts = rest.strip_suffix('}').unwrap_or(rest);
     let bad = |e: String| IrError::user_at(at, format!("bad transform `{text}`: {e}"));
+    let options = |info: &PassInfo| PassOptions::parse(info, opts).map_err(bad);
     match name {
-        "appy-split-iname" => {
-            let o = PassOptions::parse(&split_iname::INFO, opts).map_err(bad)?;
-            Ok(Transform::Split(SplitIname::from_options(&o).map_err(bad)?))
-        }
-        "appy-tag-inames" => {
-            let o = PassOptions::parse(&tag_inames::INFO, opts).map_err(bad)?;
-            Ok(Transform::Tag(TagInames::from_options(&o).map_err(bad)?))
-        }
-        "appy-reorder" => {
-            let o = PassOptions::parse(&reorder::INFO, opts).map_err(bad)?;
-            Ok(Transform::Reorder(Reorder::from_options(&o).map_err(bad)?))
-        }
-        "appy-join-inames" => {
-            let o = PassOptions::parse(&join_inames::INFO, opts).map_err(bad)?;
-            Ok(Transform::Join(JoinInames::from_options(&o).map_err(bad)?))
-        }
+        "appy-split-iname" => Ok(Transform::Split(
+            SplitIname::from_options(&options(&split_iname::INFO)?).map_err(bad)?,
+        )),
+        "appy-tag-inames" => Ok(Transform::Tag(TagInames::from_options(&options(&tag_inames::INFO)?).map_err(bad)?)),
+        "appy-reorder" => Ok(Transform::Reorder(Reorder::from_options(&options(&reorder::INFO)?).map_err(bad)?)),
+        "appy-join-inames" => Ok(Transform::Join(
+            JoinInames::from_options(&options(&join_inames::INFO)?).map_err(bad)?,
+        )),
         _ => Err(bad(
             "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames".into(),
         )),

@@ -21,8 +21,8 @@
 
 use super::strip_mine::StripMine;
 use super::{Place, carried_dependence, no_such_loop, replace_named};
-use crate::analyses::nest::int_constants;
-use crate::util::{contains, is_parallel};
+use crate::analyses::nest::{const_bounds, int_constants, trip_count};
+use crate::util::{contains, emit_trip_count, is_parallel};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -94,11 +94,12 @@ impl SplitIname {
             return Err(IrError::user_at(func, "appy-split-iname needs the loop to split: iname=NAME"));
         }
         let consts = int_constants(&ops);
-        let (out, found) = replace_named(ops.clone(), &self.iname, Place::default(), &mut |op, place| {
+        let (out, found) = replace_named(ops, &self.iname, Place::default(), &mut |op, place| {
             self.split(b, op, place, &consts)
         })?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, &self.iname, &ops));
+            // Nothing was replaced: `out` is the body as it was.
+            return Err(no_such_loop(func, INFO.name, &self.iname, &out));
         }
         Ok(out)
     }
@@ -207,13 +208,7 @@ fn split_for(b: &mut Builder, op: Op, factor: i64, outer: Tag, inner: Tag, const
     let results = op.results.clone();
     let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
     // A trip count that is a known multiple of the factor needs no rest.
-    let exact = match (consts.get(&lb), consts.get(&ub), consts.get(&st)) {
-        (Some(l), Some(u), Some(s)) if *s > 0 => {
-            let trip = if u > l { (u - l + s - 1) / s } else { 0 };
-            trip % factor == 0
-        }
-        _ => false,
-    };
+    let exact = matches!(const_bounds(&op, consts), Some((l, u, s)) if s > 0 && trip_count(l, u, s) % factor == 0);
     let tail_src = (!exact).then(|| b.m.clone_op(&op, &mut HashMap::new()));
     let attrs: Vec<(String, String)> = op.attrs.iter().filter(|(k, _)| k != INAMES && k != TAGS).cloned().collect();
     let mut op = op;
@@ -226,10 +221,7 @@ fn split_for(b: &mut Builder, op: Op, factor: i64, outer: Tag, inner: Tag, const
     let mid = if exact {
         ub
     } else {
-        let span = b.bin("arith.subi", ub, lb);
-        let trip = b.bin("arith.ceildivsi", span, st);
-        let zero = b.index(0);
-        let trip = b.bin("arith.maxsi", trip, zero);
+        let trip = emit_trip_count(b, lb, ub, st);
         let full = b.bin("arith.divsi", trip, f);
         let len = b.bin("arith.muli", full, chunk);
         b.bin("arith.addi", lb, len)

@@ -9,7 +9,7 @@
 //! made sequential here; each refusal says so at the loop's source line.
 
 use super::{Place, carried_dependence, no_such_loop, replace_named};
-use crate::analyses::nest::int_constants;
+use crate::analyses::nest::{const_bounds, int_constants};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
@@ -49,14 +49,14 @@ impl TagInames {
     pub(crate) fn apply(&self, m: &Module, func: &Op, mut ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
         let consts = int_constants(&ops);
         for (name, tag) in &self.tags {
-            let before = ops.clone();
             let (new, found) = replace_named(ops, name, Place::default(), &mut |mut op, _| {
                 check(m, &op, name, *tag, &consts)?;
                 op.set_tags(&[*tag]);
                 Ok(vec![op])
             })?;
             if !found {
-                return Err(no_such_loop(func, INFO.name, name, &before));
+                // Nothing was replaced: `new` is the body as it was.
+                return Err(no_such_loop(func, INFO.name, name, &new));
             }
             ops = new;
         }
@@ -76,8 +76,7 @@ fn check(m: &Module, op: &Op, n: &str, tag: Tag, consts: &HashMap<Value, i64>) -
     }
     match tag {
         Tag::Unr | Tag::Ilp => {
-            let c = |k: usize| consts.get(&op.operands[k]).copied();
-            if c(0).is_none() || c(1).is_none() || c(2).is_none() {
+            if const_bounds(op, consts).is_none() {
                 return Err(IrError::user_at(
                     op,
                     format!(

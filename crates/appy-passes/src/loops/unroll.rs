@@ -6,7 +6,7 @@
 //! A tagged loop whose trip count is not a constant, or above the `max` budget, is
 //! refused at its source line with what to write instead (split it first).
 
-use crate::analyses::nest::int_constants;
+use crate::analyses::nest::{const_bounds, int_constants, trip_count};
 use crate::{Pass, PassInfo, PassOpt};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -75,8 +75,7 @@ impl Unroll {
                 continue;
             }
             let name = op.inames().first().cloned().unwrap_or_else(|| "loop".into());
-            let c = |k: usize| consts.get(&op.operands[k]).copied();
-            let (Some(lb), Some(ub), Some(st)) = (c(0), c(1), c(2)) else {
+            let Some((lb, ub, st)) = const_bounds(&op, consts) else {
                 return Err(IrError::user_at(
                     &op,
                     format!(
@@ -90,7 +89,7 @@ impl Unroll {
                     format!("loop `{name}` has step {st}: only positive steps unroll"),
                 ));
             }
-            let trip = if ub > lb { (ub - lb + st - 1) / st } else { 0 };
+            let trip = trip_count(lb, ub, st);
             if trip > self.max {
                 return Err(IrError::user_at(
                     &op,
