@@ -17,9 +17,11 @@ pub const CPU_TENSOR_PIPELINE: &str =
 
 /// The passes that take the `appy` level to the `loops` level: the tensor passes, the
 /// transforms the pragmas ask for (`appy-schedule`), strip-mining of every loop not
-/// scheduled by them, and the unrolling of the loops tagged `unr` or `ilp`.
+/// scheduled by them, the unrolling of the loops tagged `unr` or `ilp`, and the
+/// prefetches the pragmas ask for (`appy-add-prefetch`, which needs the lanes, and
+/// finds constant offsets in unrolled loops).
 pub fn appy_to_loops(mvl: i64) -> String {
-    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-unroll")
+    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-unroll,appy-add-prefetch")
 }
 
 /// The passes that take the `loops` level to the `gpu` level: host loads into the

@@ -495,7 +495,8 @@ pub enum PragmaKind {
 /// `tag(j, unr)`, addressing a loop of the annotated nest by its variable.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transform {
-    /// The loop variable of the loop it transforms.
+    /// The loop variable of the loop it transforms (for `prefetch`, the array; the loop
+    /// is the annotated one).
     pub var: Ident,
     /// What it does.
     pub kind: TransformKind,
@@ -529,6 +530,9 @@ pub enum TransformKind {
     /// `join(var, inner)`: the parallel loop over `var` and the parallel loop directly
     /// inside it (over `inner`) joined into one.
     Join(Ident),
+    /// `prefetch(array)`: the reads of the array parameter `var` that a group's threads
+    /// share, loaded once into shared memory (Loopy's `add_prefetch`).
+    Prefetch,
 }
 
 /// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.

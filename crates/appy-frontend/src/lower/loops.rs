@@ -124,6 +124,10 @@ impl<'a> Lower<'a> {
         };
         let mut out = vec![];
         for t in transforms {
+            if t.kind == TransformKind::Prefetch {
+                out.push(self.prefetch(&t.var)?);
+                continue;
+            }
             let target = find(&t.var)?;
             let n = &target.iname;
             out.push(match &t.kind {
@@ -155,9 +159,26 @@ impl<'a> Lower<'a> {
                     };
                     format!("{pass}{{outer={n} inner={}}}", t2.iname)
                 }
+                TransformKind::Prefetch => unreachable!("handled above"),
             });
         }
         Ok(Some(str_array(&out)))
+    }
+
+    /// `prefetch(a)`: the pass invocation for array parameter `a` (by its position).
+    fn prefetch(&self, v: &Ident) -> DResult<String> {
+        let k = match self.lookup(&v.name) {
+            Some(Binding::Val(V::Arr(m, ..))) => self.params.iter().position(|p| p == m),
+            _ => None,
+        };
+        let Some(k) = k else {
+            return Err(self
+                .err(v.span, format!("prefetch: `{}` is not an array parameter of the function", v.name))
+                .with_note(
+                    "prefetch names an array the function takes and only reads, e.g. `transform(prefetch(a))` for `def f(a, out)`",
+                ));
+        };
+        Ok(format!("appy-add-prefetch{{array={k} name={}}}", v.name))
     }
 
     /// A `for` loop, as its plan says: sequential (`scf.for`), or on workers or lanes

@@ -141,6 +141,7 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         sign_dependent: vec![],
         tune: opts.tune,
         tune_choices: 1,
+        params: vec![],
     };
     if let Err(e) = l.function(f, args) {
         return Err(l.sign_dependent_error(Some(e.span.unwrap_or_default())).unwrap_or(e));
@@ -221,6 +222,8 @@ struct Lower<'a> {
     tune: usize,
     /// [`Lowered::tune_choices`], as the clauses are met.
     tune_choices: usize,
+    /// The function's parameters, in order (`transform(prefetch(a))` names one).
+    params: Vec<Value>,
     /// The status buffer parameter, once something reports into it.
     status: Option<Value>,
     /// Its sites ([`appy_ir::status::Status::sites`]).

@@ -32,6 +32,7 @@ impl Lower<'_> {
             };
             self.bind(&p.name, bind);
         }
+        self.params = params.clone();
         // Parameters that are reassigned become mutable slots.
         let mut assigned = vec![];
         ast_names_assigned(&f.body, &mut assigned);

@@ -8,6 +8,8 @@
 //! tag(VAR, TAG)                                    TAG: g.N l.N unr ilp vec ord for
 //! reorder(OUTER, INNER)                            interchange a perfect nest of two loops
 //! join(OUTER, INNER)                               two nested parallel loops made one
+//! prefetch(ARRAY)                                  the group's reads of an array parameter
+//!                                                  loaded once into shared memory (GPU)
 //! ```
 
 use super::{PragmaParser, Tok, is_ident};
@@ -15,7 +17,7 @@ use crate::ast::{Ident, Transform, TransformKind};
 use appy_ir::diag::{DResult, Span};
 use appy_ir::schedule::Tag;
 
-const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))` or `transform(join(i, j))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
+const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))`, `transform(join(i, j))` or `transform(prefetch(a))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
 
 /// The clause as it is written back (`split(j, 4, inner=unr)`).
 pub(crate) fn transform_text(t: &Transform) -> String {
@@ -43,6 +45,7 @@ pub(crate) fn transform_text(t: &Transform) -> String {
         TransformKind::Tag(tag) => format!("tag({}, {tag})", t.var.name),
         TransformKind::Reorder(inner) => format!("reorder({}, {})", t.var.name, inner.name),
         TransformKind::Join(inner) => format!("join({}, {})", t.var.name, inner.name),
+        TransformKind::Prefetch => format!("prefetch({})", t.var.name),
     }
 }
 
@@ -79,11 +82,14 @@ impl PragmaParser<'_> {
     /// One `split(...)` or `tag(...)`.
     fn transform_item(&self, toks: &[Tok<'_>], mut i: usize, kw: &Tok<'_>) -> DResult<(Transform, usize)> {
         let text = |k: usize| toks.get(k).map(|t| t.text);
-        let Some(head) = toks.get(i).filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join")) else {
+        let Some(head) = toks
+            .get(i)
+            .filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join" | "prefetch"))
+        else {
             return Err(self
                 .err(
                     self.at(toks, i, kw),
-                    "expected `split(...)`, `tag(...)`, `reorder(...)` or `join(...)` in `transform(...)`",
+                    "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)` or `prefetch(...)` in `transform(...)`",
                 )
                 .with_note(FORMS));
         };
@@ -92,6 +98,24 @@ impl PragmaParser<'_> {
             return Err(self.err(head.span, format!("expected `(` after `{}`", head.text)).with_note(FORMS));
         }
         i += 1;
+        if head.text == "prefetch" {
+            let var = self.loop_var(toks, i, kw, "an array parameter as the argument of `prefetch`")?;
+            i += 1;
+            if text(i) != Some(")") {
+                return Err(self
+                    .err(self.at(toks, i, kw), "expected `)` to close `prefetch(`: it takes one array")
+                    .with_note(FORMS));
+            }
+            let span = Span::new(head.span.start, toks[i].span.end);
+            return Ok((
+                Transform {
+                    var,
+                    kind: TransformKind::Prefetch,
+                    span,
+                },
+                i + 1,
+            ));
+        }
         let var = self.loop_var(toks, i, kw, &format!("a loop variable as the first argument of `{}`", head.text))?;
         i += 1;
         self.expect_comma(toks, i, kw)?;

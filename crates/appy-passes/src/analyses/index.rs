@@ -35,6 +35,20 @@ pub struct Access {
 
 /// The affine form of `v`, with `ivs` the loop variables and `defs` the ops of the body.
 pub fn index_form(v: Value, ivs: &[Value], defs: &HashMap<Value, &Op>, depth: usize) -> Option<IndexForm> {
+    index_form_through(v, ivs, defs, &HashMap::new(), depth)
+}
+
+/// [`index_form`], following values defined outside the body through the integer
+/// arithmetic of `outer` (constants, casts, `addi`, `subi`, `muli` of the enclosing
+/// code), so that `i - 1` and `i + 1` computed outside are `Sym(i) - 1` and
+/// `Sym(i) + 1`, not two unrelated symbols.
+pub fn index_form_through(
+    v: Value,
+    ivs: &[Value],
+    defs: &HashMap<Value, &Op>,
+    outer: &HashMap<Value, &Op>,
+    depth: usize,
+) -> Option<IndexForm> {
     if ivs.contains(&v) {
         return Some(IndexForm::var(Term::Iv(v)));
     }
@@ -42,10 +56,24 @@ pub fn index_form(v: Value, ivs: &[Value], defs: &HashMap<Value, &Op>, depth: us
         return None;
     }
     let Some(op) = defs.get(&v) else {
-        // Defined outside the body: invariant.
-        return Some(IndexForm::var(Term::Sym(v)));
+        // Defined outside the body: invariant, through the arithmetic that made it.
+        let through = outer.get(&v).and_then(|op| {
+            let x = |k: usize| index_form_through(op.operands[k], ivs, defs, outer, depth + 1);
+            match op.name.as_str() {
+                "arith.constant" => {
+                    let n: i64 = op.attr("value")?.split(':').next()?.trim().parse().ok()?;
+                    Some(IndexForm::constant(n))
+                }
+                "arith.index_cast" | "arith.index_castui" | "arith.extsi" => x(0),
+                "arith.addi" => x(0)?.checked_add(&x(1)?),
+                "arith.subi" => x(0)?.checked_sub(&x(1)?),
+                "arith.muli" => x(0)?.checked_mul(x(1)?),
+                _ => None,
+            }
+        });
+        return Some(through.unwrap_or_else(|| IndexForm::var(Term::Sym(v))));
     };
-    let x = |k: usize| index_form(op.operands[k], ivs, defs, depth + 1);
+    let x = |k: usize| index_form_through(op.operands[k], ivs, defs, outer, depth + 1);
     match op.name.as_str() {
         "arith.constant" => {
             let text = op.attr("value")?;

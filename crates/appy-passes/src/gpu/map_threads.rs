@@ -155,7 +155,9 @@ impl State<'_> {
                 );
                 continue;
             }
-            let (before, after) = take_barriers(&mut op);
+            let (mut before, after) = take_barriers(&mut op);
+            // A barrier with nothing but pure ops since the previous one orders nothing new.
+            before &= !barrier_since_pure(&out);
             if is_lanes(&op) {
                 if before {
                     out.push(Op::new("gpu.barrier").with_loc(op.loc.clone()));
@@ -379,4 +381,17 @@ fn block_reduce(
     out.extend(b.take());
     out.push(Op::new("appy.alias").with_operands([c]).with_results([res]));
     Ok(())
+}
+
+/// Whether the last ops of `out` are a `gpu.barrier` followed only by pure ops.
+fn barrier_since_pure(out: &[Op]) -> bool {
+    for o in out.iter().rev() {
+        if o.name == "gpu.barrier" {
+            return true;
+        }
+        if !appy_ir::effects::is_pure(o) {
+            return false;
+        }
+    }
+    false
 }

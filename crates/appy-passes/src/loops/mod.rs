@@ -4,6 +4,7 @@
 //! that need it (`appy-unroll` for `unr` and `ilp`). `appy-schedule` runs the
 //! transforms a program asks for in its pragmas (`transform(...)`).
 
+pub mod add_prefetch;
 pub mod join_inames;
 pub mod reorder;
 pub mod schedule;

@@ -8,16 +8,22 @@
 //! With `cpu=1` (the CPU back end), a split into groups and threads (`g.0`/`l.0`) is a
 //! GPU schedule and is skipped: the loop stays one parallel loop, which OpenMP
 //! schedules. Splits and tags of sequential loops apply on both back ends.
+//!
+//! A prefetch into shared memory (`appy-add-prefetch`) needs the lanes that
+//! strip-mining makes: it stays recorded on the loop (`appy.transforms`, which the
+//! loop's other transforms carry along) for `appy-add-prefetch` after strip-mining. On
+//! the CPU, which has no shared memory, it is dropped.
 
+use super::add_prefetch::{self, AddPrefetch};
 use super::join_inames::{self, JoinInames};
 use super::reorder::{self, Reorder};
 use super::split_iname::{self, SplitIname};
 use super::tag_inames::{self, TagInames};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
-use appy_ir::ir::{Module, Op};
+use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::{TRANSFORMS, Tag, parse_str_array};
+use appy_ir::schedule::{TRANSFORMS, Tag, parse_str_array, str_array};
 
 /// The pass.
 pub struct Schedule {
@@ -40,6 +46,7 @@ enum Transform {
     Tag(TagInames),
     Reorder(Reorder),
     Join(JoinInames),
+    Prefetch(AddPrefetch),
 }
 
 /// Parses one recorded invocation (`appy-split-iname{...}`) with its pass's options.
@@ -54,29 +61,54 @@ fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
         )),
         "appy-tag-inames" => Ok(Transform::Tag(TagInames::from_options(&options(&tag_inames::INFO)?).map_err(bad)?)),
         "appy-reorder" => Ok(Transform::Reorder(Reorder::from_options(&options(&reorder::INFO)?).map_err(bad)?)),
+        "appy-add-prefetch" => Ok(Transform::Prefetch(
+            AddPrefetch::from_options(&options(&add_prefetch::INFO)?).map_err(bad)?,
+        )),
         "appy-join-inames" => Ok(Transform::Join(
             JoinInames::from_options(&options(&join_inames::INFO)?).map_err(bad)?,
         )),
         _ => Err(bad(
-            "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames".into(),
+            "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames, appy-add-prefetch".into(),
         )),
     }
 }
 
 /// Takes the recorded transforms out of `ops`, in program order: each with the
-/// annotated loop's location and the attribute's strings.
-fn take_recorded(ops: &mut [Op], out: &mut Vec<(Op, Vec<String>)>) {
+/// annotated loop's location and the attribute's strings. Prefetches stay on the loop
+/// for `appy-add-prefetch`, except on the CPU (`args`: the function's parameters),
+/// where they are checked against the loop and left in the list.
+fn take_recorded(ops: &mut [Op], out: &mut Vec<(Op, Vec<String>)>, cpu: Option<&[Value]>) -> Result<(), IrError> {
     for o in ops {
         if let Some(v) = o.remove_attr(TRANSFORMS) {
             let at = Op::new(o.name.clone()).with_loc(o.loc.clone());
-            out.push((at, parse_str_array(&v)));
+            let (prefetch, now): (Vec<String>, Vec<String>) =
+                parse_str_array(&v).into_iter().partition(|t| t.starts_with("appy-add-prefetch{"));
+            match cpu {
+                None => {
+                    if !prefetch.is_empty() {
+                        o.set_attr(TRANSFORMS, str_array(&prefetch));
+                    }
+                    out.push((at, now));
+                }
+                Some(args) => {
+                    for text in &prefetch {
+                        if let Transform::Prefetch(p) = parse(text, &at)?
+                            && let Some(a) = usize::try_from(p.array).ok().and_then(|k| args.get(k))
+                        {
+                            p.check_loop(o, *a)?;
+                        }
+                    }
+                    out.push((at, now.into_iter().chain(prefetch).collect()));
+                }
+            }
         }
         for r in &mut o.regions {
             for b in &mut r.blocks {
-                take_recorded(&mut b.ops, out);
+                take_recorded(&mut b.ops, out, cpu)?;
             }
         }
     }
+    Ok(())
 }
 
 impl Pass for Schedule {
@@ -87,7 +119,8 @@ impl Pass for Schedule {
         rewrite(m, |rw| {
             rw.rewrite_functions(|b, func, mut ops| {
                 let mut recorded = vec![];
-                take_recorded(&mut ops, &mut recorded);
+                let args = func.regions[0].blocks[0].args.clone();
+                take_recorded(&mut ops, &mut recorded, self.cpu.then_some(args.as_slice()))?;
                 for (at, list) in recorded {
                     for text in list {
                         match parse(&text, &at)? {
@@ -104,6 +137,11 @@ impl Pass for Schedule {
                             Transform::Tag(t) => ops = t.apply(&b.m, func, ops)?,
                             Transform::Reorder(r) => ops = r.apply(&b.m, func, ops)?,
                             Transform::Join(j) => ops = j.apply(b, func, ops)?,
+                            Transform::Prefetch(p) => {
+                                // Checked as on the GPU, then dropped: no shared memory.
+                                p.array_value(b, func, &ops)?;
+                                tracing::debug!("a prefetch into shared memory is a GPU schedule: skipped on the CPU");
+                            }
                         }
                     }
                 }
