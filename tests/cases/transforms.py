@@ -77,3 +77,16 @@ def joined(a, b):
         #pragma parallel for
         for j in range(1, a.shape[1], 2):
             b[i, j] = 2.0 * a[i, j] + i
+
+
+# `assume(j, multiple=8)`: the split by 4 needs no rest loop (the frontend checks the
+# assumption at run time; these sizes keep it).
+# test: a:f64[m,n] out:f64[m] | m=1,3,17 n=8,16,40
+@appy.jit
+def assumed(a, out):
+    #pragma parallel for transform(assume(j, multiple=8), split(j, 4, inner=unr))
+    for i in range(a.shape[0]):
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j]
+        out[i] = s

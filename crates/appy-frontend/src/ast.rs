@@ -533,6 +533,9 @@ pub enum TransformKind {
     /// `prefetch(array)`: the reads of the array parameter `var` that a group's threads
     /// share, loaded once into shared memory (Loopy's `add_prefetch`).
     Prefetch,
+    /// `assume(var, multiple=K)`: the trip count of the loop over `var` is a multiple of
+    /// `K` (Loopy's `assume`; checked at run time).
+    Assume(i64),
 }
 
 /// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.

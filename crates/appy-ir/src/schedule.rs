@@ -125,6 +125,11 @@ pub const BUFFER_BYTES: i64 = 48 * 1024;
 /// writes it, `appy-schedule` applies and removes it.
 pub const TRANSFORMS: &str = "appy.transforms";
 
+/// On a loop: a number its trip count is a multiple of (`appy-assume`, from a
+/// `transform(assume(j, multiple=K))` clause, which the frontend also checks at run
+/// time); `appy-split-iname` then needs no rest loop for a factor dividing it.
+pub const MULTIPLE: &str = "appy.multiple";
+
 /// `appy.inames`: the names of a loop's dimensions, one per induction variable, as an
 /// array of strings (`appy.inames = ["i"]`). A loop written in the source is named after
 /// its loop variable, made unique in the function (`i`, then `i_1`, `i_2`, ... for later

@@ -5,10 +5,10 @@
 //!
 //! | element | meaning |
 //! |---|---|
-//! | 0 | an error: an index out of bounds (checked mode), a negative dimension of a new array, or a negative exponent of a NumPy integer power; set by an atomic max to 1, and the first thread to set it records 1–4 |
+//! | 0 | an error: an index out of bounds (checked mode), a negative dimension of a new array, a negative exponent of a NumPy integer power, or a loop whose trip count breaks an `assume` clause; set by an atomic max to 1, and the first thread to set it records 1–4 |
 //! | 1 | the site (1-based, into [`Status::sites`]) of the subscript, allocation or power |
-//! | 2 | the index as written (before negative indices are counted from the end), the dimension, or the exponent |
-//! | 3 | the size of the axis |
+//! | 2 | the index as written (before negative indices are counted from the end), the dimension, the exponent, or the trip count |
+//! | 3 | the size of the axis, or the multiple assumed |
 //! | 4 | the axis |
 //! | 5 | a site where an integer `//` or `%` divided by zero (the result is 0, as in NumPy) |
 //! | 6 | a site where `//` overflowed (`INT64_MIN // -1`, as in NumPy the result wraps) |
@@ -36,6 +36,9 @@ pub enum SiteKind {
     Alloc,
     /// The exponent of a NumPy integer power (an error when negative, as in NumPy).
     NegativePower,
+    /// A `transform(assume(j, multiple=K))` clause: an error when loop `j`'s trip count
+    /// (element 2) is not a multiple of `K` (element 3).
+    Assume,
 }
 
 /// A place in the source that reports into the status buffer.
@@ -73,6 +76,13 @@ impl Status {
                 return Err(format!(
                     "{loc}: error: Integers to negative integer powers are not allowed (exponent {})",
                     at(2)
+                ));
+            }
+            if site.is_some_and(|s| s.kind == SiteKind::Assume) {
+                return Err(format!(
+                    "{loc}: error: the assumption does not hold: the loop runs {} iterations, not a multiple of {}",
+                    at(2),
+                    at(3)
                 ));
             }
             if site.is_some_and(|s| s.kind == SiteKind::Alloc) {
@@ -113,6 +123,7 @@ pub fn is_program_error(msg: &str) -> bool {
     msg.contains(": error: index ") && msg.contains(" is out of bounds for axis ")
         || msg.contains(": error: negative dimensions are not allowed")
         || msg.contains(": error: Integers to negative integer powers are not allowed")
+        || msg.contains(": error: the assumption does not hold")
 }
 
 #[cfg(test)]
@@ -153,6 +164,18 @@ mod tests {
         assert_eq!(
             e,
             "k.py:5:16: error: Integers to negative integer powers are not allowed (exponent -3)"
+        );
+        assert!(is_program_error(&e));
+        let a = Status {
+            sites: vec![Site {
+                loc: "k.py:6:36".into(),
+                kind: SiteKind::Assume,
+            }],
+        };
+        let e = a.decode(&[1, 1, 12, 8, 0, 0, 0, 0]).unwrap_err();
+        assert_eq!(
+            e,
+            "k.py:6:36: error: the assumption does not hold: the loop runs 12 iterations, not a multiple of 8"
         );
         assert!(is_program_error(&e));
     }

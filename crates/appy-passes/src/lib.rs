@@ -80,6 +80,7 @@ pub const PASSES: &[PassInfo] = &[
     loops::tag_inames::INFO,
     loops::reorder::INFO,
     loops::join_inames::INFO,
+    loops::assume::INFO,
     loops::strip_mine::INFO,
     loops::add_prefetch::INFO,
     loops::unroll::INFO,

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 /// The program's runtime error as NumPy raises it: `IndexError` for an index out of
-/// bounds (checked mode), `ValueError` for a negative dimension or a negative exponent
-/// of an integer power.
+/// bounds (checked mode), `ValueError` for a negative dimension, a negative exponent
+/// of an integer power, or a loop that breaks an `assume(...)` clause.
 fn program_error(msg: String) -> PyErr {
-    if msg.contains("negative dimensions") || msg.contains("negative integer powers") {
+    if msg.contains("negative dimensions") || msg.contains("negative integer powers") || msg.contains("assumption does not hold") {
         pyo3::exceptions::PyValueError::new_err(msg)
     } else {
         pyo3::exceptions::PyIndexError::new_err(msg)

@@ -159,3 +159,25 @@ def test_integer_division_by_zero_warns_once_like_numpy():
         divs(a, b, q)
     with np.errstate(divide="ignore"):
         assert np.array_equal(q, a // b)
+
+
+def test_a_broken_assume_clause_raises_value_error_at_the_clause():
+    @appy.jit(device="cpu")
+    def rowsum(a, out):
+        #pragma parallel for transform(assume(j, multiple=8), split(j, 4, inner=unr))
+        for i in range(a.shape[0]):
+            s = 0.0
+            for j in range(a.shape[1]):
+                s += a[i, j]
+            out[i] = s
+
+    a = np.random.default_rng(2).random((5, 16)) + 0.5
+    out = np.zeros(5)
+    rowsum(a, out)
+    assert np.allclose(out, a.sum(1))
+    with pytest.raises(ValueError) as ei:
+        rowsum(a[:, :12].copy(), out)
+    line, text = line_of(__file__, "transform(assume(j, multiple" + "=8)")
+    col = text.index("assume(") + 1
+    assert f"{os.path.basename(__file__)}:{line}:{col}: error: the assumption does not hold" in str(ei.value), str(ei.value)
+    assert "runs 12 iterations, not a multiple of 8" in str(ei.value)

@@ -108,24 +108,17 @@ impl<'a> Lower<'a> {
         if transforms.is_empty() {
             return Ok(None);
         }
-        // The nest: the loop and the loops in its body (a statement's span may cover
-        // its header only).
-        let end = last_end(s);
-        let within = |sp: Span| sp.start >= s.span.start && sp.start <= end;
-        let sema = self.sema;
-        let nest: Vec<&LoopPlan> = sema.plans.iter().filter(|p| within(p.span)).collect();
+        let nest = self.nest_plans(s);
         let file = self.file;
-        let find = |v: &Ident| -> DResult<&LoopPlan> {
-            nest.iter().find(|p| p.var == v.name).copied().ok_or_else(|| {
-                let vars: Vec<&str> = nest.iter().map(|p| p.var.as_str()).collect();
-                Diagnostic::error(file, v.span, format!("transform: no loop over `{}` in this loop nest", v.name))
-                    .with_note(format!("the nest's loop variables: {}", vars.join(", ")))
-            })
-        };
+        let find = |v: &Ident| find_in_nest(file, &nest, v);
         let mut out = vec![];
         for t in transforms {
             if t.kind == TransformKind::Prefetch {
                 out.push(self.prefetch(&t.var)?);
+                continue;
+            }
+            if let TransformKind::Assume(k) = t.kind {
+                out.push(format!("appy-assume{{iname={} multiple={k}}}", find(&t.var)?.iname));
                 continue;
             }
             let target = find(&t.var)?;
@@ -159,10 +152,64 @@ impl<'a> Lower<'a> {
                     };
                     format!("{pass}{{outer={n} inner={}}}", t2.iname)
                 }
-                TransformKind::Prefetch => unreachable!("handled above"),
+                TransformKind::Prefetch | TransformKind::Assume(_) => unreachable!("handled above"),
             });
         }
         Ok(Some(str_array(&out)))
+    }
+
+    /// The plans of the loops of the nest annotated by `s`'s pragma: the loop and the
+    /// loops in its body (a statement's span may cover its header only).
+    fn nest_plans(&self, s: &Stmt) -> Vec<&'a LoopPlan> {
+        let end = last_end(s);
+        let within = |sp: Span| sp.start >= s.span.start && sp.start <= end;
+        let sema: &'a Analysis = self.sema;
+        sema.plans.iter().filter(|p| within(p.span)).collect()
+    }
+
+    /// The `assume(j, multiple=K)` clauses of `s`'s pragma, resolved to the loops they
+    /// name, for [`Lower::check_assumed`] when those loops are lowered.
+    fn note_assumes(&mut self, s: &Stmt) -> DResult<()> {
+        let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) else {
+            return Ok(());
+        };
+        if !transforms.iter().any(|t| matches!(t.kind, TransformKind::Assume(_))) {
+            return Ok(());
+        }
+        let nest = self.nest_plans(s);
+        for t in transforms {
+            if let TransformKind::Assume(k) = t.kind {
+                let iname = find_in_nest(self.file, &nest, &t.var)?.iname.clone();
+                self.assumes.push((iname, k, t.span));
+            }
+        }
+        Ok(())
+    }
+
+    /// Before loop `iname` from `lb` to `ub` by the constant `step` (i64 values): when a
+    /// clause assumes its trip count a multiple of K, a check that reports the program's
+    /// error through the status buffer when it is not.
+    fn check_assumed(&mut self, iname: &str, lb: Value, ub: Value, cstep: Option<i64>) -> DResult<()> {
+        let Some(&(_, k, span)) = self.assumes.iter().find(|a| a.0 == iname) else {
+            return Ok(());
+        };
+        let Some(step) = cstep.filter(|s| *s != 0) else {
+            return Err(self.err(span, "assume(..., multiple=K) needs a loop with a constant step"));
+        };
+        let (lb, ub) = (self.b.to_i64(lb), self.b.to_i64(ub));
+        // The trip count of range(lb, ub, step): ceil((ub - lb) / step), at least 0.
+        let (from, to, st) = if step > 0 { (lb, ub, step) } else { (ub, lb, -step) };
+        let span_v = self.b.bin("arith.subi", to, from);
+        let stv = self.b.int(st, "i64");
+        let trip = self.b.bin("arith.ceildivsi", span_v, stv);
+        let zero = self.b.int(0, "i64");
+        let trip = self.b.bin("arith.maxsi", trip, zero);
+        let kv = self.b.int(k, "i64");
+        let rem = self.b.bin("arith.remsi", trip, kv);
+        let bad = self.b.cmpi(IPred::Ne, rem, zero);
+        let site = self.new_site(span, appy_ir::status::SiteKind::Assume);
+        self.record_fault(bad, site, trip, kv, 0);
+        Ok(())
     }
 
     /// `prefetch(a)`: the pass invocation for array parameter `a` (by its position).
@@ -185,7 +232,9 @@ impl<'a> Lower<'a> {
     /// (`scf.parallel`) with its reductions, shared cells and private variables.
     pub(super) fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
         let (k, plan) = self.next_plan(s)?;
+        self.note_assumes(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
+        self.check_assumed(&plan.iname, lb, ub, cstep)?;
         let Some((parallel, simd)) = plan.kind.flags() else {
             return self.seq_loop(var, lb, ub, step, cstep, body, s, &plan.iname);
         };
@@ -443,4 +492,13 @@ fn last_end(s: &Stmt) -> usize {
         _ => None,
     };
     inner.map_or(s.span.end, |b| last_end(b).max(s.span.end))
+}
+
+/// The loop of `nest` over `v`; else an error at `v` listing the nest's variables.
+fn find_in_nest<'p>(file: &SourceFile, nest: &[&'p LoopPlan], v: &Ident) -> DResult<&'p LoopPlan> {
+    nest.iter().find(|p| p.var == v.name).copied().ok_or_else(|| {
+        let vars: Vec<&str> = nest.iter().map(|p| p.var.as_str()).collect();
+        Diagnostic::error(file, v.span, format!("transform: no loop over `{}` in this loop nest", v.name))
+            .with_note(format!("the nest's loop variables: {}", vars.join(", ")))
+    })
 }

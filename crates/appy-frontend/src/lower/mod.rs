@@ -142,6 +142,7 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         tune: opts.tune,
         tune_choices: 1,
         params: vec![],
+        assumes: vec![],
     };
     if let Err(e) = l.function(f, args) {
         return Err(l.sign_dependent_error(Some(e.span.unwrap_or_default())).unwrap_or(e));
@@ -224,6 +225,8 @@ struct Lower<'a> {
     tune_choices: usize,
     /// The function's parameters, in order (`transform(prefetch(a))` names one).
     params: Vec<Value>,
+    /// The loops that `assume(j, multiple=K)` clauses name (iname, K, the clause).
+    assumes: Vec<(String, i64, Span)>,
     /// The status buffer parameter, once something reports into it.
     status: Option<Value>,
     /// Its sites ([`appy_ir::status::Status::sites`]).

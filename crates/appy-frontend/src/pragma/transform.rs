@@ -10,6 +10,8 @@
 //! join(OUTER, INNER)                               two nested parallel loops made one
 //! prefetch(ARRAY)                                  the group's reads of an array parameter
 //!                                                  loaded once into shared memory (GPU)
+//! assume(VAR, multiple=K)                          the loop's trip count is a multiple of K
+//!                                                  (checked at run time)
 //! ```
 
 use super::{PragmaParser, Tok, is_ident};
@@ -17,7 +19,7 @@ use crate::ast::{Ident, Transform, TransformKind};
 use appy_ir::diag::{DResult, Span};
 use appy_ir::schedule::Tag;
 
-const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))`, `transform(join(i, j))` or `transform(prefetch(a))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
+const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))`, `transform(join(i, j))`, `transform(prefetch(a))` or `transform(assume(j, multiple=4))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
 
 /// The clause as it is written back (`split(j, 4, inner=unr)`).
 pub(crate) fn transform_text(t: &Transform) -> String {
@@ -46,6 +48,7 @@ pub(crate) fn transform_text(t: &Transform) -> String {
         TransformKind::Reorder(inner) => format!("reorder({}, {})", t.var.name, inner.name),
         TransformKind::Join(inner) => format!("join({}, {})", t.var.name, inner.name),
         TransformKind::Prefetch => format!("prefetch({})", t.var.name),
+        TransformKind::Assume(k) => format!("assume({}, multiple={k})", t.var.name),
     }
 }
 
@@ -84,12 +87,12 @@ impl PragmaParser<'_> {
         let text = |k: usize| toks.get(k).map(|t| t.text);
         let Some(head) = toks
             .get(i)
-            .filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join" | "prefetch"))
+            .filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join" | "prefetch" | "assume"))
         else {
             return Err(self
                 .err(
                     self.at(toks, i, kw),
-                    "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)` or `prefetch(...)` in `transform(...)`",
+                    "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)`, `prefetch(...)` or `assume(...)` in `transform(...)`",
                 )
                 .with_note(FORMS));
         };
@@ -120,7 +123,22 @@ impl PragmaParser<'_> {
         i += 1;
         self.expect_comma(toks, i, kw)?;
         i += 1;
-        let kind = if head.text == "reorder" || head.text == "join" {
+        let kind = if head.text == "assume" {
+            let key = toks.get(i).filter(|t| t.text == "multiple");
+            if key.is_none() || text(i + 1) != Some("=") {
+                return Err(self
+                    .err(self.at(toks, i, kw), "expected `multiple=K` in `assume(...)`")
+                    .with_note(FORMS));
+            }
+            let k = toks.get(i + 2).and_then(|t| t.text.replace('_', "").parse::<i64>().ok());
+            let Some(k) = k.filter(|k| (1..=1 << 30).contains(k)) else {
+                return Err(self
+                    .err(self.at(toks, i + 2, kw), "expected the multiple, an integer in [1, 2^30]")
+                    .with_note(FORMS));
+            };
+            i += 3;
+            TransformKind::Assume(k)
+        } else if head.text == "reorder" || head.text == "join" {
             let what = format!("the inner loop's variable as the second argument of `{}`", head.text);
             let inner = self.loop_var(toks, i, kw, &what)?;
             i += 1;

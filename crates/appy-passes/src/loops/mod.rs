@@ -5,6 +5,7 @@
 //! transforms a program asks for in its pragmas (`transform(...)`).
 
 pub mod add_prefetch;
+pub mod assume;
 pub mod join_inames;
 pub mod reorder;
 pub mod schedule;

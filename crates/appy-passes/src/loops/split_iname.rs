@@ -7,7 +7,7 @@
 //!   `for` or `ord`. The full chunks run first, iteration `j = j_outer + j_inner*step`
 //!   with no bounds test, then the iterations left (fewer than `factor`) run in a loop
 //!   `j_tail` tagged `for` (Loopy's slabs), left out when the trip count is a known
-//!   multiple of `factor`. Values carried from one iteration to the next stay carried,
+//!   multiple of `factor` (constant bounds, or `appy-assume`). Values carried from one iteration to the next stay carried,
 //!   in order. `ilp` is refused for a loop that carries values: its iterations are not
 //!   independent.
 //! - a parallel loop of workers that is not inside another one, outer tag `g.0` and
@@ -19,6 +19,7 @@
 //! parallel loop's, so it is legal whenever it applies; anything else is refused with
 //! what is supported.
 
+use super::assume::multiple_of;
 use super::strip_mine::StripMine;
 use super::{Place, carried_dependence, no_such_loop, replace_named};
 use crate::analyses::nest::{const_bounds, int_constants, trip_count};
@@ -28,7 +29,7 @@ use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
-use appy_ir::schedule::{INAMES, LoopKind, TAGS, Tag};
+use appy_ir::schedule::{INAMES, LoopKind, MULTIPLE, TAGS, Tag};
 use std::collections::HashMap;
 
 /// The pass.
@@ -208,9 +209,16 @@ fn split_for(b: &mut Builder, op: Op, factor: i64, outer: Tag, inner: Tag, const
     let results = op.results.clone();
     let tys: Vec<String> = results.iter().map(|r| b.m.ty(*r).to_string()).collect();
     // A trip count that is a known multiple of the factor needs no rest.
-    let exact = matches!(const_bounds(&op, consts), Some((l, u, s)) if s > 0 && trip_count(l, u, s) % factor == 0);
+    // (or, by `appy-assume`, a multiple of a multiple of it).
+    let exact = matches!(const_bounds(&op, consts), Some((l, u, s)) if s > 0 && trip_count(l, u, s) % factor == 0)
+        || multiple_of(&op).is_some_and(|k| k % factor == 0);
     let tail_src = (!exact).then(|| b.m.clone_op(&op, &mut HashMap::new()));
-    let attrs: Vec<(String, String)> = op.attrs.iter().filter(|(k, _)| k != INAMES && k != TAGS).cloned().collect();
+    let attrs: Vec<(String, String)> = op
+        .attrs
+        .iter()
+        .filter(|(k, _)| k != INAMES && k != TAGS && k != MULTIPLE)
+        .cloned()
+        .collect();
     let mut op = op;
     let block = std::mem::take(&mut op.regions[0].blocks[0]);
     let (iv, accs) = (block.args[0], block.args[1..].to_vec());
