@@ -90,3 +90,35 @@ def assumed(a, out):
         for j in range(a.shape[1]):
             s += a[i, j]
         out[i] = s
+
+
+# `privatize(tmp)`: a temporary each iteration uses only at its own element becomes a
+# scalar of the iteration (here the reduction of a row, as gesummv writes it).
+# test: A:f64[m,n] B:f64[m,n] x:f64[n] alpha:float beta:float | m=1,3,130 n=1,7,257
+@appy.jit
+def gesummv_private(A, B, x, alpha, beta):
+    tmp = np.empty(A.shape[0])
+    y = np.empty(A.shape[0])
+    #pragma parallel for transform(privatize(tmp))
+    for i in range(A.shape[0]):
+        tmp[i] = 0.0
+        y[i] = 0.0
+        for j in range(A.shape[1]):
+            tmp[i] += A[i, j] * x[j]
+            y[i] += B[i, j] * x[j]
+        y[i] = alpha * tmp[i] + beta * y[i]
+    return y
+
+
+# A zero-filled temporary read before it is written, and a float32 one filled with a
+# constant: each iteration's scalar starts at the fill.
+# test: a:f32[n] out:f32[n] | n=1,5,1025 rtol=1e-5 atol=1e-6
+@appy.jit
+def private_fills(a, out):
+    acc = np.zeros(a.shape[0], dtype=np.float32)
+    base = np.full(a.shape[0], 2.5, dtype=np.float32)
+    #pragma parallel for transform(privatize(acc), privatize(base))
+    for i in range(a.shape[0]):
+        acc[i] += a[i] * a[i]
+        base[i] = base[i] * a[i]
+        out[i] = acc[i] - base[i]

@@ -536,6 +536,9 @@ pub enum TransformKind {
     /// `assume(var, multiple=K)`: the trip count of the loop over `var` is a multiple of
     /// `K` (Loopy's `assume`; checked at run time).
     Assume(i64),
+    /// `privatize(tmp)`: the temporary array `var`, used by each iteration of the
+    /// annotated loop only at its own element, becomes a scalar of the iteration.
+    Privatize,
 }
 
 /// One `slice=>props` entry of a tensor pragma, e.g. `1:M-1=>parallel`.

@@ -49,6 +49,15 @@ impl Builder {
     pub fn end(&mut self) -> Vec<Op> {
         self.stack.pop().expect("balanced begin/end")
     }
+    /// The op of an open list (not nested in another op) that defines `v`, innermost
+    /// list first.
+    pub fn find_open_mut(&mut self, v: Value) -> Option<&mut Op> {
+        self.stack
+            .iter_mut()
+            .rev()
+            .flat_map(|l| l.iter_mut().rev())
+            .find(|o| o.results.contains(&v))
+    }
     /// Number of open op lists.
     pub fn depth(&self) -> usize {
         self.stack.len()

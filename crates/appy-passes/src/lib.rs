@@ -81,6 +81,7 @@ pub const PASSES: &[PassInfo] = &[
     loops::reorder::INFO,
     loops::join_inames::INFO,
     loops::assume::INFO,
+    loops::privatize::INFO,
     loops::strip_mine::INFO,
     loops::add_prefetch::INFO,
     loops::unroll::INFO,

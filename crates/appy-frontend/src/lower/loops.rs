@@ -117,6 +117,11 @@ impl<'a> Lower<'a> {
                 out.push(self.prefetch(&t.var)?);
                 continue;
             }
+            if t.kind == TransformKind::Privatize {
+                let own = nest.iter().find(|p| p.span == s.span).map_or("", |p| p.iname.as_str());
+                out.push(self.privatize(&t.var, own)?);
+                continue;
+            }
             if let TransformKind::Assume(k) = t.kind {
                 out.push(format!("appy-assume{{iname={} multiple={k}}}", find(&t.var)?.iname));
                 continue;
@@ -152,7 +157,7 @@ impl<'a> Lower<'a> {
                     };
                     format!("{pass}{{outer={n} inner={}}}", t2.iname)
                 }
-                TransformKind::Prefetch | TransformKind::Assume(_) => unreachable!("handled above"),
+                TransformKind::Prefetch | TransformKind::Assume(_) | TransformKind::Privatize => unreachable!("handled above"),
             });
         }
         Ok(Some(str_array(&out)))
@@ -210,6 +215,21 @@ impl<'a> Lower<'a> {
         let site = self.new_site(span, appy_ir::status::SiteKind::Assume);
         self.record_fault(bad, site, trip, kv, 0);
         Ok(())
+    }
+
+    /// `privatize(tmp)` on the loop `iname`: the pass invocation, for a temporary the
+    /// function allocates (named for the pass when it was bound: `Lower::privatized`).
+    fn privatize(&self, v: &Ident, iname: &str) -> DResult<String> {
+        let ok = match self.lookup(&v.name) {
+            Some(Binding::Val(V::Arr(m, ..))) => !self.params.contains(m),
+            _ => false,
+        };
+        if !ok {
+            return Err(self
+                .err(v.span, format!("privatize: `{}` is not a temporary array of the function", v.name))
+                .with_note("privatize names an array the function allocates (np.empty, np.zeros, np.full) and uses in the loop at the loop's index only, e.g. `tmp = np.empty(n)` ... `transform(privatize(tmp))`"));
+        }
+        Ok(format!("appy-privatize{{array={} iname={iname}}}", v.name))
     }
 
     /// `prefetch(a)`: the pass invocation for array parameter `a` (by its position).

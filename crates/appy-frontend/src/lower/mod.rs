@@ -143,6 +143,7 @@ fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: 
         tune_choices: 1,
         params: vec![],
         assumes: vec![],
+        privatized: Default::default(),
     };
     if let Err(e) = l.function(f, args) {
         return Err(l.sign_dependent_error(Some(e.span.unwrap_or_default())).unwrap_or(e));
@@ -227,6 +228,9 @@ struct Lower<'a> {
     params: Vec<Value>,
     /// The loops that `assume(j, multiple=K)` clauses name (iname, K, the clause).
     assumes: Vec<(String, i64, Span)>,
+    /// The arrays that `privatize(tmp)` clauses name: their allocations are named for
+    /// the pass (`appy.name`).
+    privatized: std::collections::HashSet<String>,
     /// The status buffer parameter, once something reports into it.
     status: Option<Value>,
     /// Its sites ([`appy_ir::status::Status::sites`]).

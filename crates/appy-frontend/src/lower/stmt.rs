@@ -33,6 +33,7 @@ impl Lower<'_> {
             self.bind(&p.name, bind);
         }
         self.params = params.clone();
+        self.privatized = privatized_names(&f.body);
         // Parameters that are reassigned become mutable slots.
         let mut assigned = vec![];
         ast_names_assigned(&f.body, &mut assigned);
@@ -428,6 +429,14 @@ impl Lower<'_> {
                     if let Some(Binding::Slot(..)) = self.lookup(n) {
                         return Err(self.err(t.span, format!("`{n}` is a scalar; it cannot be rebound to an array or vector")));
                     }
+                    if let V::Arr(m, ..) = v
+                        && self.privatized.contains(n)
+                        && let Some(op) = self.b.find_open_mut(m)
+                        && op.name == "memref.alloc"
+                    {
+                        // The temporary a `transform(privatize(...))` clause names.
+                        op.set_attr("appy.name", format!("\"{n}\""));
+                    }
                     self.bind(n, Binding::Val(v));
                     Ok(())
                 }
@@ -584,4 +593,27 @@ impl Lower<'_> {
             self.b.bin("arith.subi", z, x)
         }
     }
+}
+
+/// The arrays that `transform(privatize(...))` clauses in `body` name.
+fn privatized_names(body: &[Stmt]) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for s in body {
+        if let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) {
+            for t in transforms {
+                if t.kind == crate::ast::TransformKind::Privatize {
+                    out.insert(t.var.name.clone());
+                }
+            }
+        }
+        match &s.kind {
+            StmtKind::For { body, .. } => out.extend(privatized_names(body)),
+            StmtKind::If { then, orelse, .. } => {
+                out.extend(privatized_names(then));
+                out.extend(privatized_names(orelse));
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -12,6 +12,8 @@
 //!                                                  loaded once into shared memory (GPU)
 //! assume(VAR, multiple=K)                          the loop's trip count is a multiple of K
 //!                                                  (checked at run time)
+//! privatize(ARRAY)                                 a temporary used at [i] only: a scalar
+//!                                                  of each iteration of the annotated loop
 //! ```
 
 use super::{PragmaParser, Tok, is_ident};
@@ -19,7 +21,7 @@ use crate::ast::{Ident, Transform, TransformKind};
 use appy_ir::diag::{DResult, Span};
 use appy_ir::schedule::Tag;
 
-const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))`, `transform(join(i, j))`, `transform(prefetch(a))` or `transform(assume(j, multiple=4))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
+const FORMS: &str = "write `transform(split(j, 4, inner=unr))`, `transform(tag(j, unr))`, `transform(reorder(j, k))`, `transform(join(i, j))`, `transform(prefetch(a))`, `transform(privatize(tmp))` or `transform(assume(j, multiple=4))`; tags: g.N, l.N, unr, ilp, vec, ord, for";
 
 /// The clause as it is written back (`split(j, 4, inner=unr)`).
 pub(crate) fn transform_text(t: &Transform) -> String {
@@ -49,6 +51,7 @@ pub(crate) fn transform_text(t: &Transform) -> String {
         TransformKind::Join(inner) => format!("join({}, {})", t.var.name, inner.name),
         TransformKind::Prefetch => format!("prefetch({})", t.var.name),
         TransformKind::Assume(k) => format!("assume({}, multiple={k})", t.var.name),
+        TransformKind::Privatize => format!("privatize({})", t.var.name),
     }
 }
 
@@ -87,12 +90,12 @@ impl PragmaParser<'_> {
         let text = |k: usize| toks.get(k).map(|t| t.text);
         let Some(head) = toks
             .get(i)
-            .filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join" | "prefetch" | "assume"))
+            .filter(|t| matches!(t.text, "split" | "tag" | "reorder" | "join" | "prefetch" | "assume" | "privatize"))
         else {
             return Err(self
                 .err(
                     self.at(toks, i, kw),
-                    "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)`, `prefetch(...)` or `assume(...)` in `transform(...)`",
+                    "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)`, `prefetch(...)`, `privatize(...)` or `assume(...)` in `transform(...)`",
                 )
                 .with_note(FORMS));
         };
@@ -101,23 +104,24 @@ impl PragmaParser<'_> {
             return Err(self.err(head.span, format!("expected `(` after `{}`", head.text)).with_note(FORMS));
         }
         i += 1;
-        if head.text == "prefetch" {
-            let var = self.loop_var(toks, i, kw, "an array parameter as the argument of `prefetch`")?;
+        if head.text == "prefetch" || head.text == "privatize" {
+            let var = self.loop_var(toks, i, kw, &format!("an array as the argument of `{}`", head.text))?;
             i += 1;
             if text(i) != Some(")") {
                 return Err(self
-                    .err(self.at(toks, i, kw), "expected `)` to close `prefetch(`: it takes one array")
+                    .err(
+                        self.at(toks, i, kw),
+                        format!("expected `)` to close `{}(`: it takes one array", head.text),
+                    )
                     .with_note(FORMS));
             }
             let span = Span::new(head.span.start, toks[i].span.end);
-            return Ok((
-                Transform {
-                    var,
-                    kind: TransformKind::Prefetch,
-                    span,
-                },
-                i + 1,
-            ));
+            let kind = if head.text == "prefetch" {
+                TransformKind::Prefetch
+            } else {
+                TransformKind::Privatize
+            };
+            return Ok((Transform { var, kind, span }, i + 1));
         }
         let var = self.loop_var(toks, i, kw, &format!("a loop variable as the first argument of `{}`", head.text))?;
         i += 1;

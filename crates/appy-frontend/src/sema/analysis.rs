@@ -461,10 +461,12 @@ impl Walk<'_> {
         self.bind(&var.name, Bind::Val(Ty::S(Some(STy::INT))));
         let before = self.scheduled.len();
         if let Some(PragmaKind::ParallelFor { transforms, .. }) = s.pragma.as_ref().map(|p| &p.kind) {
-            for t in transforms
-                .iter()
-                .filter(|t| !matches!(t.kind, crate::ast::TransformKind::Prefetch | crate::ast::TransformKind::Assume(_)))
-            {
+            for t in transforms.iter().filter(|t| {
+                !matches!(
+                    t.kind,
+                    crate::ast::TransformKind::Prefetch | crate::ast::TransformKind::Assume(_) | crate::ast::TransformKind::Privatize
+                )
+            }) {
                 self.scheduled.push(t.var.name.clone());
                 if let crate::ast::TransformKind::Reorder(inner) | crate::ast::TransformKind::Join(inner) = &t.kind {
                     self.scheduled.push(inner.name.clone());

@@ -33,6 +33,24 @@ pub struct Access {
     pub index: Vec<IndexForm>,
 }
 
+/// Copies of the integer arithmetic of `ops` (constants, casts, `addi`, `subi`,
+/// `muli`, nested regions included): the `outer` of [`index_form_through`].
+pub fn arith_ops(ops: &[Op]) -> Vec<Op> {
+    let mut out = vec![];
+    for o in ops {
+        o.walk(&mut |x| {
+            let affine = matches!(
+                x.name.as_str(),
+                "arith.constant" | "arith.index_cast" | "arith.index_castui" | "arith.extsi" | "arith.addi" | "arith.subi" | "arith.muli"
+            );
+            if affine && x.regions.is_empty() && x.results.len() == 1 {
+                out.push(x.clone());
+            }
+        });
+    }
+    out
+}
+
 /// The affine form of `v`, with `ivs` the loop variables and `defs` the ops of the body.
 pub fn index_form(v: Value, ivs: &[Value], defs: &HashMap<Value, &Op>, depth: usize) -> Option<IndexForm> {
     index_form_through(v, ivs, defs, &HashMap::new(), depth)

@@ -16,6 +16,7 @@
 //! pipeline, at the `appy` level.
 
 use crate::cpu::alloc::{call, func_attrs};
+use crate::loops::privatize::NAME as PRIVATIZED;
 use crate::{Pass, PassInfo};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -80,13 +81,15 @@ fn filled(op: &Op) -> Option<Value> {
 
 /// Rewrites the zero-filled allocations of a function's top-level block.
 fn rewrite_block(b: &mut Builder, ops: Vec<Op>) -> (Vec<Op>, bool) {
-    // Allocations with a zero fill nest.
+    // Allocations with a zero fill nest (not those `appy-privatize` will make scalars).
     let mut zeroed = vec![];
     for o in &ops {
         if o.name == "scf.parallel"
             && o.has_mark(Mark::ZeroFill)
             && let Some(m) = filled(o)
-            && ops.iter().any(|a| a.name == "memref.alloc" && a.results.first() == Some(&m))
+            && ops
+                .iter()
+                .any(|a| a.name == "memref.alloc" && a.results.first() == Some(&m) && !a.has_attr(PRIVATIZED))
         {
             zeroed.push(m);
         }

@@ -33,7 +33,7 @@
 //! drops the request.
 
 use super::{no_such_loop, replace_named};
-use crate::analyses::index::{IndexForm, Term, index_form_through};
+use crate::analyses::index::{IndexForm, Term, arith_ops, index_form_through};
 use crate::analyses::nest::{const_bounds, int_constants};
 use crate::util::{ParallelParts, make_parallel};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
@@ -270,27 +270,9 @@ struct Env {
 
 impl Env {
     fn of(ops: &[Op]) -> Env {
-        let mut arith = vec![];
-        for o in ops {
-            o.walk(&mut |x| {
-                let affine = matches!(
-                    x.name.as_str(),
-                    "arith.constant"
-                        | "arith.index_cast"
-                        | "arith.index_castui"
-                        | "arith.extsi"
-                        | "arith.addi"
-                        | "arith.subi"
-                        | "arith.muli"
-                );
-                if affine && x.regions.is_empty() && x.results.len() == 1 {
-                    arith.push(x.clone());
-                }
-            });
-        }
         Env {
             consts: int_constants(ops),
-            arith,
+            arith: arith_ops(ops),
         }
     }
 }

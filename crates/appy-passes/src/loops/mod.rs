@@ -1,12 +1,14 @@
 //! `appy` → `loops`: the schedule. Strip-mining into MVL-wide lanes
 //! (`appy-strip-mine`, today's default schedule), and Loopy's transforms addressed by
-//! iname (`appy-split-iname`, `appy-tag-inames`, `appy-reorder`, `appy-join-inames`), with the code generation of the tags
+//! iname (`appy-split-iname`, `appy-tag-inames`, `appy-reorder`, `appy-join-inames`,
+//! `appy-assume`, `appy-privatize`, `appy-add-prefetch`), with the code generation of the tags
 //! that need it (`appy-unroll` for `unr` and `ilp`). `appy-schedule` runs the
 //! transforms a program asks for in its pragmas (`transform(...)`).
 
 pub mod add_prefetch;
 pub mod assume;
 pub mod join_inames;
+pub mod privatize;
 pub mod reorder;
 pub mod schedule;
 pub mod split_iname;

@@ -17,6 +17,7 @@
 use super::add_prefetch::{self, AddPrefetch};
 use super::assume::{self, Assume};
 use super::join_inames::{self, JoinInames};
+use super::privatize::{self, Privatize};
 use super::reorder::{self, Reorder};
 use super::split_iname::{self, SplitIname};
 use super::tag_inames::{self, TagInames};
@@ -49,6 +50,7 @@ enum Transform {
     Join(JoinInames),
     Prefetch(AddPrefetch),
     Assume(Assume),
+    Privatize(Privatize),
 }
 
 /// Parses one recorded invocation (`appy-split-iname{...}`) with its pass's options.
@@ -63,6 +65,9 @@ fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
         )),
         "appy-tag-inames" => Ok(Transform::Tag(TagInames::from_options(&options(&tag_inames::INFO)?).map_err(bad)?)),
         "appy-reorder" => Ok(Transform::Reorder(Reorder::from_options(&options(&reorder::INFO)?).map_err(bad)?)),
+        "appy-privatize" => Ok(Transform::Privatize(
+            Privatize::from_options(&options(&privatize::INFO)?).map_err(bad)?,
+        )),
         "appy-assume" => Ok(Transform::Assume(Assume::from_options(&options(&assume::INFO)?).map_err(bad)?)),
         "appy-add-prefetch" => Ok(Transform::Prefetch(
             AddPrefetch::from_options(&options(&add_prefetch::INFO)?).map_err(bad)?,
@@ -71,7 +76,7 @@ fn parse(text: &str, at: &Op) -> Result<Transform, IrError> {
             JoinInames::from_options(&options(&join_inames::INFO)?).map_err(bad)?,
         )),
         _ => Err(bad(
-            "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames, appy-assume, appy-add-prefetch".into(),
+            "known transforms: appy-split-iname, appy-tag-inames, appy-reorder, appy-join-inames, appy-assume, appy-privatize, appy-add-prefetch".into(),
         )),
     }
 }
@@ -141,6 +146,7 @@ impl Pass for Schedule {
                             Transform::Reorder(r) => ops = r.apply(&b.m, func, ops)?,
                             Transform::Join(j) => ops = j.apply(b, func, ops)?,
                             Transform::Assume(a) => ops = a.apply(func, ops)?,
+                            Transform::Privatize(p) => ops = p.apply(b, func, ops)?,
                             Transform::Prefetch(p) => {
                                 // Checked as on the GPU, then dropped: no shared memory.
                                 p.array_value(b, func, &ops)?;
