@@ -320,9 +320,26 @@ mod tests {
         assert!(e.contains("unknown tag `par`"), "{e}");
         let e = parse("#pragma parallel for transform(unroll(j))").unwrap_err();
         assert!(
-            e.contains("expected `split(...)`, `tag(...)`, `reorder(...)` or `join(...)`"),
+            e.contains(
+                "expected `split(...)`, `tag(...)`, `reorder(...)`, `join(...)`, `prefetch(...)`, `privatize(...)` or `assume(...)`"
+            ),
             "{e}"
         );
+        for (text, kind) in [
+            ("prefetch(a)", TransformKind::Prefetch),
+            ("privatize(tmp)", TransformKind::Privatize),
+            ("assume(j, multiple=8)", TransformKind::Assume(8)),
+        ] {
+            let t = parse(&format!("#pragma parallel for transform({text})")).unwrap();
+            assert_eq!(t[0].kind, kind);
+            assert_eq!(super::transform_text(&t[0]), text);
+        }
+        let e = parse("#pragma parallel for transform(assume(j, 8))").unwrap_err();
+        assert!(e.contains("expected `multiple=K` in `assume(...)`"), "{e}");
+        let e = parse("#pragma parallel for transform(assume(j, multiple=0))").unwrap_err();
+        assert!(e.contains("expected the multiple, an integer in [1, 2^30]"), "{e}");
+        let e = parse("#pragma parallel for transform(prefetch(a, b))").unwrap_err();
+        assert!(e.contains("expected `)` to close `prefetch(`: it takes one array"), "{e}");
         let r = parse("#pragma parallel for transform(reorder(j, k))").unwrap();
         assert_eq!(super::transform_text(&r[0]), "reorder(j, k)");
         let r = parse("#pragma parallel for transform(join(i, j))").unwrap();

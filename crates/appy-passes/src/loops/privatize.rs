@@ -161,6 +161,17 @@ impl Privatize {
             if named || !o.walk_any(&|x| x.operands.contains(&m)) {
                 continue;
             }
+            let holds_loop =
+                o.walk_any(&|x| LoopKind::of(x).is_some() && x.inames().first().map(String::as_str) == Some(self.iname.as_str()));
+            if holds_loop {
+                return Err(IrError::user_at(
+                    o,
+                    format!(
+                        "privatize: loop `{}` is inside this one; privatize a temporary of a loop at the level where it is allocated",
+                        self.iname
+                    ),
+                ));
+            }
             match o.name.as_str() {
                 "memref.dealloc" => continue,
                 "memref.dim" if o.operands.first() == Some(&m) => continue,
