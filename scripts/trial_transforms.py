@@ -1,6 +1,7 @@
 """A returning user's trial of loop transforms and group mode through the package: a
 shared-memory tile of 128, a split with a tune(...) list inside a joined nest, float64
-and float32 in one process, two Python threads, every result against py_func (NumPy).
+and float32 in one process, two Python threads, a checked assume(...) kept and broken
+(ValueError at the clause), every result against py_func (NumPy).
 
     python3 scripts/trial_transforms.py [SEED]    # prints ALL OK or the failures
 """
@@ -24,6 +25,15 @@ def rowdot(A, x, y):
             for j in range(A.shape[2]):
                 s += A[i, k, j] * x[j]
             y[i, k] = s
+
+@appy.jit
+def rowsum(a, out):
+    #pragma parallel for transform(assume(j, multiple=8), split(j, 4, inner=unr))
+    for i in range(a.shape[0]):
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j]
+        out[i] = s
 
 def check(name, got, want, tol):
     err = np.max(np.abs(got - want)) if got.size else 0.0
@@ -57,5 +67,15 @@ ts = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
 for k, e in res.items():
     print(f"{'ok  ' if e < 1e-12 else 'FAIL'} thread {k}: max err {e:.2e}")
     good &= e < 1e-12
+a = rng.random((37, 24)); o = np.zeros(37); w = np.zeros(37)
+rowsum(a, o); rowsum.py_func(a, w)
+good &= check("assume kept (24 columns)", o, w, 1e-12)
+try:
+    rowsum(rng.random((37, 12)), o)
+    print("FAIL assume broken (12 columns): no error"); good = False
+except ValueError as e:
+    ok = "the assumption does not hold: the loop runs 12 iterations, not a multiple of 8" in str(e)
+    print(f"{'ok  ' if ok else 'FAIL'} assume broken (12 columns): {str(e).splitlines()[0]}")
+    good &= ok
 print("ALL OK" if good else "SOME FAILED")
 sys.exit(0 if good else 1)
