@@ -191,19 +191,21 @@ impl<'a> Lower<'a> {
         Ok(())
     }
 
-    /// Before loop `iname` from `lb` to `ub` by the constant `step` (i64 values): when a
-    /// clause assumes its trip count a multiple of K, a check that reports the program's
-    /// error through the status buffer when it is not.
-    fn check_assumed(&mut self, iname: &str, lb: Value, ub: Value, cstep: Option<i64>) -> DResult<()> {
+    /// Before loop `iname` from `lb` to `ub` by the constant `step`: when a clause
+    /// assumes its trip count a multiple of K, a check that reports the program's error
+    /// through the status buffer when it is not. Returns the upper bound to use: `lb`
+    /// when the check fails, so that the loop (split without its rest on the strength
+    /// of the fact) runs no iteration at all, never one past its end.
+    fn check_assumed(&mut self, iname: &str, lb: Value, ub: Value, cstep: Option<i64>) -> DResult<Value> {
         let Some(&(_, k, span)) = self.assumes.iter().find(|a| a.0 == iname) else {
-            return Ok(());
+            return Ok(ub);
         };
-        let Some(step) = cstep.filter(|s| *s != 0) else {
+        let Some(step) = cstep.filter(|s| *s != 0 && *s != i64::MIN) else {
             return Err(self.err(span, "assume(..., multiple=K) needs a loop with a constant step"));
         };
-        let (lb, ub) = (self.b.to_i64(lb), self.b.to_i64(ub));
+        let (lb64, ub64) = (self.b.to_i64(lb), self.b.to_i64(ub));
         // The trip count of range(lb, ub, step): ceil((ub - lb) / step), at least 0.
-        let (from, to, st) = if step > 0 { (lb, ub, step) } else { (ub, lb, -step) };
+        let (from, to, st) = if step > 0 { (lb64, ub64, step) } else { (ub64, lb64, -step) };
         let span_v = self.b.bin("arith.subi", to, from);
         let stv = self.b.int(st, "i64");
         let trip = self.b.bin("arith.ceildivsi", span_v, stv);
@@ -214,7 +216,12 @@ impl<'a> Lower<'a> {
         let bad = self.b.cmpi(IPred::Ne, rem, zero);
         let site = self.new_site(span, appy_ir::status::SiteKind::Assume);
         self.record_fault(bad, site, trip, kv, 0);
-        Ok(())
+        let guarded = self.b.select(bad, lb64, ub64);
+        Ok(if self.b.m.ty(ub) == "index" {
+            self.b.to_index(guarded)
+        } else {
+            guarded
+        })
     }
 
     /// `privatize(tmp)` on the loop `iname`: the pass invocation, for a temporary the
@@ -254,7 +261,7 @@ impl<'a> Lower<'a> {
         let (k, plan) = self.next_plan(s)?;
         self.note_assumes(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
-        self.check_assumed(&plan.iname, lb, ub, cstep)?;
+        let ub = self.check_assumed(&plan.iname, lb, ub, cstep)?;
         let Some((parallel, simd)) = plan.kind.flags() else {
             return self.seq_loop(var, lb, ub, step, cstep, body, s, &plan.iname);
         };

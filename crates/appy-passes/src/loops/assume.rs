@@ -69,6 +69,7 @@ impl Assume {
             }
             if let Some((l, u, s)) = const_bounds(&op, &consts)
                 && s > 0
+                && u.checked_sub(l).and_then(|d| d.checked_add(s)).is_some()
                 && trip_count(l, u, s) % self.multiple != 0
             {
                 return Err(IrError::user_at(

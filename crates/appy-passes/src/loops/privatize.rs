@@ -9,9 +9,10 @@
 //!   `np.zeros`, `np.full` with a constant);
 //! - inside the loop, every load and store of it has the subscript `i` itself (affine
 //!   forms, `analyses::index`), so iteration `i` touches element `i` only;
-//! - outside the loop, it is only filled before the loop with one value (a constant, or
-//!   a value computed before the fill: it then starts each iteration's scalar),
-//!   measured (`memref.dim`: the allocation's size) or freed.
+//! - outside the loop, it is only filled once before the loop, every element `[0,
+//!   size)` with one value (a constant, or a value computed before the fill: it then
+//!   starts each iteration's scalar), as `np.zeros` and `np.full` do, measured
+//!   (`memref.dim`: the allocation's size) or freed.
 //!
 //! Then no other iteration and no later code can observe the array, and the scalar
 //! holds exactly what element `i` would. Anything else is refused at the use that
@@ -19,6 +20,7 @@
 
 use super::{no_such_loop, replace_named};
 use crate::analyses::index::{IndexForm, Term, arith_ops, index_form_through};
+use crate::analyses::nest::int_constants;
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -96,10 +98,17 @@ impl Privatize {
         }
         let (a, t) = (&self.array, &self.iname);
         let quoted = format!("\"{a}\"");
-        let Some(alloc) = ops
+        let named: Vec<&Op> = ops
             .iter()
-            .find(|o| o.name == "memref.alloc" && o.attr(NAME) == Some(quoted.as_str()))
-        else {
+            .filter(|o| o.name == "memref.alloc" && o.attr(NAME) == Some(quoted.as_str()))
+            .collect();
+        if named.len() > 1 {
+            return Err(IrError::user_at(
+                named[1],
+                format!("privatize: `{a}` is bound to more than one new array in this function; privatize a name bound once"),
+            ));
+        }
+        let Some(alloc) = named.first().copied() else {
             return Err(IrError::user_at(
                 func,
                 format!(
@@ -177,43 +186,47 @@ impl Privatize {
                 "memref.dim" if o.operands.first() == Some(&m) => continue,
                 _ => {}
             }
-            // A fill: a loop nest before the loop whose only memory effects are stores of
-            // one value to m, a constant or a value computed before the nest.
-            let mut value: Option<Value> = None;
-            let mut bad: Option<&Op> = None;
-            let mut inside = std::collections::HashSet::new();
-            o.walk(&mut |x| inside.extend(x.results.iter().copied()));
-            o.walk(&mut |x| {
-                if bad.is_some() {
-                    return;
+            // A fill: before the loop, the one nest `m[k] = v` for every k in [0, size),
+            // v a constant or a value computed before it (what np.zeros and np.full make).
+            let ints = int_constants(ops);
+            let whole = |o: &Op| -> Option<Value> {
+                if o.name != "scf.parallel" || !o.results.is_empty() || o.operands.len() != 3 || seen_loop {
+                    return None;
                 }
-                let e = appy_ir::effects::effects(x);
-                let store_m = x.name == "memref.store" && x.operands.get(1) == Some(&m);
-                if store_m {
-                    let v = x.operands[0];
-                    let usable = consts.contains_key(&v) || !inside.contains(&v);
-                    if value.is_some_and(|w| w != v) || !usable {
-                        bad = Some(x);
+                let c = |v: &Value| ints.get(v).copied();
+                if c(&o.operands[0]) != Some(0) || o.operands[1] != size || c(&o.operands[2]) != Some(1) {
+                    return None;
+                }
+                let blk = o.regions.first()?.blocks.first()?;
+                let iv = *blk.args.first()?;
+                let mut value = None;
+                for x in &blk.ops {
+                    if x.name == "memref.store" && x.operands.len() == 3 && x.operands[1] == m && x.operands[2] == iv {
+                        if value.is_some() {
+                            return None;
+                        }
+                        value = Some(x.operands[0]);
+                    } else if !(appy_ir::effects::is_pure(x) || x.name == "scf.reduce" && x.operands.is_empty()) {
+                        return None;
                     }
-                    value = Some(v);
-                } else if !e.is_none() && !x.regions.iter().any(|r| !r.blocks.is_empty()) || x.operands.contains(&m) {
-                    bad = Some(x);
                 }
-            });
-            let is_fill = LoopKind::of(o).is_some() && !seen_loop;
-            match (bad, value) {
-                (None, Some(v)) if is_fill => {
+                let v = value?;
+                let inner = blk.ops.iter().any(|x| x.results.contains(&v)) || v == iv;
+                (!inner || consts.contains_key(&v)).then_some(v)
+            };
+            match whole(o) {
+                Some(v) if fill.is_none() => {
+                    let inner = o.walk_any(&|x| x.results.contains(&v));
                     fill = Some(match consts.get(&v) {
-                        Some(c) if inside.contains(&v) => Fill::Const((*c).clone()),
+                        Some(c) if inner => Fill::Const((*c).clone()),
                         _ => Fill::Value(v),
-                    })
+                    });
                 }
                 _ => {
-                    let at = bad.unwrap_or(o);
                     return Err(IrError::user_at(
-                        at,
+                        o,
                         format!(
-                            "privatize: `{}` is used here, outside loop `{}`; a privatized temporary lives in one iteration of the loop, so nothing else may read or write it",
+                            "privatize: `{}` is used here, outside loop `{}`; a privatized temporary lives in one iteration of the loop, so nothing else may read or write it (but one fill of the whole array before the loop, as np.zeros and np.full make)",
                             self.array, self.iname
                         ),
                     ));

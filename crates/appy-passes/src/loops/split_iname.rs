@@ -287,6 +287,8 @@ fn split_for(b: &mut Builder, op: Op, factor: i64, outer: Tag, inner: Tag, const
         tail.operands.extend(main_results);
         tail.results = results;
         tail.set_tags(&[Tag::For]);
+        // The rest runs `trip mod factor` iterations: not the assumed multiple.
+        tail.remove_attr(MULTIPLE);
         if !name.is_empty() {
             tail.set_inames(&[format!("{name}_tail")]);
         }
