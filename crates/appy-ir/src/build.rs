@@ -234,18 +234,10 @@ impl Builder {
     }
     /// `memref.load`.
     pub fn load(&mut self, m: Value, idx: &[Value]) -> Value {
-        let ty = self.m.ty(m).to_string();
-        // The element type as stored (booleans are bytes).
-        let elem = ty
-            .strip_prefix("memref<")
-            .and_then(|t| t.strip_suffix('>'))
-            .and_then(|t| t.rsplit('x').next())
-            .unwrap_or("f64")
-            .to_string();
-        let elem = elem.as_str();
+        let elem = memref_elem(self.m.ty(m)).to_string();
         let mut ops = vec![m];
         ops.extend_from_slice(idx);
-        self.op1("memref.load", &ops, elem, &[])
+        self.op1("memref.load", &ops, &elem, &[])
     }
     /// `memref.store`.
     pub fn store(&mut self, v: Value, m: Value, idx: &[Value]) {
@@ -277,6 +269,15 @@ impl Builder {
     pub fn yield_op(vals: &[Value]) -> Op {
         Op::new("scf.yield").with_operands(vals.iter().copied())
     }
+}
+
+/// The element type of a memref type as stored, as MLIR spells it (`f64` of
+/// `memref<?x4xf64>`; booleans are bytes, `i8`), ignoring a layout or memory space.
+pub fn memref_elem(ty: &str) -> &str {
+    ty.strip_prefix("memref<")
+        .map(|t| t.split(',').next().unwrap_or(t).trim_end_matches('>'))
+        .and_then(|t| t.rsplit('x').next())
+        .unwrap_or("f64")
 }
 
 impl Default for Builder {

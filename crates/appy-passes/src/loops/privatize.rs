@@ -122,7 +122,7 @@ impl Privatize {
             return Err(IrError::user_at(alloc, format!("privatize: `{a}` is not a one-dimensional array")));
         }
         let size = alloc.operands[0];
-        let elem = b.m.ty(m).trim_end_matches('>').rsplit('x').next().unwrap_or("f64").to_string();
+        let elem = appy_ir::build::memref_elem(b.m.ty(m)).to_string();
         let out = self.outside(&ops, m, size)?;
         let arith: Vec<Op> = arith_ops(&ops);
         let init = out.fill.clone();
@@ -163,6 +163,7 @@ impl Privatize {
             }
             c
         };
+        let ints = int_constants(ops);
         let mut seen_loop = false;
         for o in ops {
             let named = o.inames().first().map(String::as_str) == Some(self.iname.as_str()) && LoopKind::of(o).is_some();
@@ -188,7 +189,6 @@ impl Privatize {
             }
             // A fill: before the loop, the one nest `m[k] = v` for every k in [0, size),
             // v a constant or a value computed before it (what np.zeros and np.full make).
-            let ints = int_constants(ops);
             let whole = |o: &Op| -> Option<Value> {
                 if o.name != "scf.parallel" || !o.results.is_empty() || o.operands.len() != 3 || seen_loop {
                     return None;

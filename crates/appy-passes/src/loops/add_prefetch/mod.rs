@@ -199,7 +199,7 @@ impl AddPrefetch {
         }
         let ty = b.m.ty(a).to_string();
         let mt = MemRefType::parse(&ty).expect("checked memref");
-        let elem = ty.trim_end_matches('>').rsplit('x').next().unwrap_or("f64").to_string();
+        let elem = appy_ir::build::memref_elem(&ty).to_string();
         // The group's shared memory left beside its own scratchpads (appy.buffer).
         let mut used = 0i64;
         for o in &op.regions[0].blocks[0].ops {
