@@ -16,7 +16,7 @@ def kernel(alpha, A, x, y):
     y[:M] = mv(alpha * A[:M, :N], x[:N])
 
 # NEST-LABEL: func.func @kernel
-# NEST-NOT: appy.
+# NEST-NOT: "appy.
 # NEST: scf.parallel
 # NEST: scf.parallel {{.*}} init
 # NEST: memref.load %arg1

@@ -39,6 +39,8 @@ pub enum Level {
     Appy,
     /// Strip-mined loops.
     Loops,
+    /// Loopy's kernel model on the strip-mined loops (`appy-kernel-form`).
+    Kernel,
     /// CPU loops: OpenMP parallel regions and sequential (vectorisable) loops.
     Cpu,
     /// Kernels in a `gpu.module` and a host function with launches.
@@ -56,6 +58,7 @@ impl Level {
             Level::Ast => "ast",
             Level::Appy => "appy",
             Level::Loops => "loops",
+            Level::Kernel => "kernel",
             Level::Cpu => "cpu",
             Level::Gpu => "gpu",
             Level::Llvm => "llvm",
@@ -65,7 +68,7 @@ impl Level {
 
     /// The level of a module: `llvm` when it holds LLVM dialect functions, `gpu` with a
     /// `gpu.module` or a launch, `cpu` with OpenMP operations or the `appy.cpu` mark
-    /// `appy-cpu-openmp` leaves, `loops` with strip-mined lanes or chunks
+    /// `appy-cpu-openmp` leaves, `kernel` with kernels (`appy.kernel`), `loops` with strip-mined lanes or chunks
     /// (`appy.lanes`, `appy.chunks`), else `appy`. (A module without parallel or
     /// vector loops reads as `appy`; its `loops` form is the same.)
     pub fn of(m: &Module) -> Level {
@@ -75,6 +78,8 @@ impl Level {
             Level::Gpu
         } else if m.op.attr("appy.cpu").is_some() || m.op.walk_any(&|o| o.name.starts_with("omp.")) {
             Level::Cpu
+        } else if m.op.walk_any(&|o| o.has_attr(appy_ir::kernel::KERNEL)) {
+            Level::Kernel
         } else if m.op.walk_any(&|o| o.has_mark(Mark::Lanes) || o.has_mark(Mark::Chunks)) {
             Level::Loops
         } else {

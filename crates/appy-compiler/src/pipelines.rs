@@ -24,24 +24,35 @@ pub fn appy_to_loops(mvl: i64) -> String {
     format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-unroll,appy-add-prefetch")
 }
 
-/// The passes that take the `loops` level to the `gpu` level: host loads into the
+/// The passes that take the `appy` level to the `kernel` level, the level the GPU
+/// lowers from: library calls are recognised first (they need the `appy` level's tensor
+/// statements), then [`appy_to_loops`], then Loopy's model written onto each kernel
+/// (`appy-kernel-form`, `docs/KERNEL_IR.md`).
+pub fn appy_to_kernel(mvl: i64) -> String {
+    format!("cse,appy-solve-library,appy-tensor-library,{},appy-kernel-form", appy_to_loops(mvl))
+}
+
+/// The passes that take the `kernel` level to the `gpu` level: host loads into the
 /// kernels that use them, the kernels and their launches, the workers' code on threads.
 /// They take no vector length: the loops level records it (the lanes loops' bounds).
 pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-gpu-libm";
 
-/// The passes that take the `appy` level to the `gpu` level: library calls are
-/// recognised first (they need the `appy` level's tensor statements), then the loops
-/// level, then the kernels and their launches.
+/// The passes that take the `appy` level to the `gpu` level: [`appy_to_kernel`], then
+/// [`kernel_level_to_gpu`] (the kernels and their launches).
 pub fn appy_to_gpu(mvl: i64) -> String {
-    let loops = appy_to_loops(mvl);
-    let gpu = loops_level_to_gpu();
-    format!("cse,appy-solve-library,appy-tensor-library,{loops},{gpu}")
+    format!("{},{}", appy_to_kernel(mvl), kernel_level_to_gpu())
 }
 
-/// The passes that take a `loops`-level module to the `gpu` level: [`LOOPS_TO_GPU`],
+/// The passes that take a `kernel`-level module to the `gpu` level: [`LOOPS_TO_GPU`],
 /// then the scalar slots to the entry block and a clean-up.
-pub fn loops_level_to_gpu() -> String {
+pub fn kernel_level_to_gpu() -> String {
     format!("{LOOPS_TO_GPU},appy-hoist-allocas,canonicalize,cse")
+}
+
+/// The passes that take a `loops`-level module to the `gpu` level: `appy-kernel-form`,
+/// then [`kernel_level_to_gpu`].
+pub fn loops_level_to_gpu() -> String {
+    format!("appy-kernel-form,{}", kernel_level_to_gpu())
 }
 
 /// The upstream passes that take the CPU loops (after `appy-cpu-openmp`,
@@ -73,7 +84,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule{{cpu=1}},appy-unroll,cse,appy-cpu-fuse,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule{{cpu=1}},appy-unroll,cse,appy-cpu-fuse,appy-kernel-form{{cpu=1}},appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }
@@ -146,6 +157,7 @@ pub fn to_level(level: Level, mvl: i64) -> String {
     match level {
         Level::Ast | Level::Appy => String::new(),
         Level::Loops => appy_to_loops(mvl),
+        Level::Kernel => appy_to_kernel(mvl),
         Level::Gpu | Level::Ptx => appy_to_gpu(mvl),
         Level::Cpu => appy_to_cpu(mvl, &default_cpu()),
         Level::Llvm => appy_to_llvm(mvl, &default_cpu()),
@@ -162,14 +174,17 @@ pub fn between(from: Level, to: Level, mvl: i64) -> Result<String, String> {
     match (from, target(to)) {
         (f, t) if f == t => Ok(String::new()),
         (Level::Appy, t) => Ok(to_level(t, mvl)),
+        (Level::Loops, Level::Kernel) => Ok("appy-kernel-form".into()),
         (Level::Loops, Level::Gpu) => Ok(loops_level_to_gpu()),
+        (Level::Kernel, Level::Gpu) => Ok(kernel_level_to_gpu()),
         (Level::Cpu, Level::Llvm) => Ok(cpu_to_llvm(&default_cpu())),
         (f, _) => Err(format!(
             "the input is at the `{}` level, which does not lower to `{}` ({})",
             f.name(),
             to.name(),
             match f {
-                Level::Loops => "it lowers to `gpu` and `ptx`",
+                Level::Loops => "it lowers to `kernel`, `gpu` and `ptx`",
+                Level::Kernel => "it lowers to `gpu` and `ptx`",
                 Level::Cpu => "it lowers to `llvm`",
                 Level::Gpu => "it lowers to `ptx`",
                 _ => "it is the last level",

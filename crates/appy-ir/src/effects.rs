@@ -77,7 +77,8 @@ impl Effects {
     }
 }
 
-/// Ops with no memory effect of their own: values, terminators, GPU ids, the tensor
+/// Ops with no memory effect of their own: values, views of memrefs (casts, subviews:
+/// a new descriptor of the same memory), terminators, GPU ids, the tensor
 /// values of the `appy` level (the statement that uses them, `appy.assign`, reads).
 /// Ops with regions (loops, conditionals, functions) are here too: what they do is
 /// what their regions do.
@@ -87,6 +88,12 @@ fn effect_free(name: &str) -> bool {
         || matches!(
             name,
             "memref.dim"
+                | "memref.cast"
+                | "memref.subview"
+                | "memref.reinterpret_cast"
+                | "memref.collapse_shape"
+                | "memref.expand_shape"
+                | "memref.memory_space_cast"
                 | "scf.yield"
                 | "scf.condition"
                 | "scf.reduce"

@@ -22,6 +22,7 @@ pub mod diag;
 pub mod effects;
 pub mod host;
 pub mod ir;
+pub mod kernel;
 #[cfg(feature = "mlir")]
 pub mod mlir;
 pub mod ops;

@@ -5,7 +5,8 @@
 //! `appy-gpu-outline` in `gpu/outline.rs`, `appy-cpu-exp` in `cpu/exp.rs`), which also
 //! holds its registry entry (`INFO`: name, description, options, constructor):
 //! - `tensor/`: the `appy` level (library calls, tensor statements to loop nests);
-//! - `loops/`: `appy` → `loops` (strip-mining);
+//! - `loops/`: `appy` → `loops` (strip-mining and the named transforms);
+//! - `kernel/`: `loops` → `kernel` (Loopy's kernel model, `appy-kernel-form`);
 //! - `gpu/`: `loops` → `gpu` and the kernels' math;
 //! - `cpu/`: `appy` → `cpu` → the LLVM dialect;
 //! - `analyses/`: what passes share and nothing rewrites (`uniform.rs`, `barriers.rs`,
@@ -32,6 +33,7 @@ pub mod cpu;
 pub mod expand_erfc;
 pub mod gpu;
 pub mod hoist_allocas;
+pub mod kernel;
 pub mod loops;
 pub mod tensor;
 pub mod util;
@@ -85,6 +87,7 @@ pub const PASSES: &[PassInfo] = &[
     loops::strip_mine::INFO,
     loops::add_prefetch::INFO,
     loops::unroll::INFO,
+    kernel::form::INFO,
     gpu::sink_loads::INFO,
     gpu::outline::INFO,
     gpu::map_threads::INFO,

@@ -19,7 +19,7 @@ use clap::{Parser, ValueEnum};
 #[derive(Parser)]
 #[command(
     name = "appy-opt",
-    about = "Print and transform appy's IR levels (ast, appy, loops, gpu, llvm, ptx)"
+    about = "Print and transform appy's IR levels (ast, appy, loops, kernel, gpu, cpu, llvm, ptx)"
 )]
 /// `appy-opt`'s command line.
 pub struct Args {
@@ -68,6 +68,8 @@ pub enum Emit {
     Appy,
     /// Strip-mined loops.
     Loops,
+    /// Loopy's kernel model on the strip-mined loops (docs/KERNEL_IR.md).
+    Kernel,
     /// CPU loops: OpenMP regions and sequential loops.
     Cpu,
     /// Kernels in a `gpu.module` and a host function with launches.
@@ -84,6 +86,7 @@ impl From<Emit> for Level {
             Emit::Ast => Level::Ast,
             Emit::Appy => Level::Appy,
             Emit::Loops => Level::Loops,
+            Emit::Kernel => Level::Kernel,
             Emit::Cpu => Level::Cpu,
             Emit::Gpu => Level::Gpu,
             Emit::Llvm => Level::Llvm,

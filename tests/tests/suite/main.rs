@@ -12,6 +12,7 @@ mod errors;
 mod fuzz;
 mod identifiers;
 mod jit;
+mod kernel_level;
 mod lit;
 mod movement;
 mod openmp;

@@ -87,9 +87,11 @@ impl Lower<'_> {
         self.pop_scope(&mut ops);
         self.check_types();
         let mut arg_types: Vec<String> = args.iter().map(|a| a.mlir()).collect();
+        let mut arg_names: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
         if let Some(st) = self.status {
             params.push(st);
             arg_types.push("memref<?xi64>".into());
+            arg_names.push("_appy_status".into());
         }
         let ftype = format!(
             "({}) -> ({})",
@@ -100,6 +102,7 @@ impl Lower<'_> {
             .with_attr("function_type", ftype)
             .with_attr("sym_name", format!("\"{}\"", f.name.name))
             .with_attr("llvm.emit_c_interface", "unit")
+            .with_attr(appy_ir::kernel::ARG_NAMES, appy_ir::schedule::str_array(&arg_names))
             .with_region(Region::single(Block { args: params, ops }))
             .with_loc(self.b.loc.clone());
         self.b.m.body_mut().push(func);

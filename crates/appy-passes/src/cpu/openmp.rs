@@ -97,6 +97,10 @@ impl Pass for CpuOpenMp {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        // Lowers from the kernel level (`appy-kernel-form{cpu=1}`): checked, then its
+        // attributes are dropped.
+        appy_ir::kernel::verify(m)?;
+        appy_ir::kernel::strip(m);
         // The mark of the `cpu` level (a module without parallel loops has no OpenMP
         // operations to tell it by).
         m.op.set_attr("appy.cpu", "unit");

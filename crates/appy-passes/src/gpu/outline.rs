@@ -66,6 +66,9 @@ impl Pass for Outline {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        // Lowers from the kernel level: a hand-edited one is checked first, and its
+        // attributes are gone from the `gpu` level.
+        appy_ir::kernel::verify(m)?;
         let mut kernels = vec![];
         let outlined = rewrite(m, |rw| {
             rw.rewrite_functions(|b, f, ops| {
@@ -93,6 +96,7 @@ impl Pass for Outline {
         if outlined {
             m.op.set_attr("gpu.container_module", "unit");
         }
+        appy_ir::kernel::strip(m);
         resolve_aliases(m);
         Ok(())
     }
@@ -136,6 +140,8 @@ impl State<'_> {
     /// Replaces a top-level parallel nest by a kernel and its launch.
     fn launch(&mut self, mut root: Op, out: &mut Vec<Op>) -> Result<(), IrError> {
         let loc = root.loc.clone();
+        // The kernel level names the kernel (`appy-kernel-form`).
+        let given = root.attr(appy_ir::kernel::KERNEL).map(|n| parse_str(n).to_string());
         self.b.loc = loc.clone();
         // The loads appy-gpu-sink-loads copied into the nest run first in the kernel:
         // their memrefs and indices become arguments instead of the values.
@@ -273,7 +279,7 @@ impl State<'_> {
         };
         let threads = b.index(nthreads);
         out.extend(b.take());
-        let kname = format!("_appy_{}_k{}", self.fname, self.kernels.len());
+        let kname = given.unwrap_or_else(|| format!("_appy_{}_k{}", self.fname, self.kernels.len()));
         let n_args = host_args.len();
         let mut launch_operands = vec![total, one, one, threads, one, one];
         launch_operands.extend(host_args.iter().copied());
