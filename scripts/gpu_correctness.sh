@@ -25,7 +25,7 @@ pack() {
     local tmp
     tmp=$(mktemp -d)
     mkdir -p "$tmp/appy"
-    cp "$site"/appy/*.py "$site"/appy/*.so "$tmp/appy/"
+    cp "$site"/appy/*.py "$site"/appy/*.pyi "$site"/appy/py.typed "$site"/appy/*.so "$tmp/appy/"
     strip --strip-unneeded "$tmp"/appy/*.so
     mkdir -p .dev
     tar cJf .dev/pkg.tar.xz -C "$tmp" appy

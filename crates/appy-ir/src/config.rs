@@ -113,8 +113,8 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: LIBDEVICE,
-        default: "`.dev/libdevice.10.bc` in the current directory or a parent, then the CUDA toolkit's",
-        doc: "NVIDIA's libdevice bitcode, linked for GPU math functions",
+        default: "NVIDIA's pip packages (`nvidia/cu13`, `nvidia/cuda_nvcc`) and Triton's copy in the Python environment, then a CUDA toolkit's, then `.dev/libdevice.10.bc` in the current directory or a parent",
+        doc: "NVIDIA's libdevice bitcode, linked for GPU math functions (`none`: turned off)",
         scope: Scope::User,
     },
     Var {

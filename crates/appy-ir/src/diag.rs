@@ -381,6 +381,8 @@ impl IrError {
         for (l, n) in &self.notes {
             d = d.with_note(match l {
                 Some(l) => format!("note: {l}: {n}"),
+                // What to write instead, as the frontend's diagnostics give it.
+                None if n.starts_with("help: ") => n.clone(),
                 None => format!("note: {n}"),
             });
         }

@@ -97,6 +97,64 @@ fn prefer_blas(path: &str) {
     appy_runtime::blas::prefer(std::path::Path::new(path));
 }
 
+/// Registers Python's `sys.path` directories, where NVIDIA's pip packages are looked
+/// for libdevice (GPU math functions; `appy_compiler::target::libdevice`).
+#[pyfunction]
+fn register_site_dirs(dirs: Vec<String>) {
+    appy_compiler::target::libdevice::register_site_dirs(dirs.into_iter().map(std::path::PathBuf::from).collect());
+}
+
+/// What appy finds on this machine, for `python -m appy doctor`: a list of
+/// `(item, value)` pairs (the GPU is opened to name it).
+#[pyfunction]
+fn doctor(py: Python<'_>) -> Vec<(String, String)> {
+    let mut out = vec![("appy".to_string(), env!("CARGO_PKG_VERSION").to_string())];
+    let host = appy_runtime::cpu::host();
+    out.push((
+        "CPU back end".into(),
+        format!("yes ({})", host.cpu.split_whitespace().next().unwrap_or("host")),
+    ));
+    out.push((
+        "OpenMP".into(),
+        match &host.libomp {
+            Some(p) => p.display().to_string(),
+            None => "not found: parallel loops run on one thread (install LLVM's libomp)".into(),
+        },
+    ));
+    out.push((
+        "BLAS".into(),
+        match appy_runtime::blas::blas() {
+            Some(b) => b.path.display().to_string(),
+            None => "not found: matrix products on the CPU are compiled loops".into(),
+        },
+    ));
+    out.push((
+        "GPU".into(),
+        match gpu_with(py) {
+            Ok(g) => g.lock().map(|g| g.name()).unwrap_or_else(|_| "unusable".into()),
+            Err(e) => format!("none ({e})"),
+        },
+    ));
+    out.push((
+        "libdevice".into(),
+        match appy_compiler::target::libdevice::find() {
+            Ok(f) => format!("{} ({})", f.path.display(), f.source.describe()),
+            Err(m) => {
+                let (why, help) = m.explain();
+                format!("none: {why}; GPU math functions fail to compile ({help})")
+            }
+        },
+    ));
+    out.push((
+        "cache".into(),
+        match appy_runtime::cache::dir() {
+            Some(d) => d.display().to_string(),
+            None => "off (APPY_CACHE_DIR is empty, or the directory is not usable)".into(),
+        },
+    ));
+    out
+}
+
 /// The extension module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -107,6 +165,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_device, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(prefer_blas, m)?)?;
+    m.add_function(wrap_pyfunction!(register_site_dirs, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(log::flush_logs, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MVL", appy_ir::DEFAULT_MVL)?;

@@ -770,3 +770,44 @@ fn opt_writes_to_devices_and_stdout() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("func.func @vector_add"));
 }
+
+/// A GPU math function without libdevice (`APPY_LIBDEVICE=none`, what a machine without
+/// NVIDIA's pip package or a toolkit gets) is the program's located error that says
+/// what to install, not an internal compiler error; with libdevice it compiles.
+#[test]
+fn gpu_math_without_libdevice_says_what_to_install() {
+    let d = tmp("libdevice");
+    let src = d.join("k.py");
+    std::fs::write(
+        &src,
+        "import numpy as np\nimport appy\n\n\n@appy.jit\ndef f(a, b, n):\n    #pragma parallel for\n    for i in range(n):\n        b[i] = np.exp(a[i])\n",
+    )
+    .unwrap();
+    let out = appy()
+        .env("APPY_LIBDEVICE", "none")
+        .env("APPY_CACHE_DIR", "")
+        .args(["compile", src.to_str().unwrap(), "--func", "f", "--signature", "f64[:],f64[:],int"])
+        .args(["-o", d.join("k.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "compiled without libdevice:\n{err}");
+    assert!(
+        err.contains("k.py:9:16: error: the GPU math function `exp` needs NVIDIA's libdevice"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pip install nvidia-cuda-nvcc-cu12") && !err.contains("internal compiler error"),
+        "{err}"
+    );
+    // A name that is not a file is reported as such.
+    let out = appy()
+        .env("APPY_LIBDEVICE", d.join("nope.bc"))
+        .env("APPY_CACHE_DIR", "")
+        .args(["compile", src.to_str().unwrap(), "--func", "f", "--signature", "f64[:],f64[:],int"])
+        .args(["-o", d.join("k.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("nope.bc`, which is not a file"), "{err}");
+}

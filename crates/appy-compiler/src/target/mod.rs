@@ -2,4 +2,5 @@
 //! the LLVM dialect for MLIR's ExecutionEngine).
 
 pub mod cpu;
+pub mod libdevice;
 pub mod nvptx;

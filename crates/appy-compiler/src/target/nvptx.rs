@@ -12,34 +12,10 @@ use melior::ir::operation::OperationLike;
 use melior::ir::{OperationRef, attribute::AttributeLike};
 use std::path::PathBuf;
 
-/// Where libdevice (`libdevice.10.bc`, needed for GPU math functions) is looked for:
-/// `$APPY_LIBDEVICE`, `.dev/libdevice.10.bc` under the current directory or its
-/// parents (written by `scripts/fetch-libdevice.sh`), then the CUDA toolkit.
+/// The libdevice (`libdevice.10.bc`, needed for GPU math functions) of this machine,
+/// found as [`super::libdevice`] describes; `None` when there is none.
 pub fn find_libdevice() -> Option<PathBuf> {
-    if let Some(p) = appy_ir::config::libdevice().filter(|p| p.is_file()) {
-        return Some(p);
-    }
-    if let Ok(mut dir) = std::env::current_dir() {
-        loop {
-            let c = dir.join(".dev/libdevice.10.bc");
-            if c.is_file() {
-                return Some(c);
-            }
-            if !dir.pop() {
-                break;
-            }
-        }
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.dev/libdevice.10.bc");
-    if manifest.is_file() {
-        return Some(manifest);
-    }
-    for p in ["/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"] {
-        if std::path::Path::new(p).is_file() {
-            return Some(PathBuf::from(p));
-        }
-    }
-    None
+    super::libdevice::find().ok().map(|f| f.path)
 }
 
 /// What identifies the libdevice a GPU compilation with `opts` links, for cache keys:
@@ -92,16 +68,47 @@ pub fn to_ptx(ctx: &Ctx, gpu: &Module, opts: &Options) -> Result<(String, Vec<Ke
     }
     if let Some(pos) = ptx.find(".extern .func") {
         let line = ptx[pos..].lines().next().unwrap_or("");
-        let needs = if line.contains("__nv_") {
-            "; math functions on the GPU need libdevice: run scripts/fetch-libdevice.sh or set APPY_LIBDEVICE"
-        } else {
-            ""
-        };
-        return Err(IrError::new(format!(
-            "generated PTX has an unresolved external function: `{line}`{needs}"
-        )));
+        if line.contains("__nv_") && libdevice.is_none() {
+            return Err(missing_libdevice(gpu, line));
+        }
+        return Err(IrError::new(format!("generated PTX has an unresolved external function: `{line}`")));
     }
     Ok((ptx, kernels))
+}
+
+/// The program's error when a kernel calls a math function of libdevice (`extern`, the
+/// PTX line declaring it) and there is no libdevice: at the first math op of the
+/// kernels whose name the function's carries (else the first math op), saying what to
+/// install. It is the machine's problem, not the compiler's: no internal-error prefix.
+fn missing_libdevice(gpu: &Module, extern_line: &str) -> IrError {
+    let func = extern_line
+        .split("__nv_")
+        .nth(1)
+        .map(|r| r.split(|c: char| !c.is_alphanumeric()).next().unwrap_or(""))
+        .unwrap_or("");
+    let mut first: Option<&appy_ir::ir::Op> = None;
+    let mut named: Option<&appy_ir::ir::Op> = None;
+    gpu.op.walk(&mut |o| {
+        let math = o.name.strip_prefix("math.").or((o.name == "arith.remf").then_some("fmod"));
+        if let (Some(m), Some(_)) = (math, &o.loc) {
+            first.get_or_insert(o);
+            let m = m.trim_end_matches('f');
+            if named.is_none() && !m.is_empty() && func.trim_end_matches('f') == m {
+                named = Some(o);
+            }
+        }
+    });
+    let (why, help) = match super::libdevice::find() {
+        Err(m) => m.explain(),
+        Ok(_) => super::libdevice::Missing::NotFound(vec![]).explain(),
+    };
+    let mut e = IrError::located(
+        named.or(first).and_then(|o| o.loc.as_deref()),
+        format!("the GPU math function `{func}` needs NVIDIA's libdevice: {why}"),
+    );
+    e.notes.push((None, format!("help: {help}")));
+    e.user = true;
+    e
 }
 
 /// Runs the NVVM pipeline over a `gpu`-level module: the PTX of its kernels.

@@ -68,6 +68,9 @@ if _native is not None:
     _blas = _numpy_blas()
     if _blas is not None:
         _native.prefer_blas(_blas)
+    # NVIDIA's pip packages (libdevice for GPU math functions) are found on sys.path.
+    import sys as _sys
+    _native.register_site_dirs([p for p in _sys.path if isinstance(p, str) and p])
 
 
 def device(name=None):
