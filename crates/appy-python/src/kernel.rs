@@ -86,6 +86,13 @@ pub struct Kernel {
     filename: String,
     device: Option<Device>,
     dump_code: bool,
+    /// `dump_code_to_file=PATH`: the generated code of each compilation written there.
+    dump_file: Option<String>,
+    /// `dry_run=True` (APPy's option): each call compiles its specialisation, then runs
+    /// the original Python function instead of the compiled code.
+    dry_run: bool,
+    /// `verbose_block_loop=True`: each compilation prints how the loops were blocked.
+    verbose_blocks: bool,
     specs: RwLock<HashMap<SpecKey, Arc<Spec>>>,
     /// Specialisations loaded from the persistent cache whose first call is pending
     /// (see `appy_runtime::cache::Trial`), and whether there are any (checked per call).
@@ -96,10 +103,11 @@ pub struct Kernel {
 #[pymethods]
 impl Kernel {
     /// `Kernel(func, params, filename, text, real_text, indent, first_line, last_line,
-    /// device, dump_code)`: `text` is the source the compiler reads (None when the
-    /// function's source could not be found), `real_text` the user's file.
+    /// device, dump_code, dump_code_to_file, dry_run, verbose_block_loop)`: `text` is the
+    /// source the compiler reads (None when the function's source could not be found),
+    /// `real_text` the user's file.
     #[new]
-    #[pyo3(signature = (func, params, filename, text=None, real_text=None, indent=0, first_line=0, last_line=0, device=None, dump_code=false))]
+    #[pyo3(signature = (func, params, filename, text=None, real_text=None, indent=0, first_line=0, last_line=0, device=None, dump_code=false, dump_code_to_file=None, dry_run=false, verbose_block_loop=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         func: String,
@@ -112,6 +120,9 @@ impl Kernel {
         last_line: usize,
         device: Option<&str>,
         dump_code: bool,
+        dump_code_to_file: Option<String>,
+        dry_run: bool,
+        verbose_block_loop: bool,
     ) -> PyResult<Self> {
         let device = device
             .map(|d| d.parse::<Device>())
@@ -130,6 +141,9 @@ impl Kernel {
             filename,
             device,
             dump_code,
+            dump_file: dump_code_to_file,
+            dry_run,
+            verbose_blocks: verbose_block_loop,
             specs: RwLock::new(HashMap::new()),
             trials: Mutex::new(HashMap::new()),
             any_trials: std::sync::atomic::AtomicBool::new(false),
@@ -153,6 +167,13 @@ impl Kernel {
             params: &this.params,
         };
         let a = args::extract(py, args, &naming)?;
+        if this.dry_run {
+            // APPy's `dry_run`: compile (errors and dumped code as usual), then the
+            // function's sequential meaning, run by Python on the same arguments.
+            this.prepare(py, &a)?;
+            drop(a);
+            return Ok(slf.getattr(intern!(py, "py_func"))?.call1(args)?.unbind());
+        }
         let r = this.run(py, &a);
         let r = r.and_then(|v| {
             args::write_back(py, &a)?;
@@ -221,7 +242,8 @@ impl Kernel {
         })
     }
 
-    fn run(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+    /// The specialisation for a call's arguments, compiled on its first use.
+    fn prepare(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<(SpecKey, Arc<Spec>)> {
         let target = self.target(py, a)?;
         let key = (target, a.args.iter().map(|x| x.arg_type()).collect::<Vec<_>>());
         let found = self.specs.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
@@ -229,6 +251,11 @@ impl Kernel {
             Some(s) => s,
             None => self.specialise(py, key.clone())?,
         };
+        Ok((key, spec))
+    }
+
+    fn run(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+        let (key, spec) = self.prepare(py, a)?;
         let r = match &*spec {
             Spec::Cpu(f) => self.run_cpu(py, f, a),
             Spec::Gpu { bundle, loaded } => self.run_gpu(py, bundle, loaded, a),
@@ -280,14 +307,40 @@ impl Kernel {
         let what = if from_disk { "loaded from the cache" } else { "compiled" };
         let spec = match artifact {
             Artifact::Cpu(f, code) => {
-                if self.dump_code {
-                    print_code(py, &code)?;
+                self.dump(py, &code)?;
+                if self.verbose_blocks {
+                    print_code(
+                        py,
+                        &format!(
+                            "[appy] {}({sig}) for the CPU: each parallel loop's iterations are split among the OpenMP threads; loops are not blocked (LLVM vectorises the innermost ones)",
+                            self.func
+                        ),
+                    )?;
                 }
                 Spec::Cpu(f)
             }
             Artifact::Gpu(bundle) => {
-                if self.dump_code {
-                    print_code(py, &bundle.ptx)?;
+                self.dump(py, &bundle.ptx)?;
+                if self.verbose_blocks {
+                    let names: Vec<&str> = bundle.kernels.iter().map(|k| k.name.as_str()).collect();
+                    let mut mvls: Vec<i64> = std::iter::once(bundle.mvl).chain(bundle.variants.iter().map(|v| v.mvl)).collect();
+                    mvls.sort_unstable();
+                    mvls.dedup();
+                    print_code(
+                        py,
+                        &format!(
+                            "[appy] {}({sig}) for the GPU: {} kernel(s) ({}), one per parallel loop nest; each loop blocked into groups of MVL iterations (one thread block per group), MVL {} ({})",
+                            self.func,
+                            names.len(),
+                            names.join(", "),
+                            mvls.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", "),
+                            if mvls.len() > 1 {
+                                "autotuned on the first call"
+                            } else {
+                                "not tuned"
+                            }
+                        ),
+                    )?;
                 }
                 let loaded = py.detach(|| {
                     let gpu = crate::gpu()?;
@@ -577,6 +630,21 @@ fn convert(py: Python<'_>, arr: Py<PyAny>, framework: Option<&'static str>) -> P
         }
     };
     f.call1(py, (arr,))
+}
+
+impl Kernel {
+    /// `dump_code` and `dump_code_to_file`: the generated code to `sys.stdout` and to
+    /// the file (written anew at each compilation, as APPy does).
+    fn dump(&self, py: Python<'_>, code: &str) -> PyResult<()> {
+        if self.dump_code {
+            print_code(py, code)?;
+        }
+        if let Some(path) = &self.dump_file {
+            std::fs::write(path, format!("{code}\n"))
+                .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("`{}`: dump_code_to_file={path:?}: {e}", self.func)))?;
+        }
+        Ok(())
+    }
 }
 
 /// `dump_code=True`: the generated code to `sys.stdout`.

@@ -12,7 +12,19 @@ _OPTIONS = {
     "device": "'cpu', 'gpu' or 'auto' for this function (default: appy.device())",
     "boundscheck": "check every array subscript: an index out of bounds raises IndexError naming it (also APPY_BOUNDS_CHECK=1)",
     "backend": "accepted for compatibility with APPy (ignored)",
+    # APPy's own options, each doing the nearest honest thing here:
+    "dry_run": "compile each specialisation (errors and dumped code as usual), then run the original Python function instead of the compiled code",
+    "dump_code_to_file": "a path: the generated code of each compilation is written there",
+    "verbose_static_rewrite": "print the source as the compiler reads it (after appy's static rewriting) when the function is decorated",
+    "verbose_block_loop": "print, at each compilation, how the parallel loops were blocked (kernels, vector lengths)",
 }
+
+
+def _path_or_none(p):
+    """``dump_code_to_file``: a path (``str`` or ``os.PathLike``), or None/False."""
+    if p is None or p is False:
+        return None
+    return os.fspath(p)
 
 
 def disabled():
@@ -30,7 +42,9 @@ def jit(fn=None, **options):
     ``appy.device``), else for the CPU; later calls with that signature run it at once.
     NumPy arrays are updated in place; GPU arrays (CuPy, PyTorch, JAX, Numba) are used
     in place without copies. Options: ``auto_simd``, ``dump_code``, ``device``,
-    ``boundscheck``.
+    ``boundscheck``, and APPy's ``backend`` (ignored), ``dry_run``,
+    ``dump_code_to_file``, ``verbose_static_rewrite`` and ``verbose_block_loop``
+    (``appy.jit.options`` says what each does). An option neither has is a ``TypeError``.
 
     With ``APPY_DISABLE_JIT=1`` the function is returned unchanged and runs as plain
     Python on NumPy (its sequential meaning)."""
@@ -47,6 +61,10 @@ def jit(fn=None, **options):
     if disabled():
         return fn
     return Dispatcher._create(fn, options)
+
+
+#: Every option of ``@appy.jit`` and what it does.
+jit.options = dict(_OPTIONS)
 
 
 _IMPORT = re.compile(r"(import|from)[ \t\\(.]")
@@ -158,13 +176,19 @@ def _make_dispatcher():
                 fallback_file = inspect.getsourcefile(fn) or fn.__code__.co_filename
             except TypeError:
                 fallback_file = fn.__code__.co_filename
+            extra = dict(dump_code=bool(options.get("dump_code")),
+                         dump_code_to_file=_path_or_none(options.get("dump_code_to_file")),
+                         dry_run=bool(options.get("dry_run")),
+                         verbose_block_loop=bool(options.get("verbose_block_loop")))
             if src is None:
-                self = cls(fn.__name__, params, fallback_file, device=options.get("device"),
-                           dump_code=bool(options.get("dump_code")))
+                self = cls(fn.__name__, params, fallback_file, device=options.get("device"), **extra)
             else:
                 filename, text, real, indent, first, last = src
                 self = cls(fn.__name__, params, filename, text, real, indent, first, last,
-                           options.get("device"), bool(options.get("dump_code")))
+                           options.get("device"), **extra)
+                if options.get("verbose_static_rewrite"):
+                    body = "\n".join(text.splitlines()[first - 1:last])
+                    print(f"[appy] `{fn.__name__}` as the compiler reads it ({filename}:{first}):\n{body}")
             functools.update_wrapper(self, fn)
             self.py_func = fn
             self._signature = sig
