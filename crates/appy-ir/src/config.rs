@@ -149,7 +149,7 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: LIBOMP,
-        default: "LLVM 22's `libomp.so`, else Debian's `libomp.so.5`",
+        default: "the wheel's own copy, else LLVM 22's `libomp.so`, else Debian's `libomp.so.5`",
         doc: "the OpenMP runtime of the CPU back end; empty or missing: parallel loops run on one thread",
         scope: Scope::User,
     },

@@ -15,7 +15,6 @@ use melior::{
         operation::{OperationLike, OperationPrintingFlags},
     },
     pass::PassManager,
-    utility::{register_all_dialects, register_all_llvm_translations, register_all_passes},
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -71,6 +70,15 @@ impl Default for Ctx {
 
 static PASSES: std::sync::Once = std::sync::Once::new();
 
+// `cxx/register.cpp`: the dialects, interfaces, upstream passes and LLVM IR translations
+// appy uses (MLIR's register-everything functions would link every dialect and every
+// LLVM target).
+unsafe extern "C" {
+    fn appyRegisterDialects(registry: mlir_sys::MlirDialectRegistry);
+    fn appyRegisterPasses();
+    fn appyRegisterTranslations(context: mlir_sys::MlirContext);
+}
+
 /// The `appy` dialect, defined with IRDL (`appy.irdl.mlir`): the ops the `appy` level
 /// needs beyond upstream MLIR. Loops and reductions are upstream `scf` ops carrying
 /// appy's annotations as discardable attributes (`appy.parallel`, `appy.simd`,
@@ -81,12 +89,14 @@ impl Ctx {
     /// Creates a context (single-threaded: appy's modules are small, and the machines
     /// that run CI have two cores).
     pub fn new() -> Self {
-        PASSES.call_once(register_all_passes);
+        // SAFETY: the registrations take a live registry and context, and register
+        // passes once per process.
+        PASSES.call_once(|| unsafe { appyRegisterPasses() });
         let registry = DialectRegistry::new();
-        register_all_dialects(&registry);
+        unsafe { appyRegisterDialects(registry.to_raw()) };
         let context = Context::new_with_registry(&registry, false);
         context.load_all_available_dialects();
-        register_all_llvm_translations(&context);
+        unsafe { appyRegisterTranslations(context.to_raw()) };
         let diags: Rc<RefCell<Vec<MlirDiagnostic>>> = Rc::default();
         let sink = diags.clone();
         context.attach_diagnostic_handler(move |d| {

@@ -1,10 +1,10 @@
 //! `appy._native`, the extension module of the `appy` Python package.
 //!
 //! The Python side (`python/appy/`) provides the decorator and the names of APPy;
-//! this module provides [`kernel::Kernel`], the object an `@appy.jit` function becomes:
+//! this module provides `kernel::Kernel`, the object an `@appy.jit` function becomes:
 //! calling it extracts the arguments (NumPy arrays, GPU arrays through
 //! `__cuda_array_interface__` or DLPack, scalars), compiles the specialisation for their
-//! types on the first call ([`compile`], one worker thread owning the compiler), and
+//! types on the first call (`compile`, one worker thread owning the compiler), and
 //! runs it on the CPU back end or the GPU runner with the GIL released.
 #![warn(missing_docs)]
 #![allow(clippy::result_large_err)]
@@ -98,10 +98,23 @@ fn prefer_blas(path: &str) {
 }
 
 /// Registers Python's `sys.path` directories, where NVIDIA's pip packages are looked
-/// for libdevice (GPU math functions; `appy_compiler::target::libdevice`).
+/// for libdevice (GPU math functions; `appy_compiler::target::libdevice`). An installed
+/// wheel (`packaged`) does not look for the development copy of the tree it was built in.
 #[pyfunction]
-fn register_site_dirs(dirs: Vec<String>) {
-    appy_compiler::target::libdevice::register_site_dirs(dirs.into_iter().map(std::path::PathBuf::from).collect());
+#[pyo3(signature = (dirs, packaged = false))]
+fn register_site_dirs(dirs: Vec<String>, packaged: bool) {
+    use appy_compiler::target::libdevice;
+    libdevice::register_site_dirs(dirs.into_iter().map(std::path::PathBuf::from).collect());
+    if packaged {
+        libdevice::without_dev_copy();
+    }
+}
+
+/// Registers the OpenMP runtime the wheel ships (`appy/_vendor/libomp.so.5`), tried
+/// after `APPY_LIBOMP` and before the system's copies.
+#[pyfunction]
+fn register_libomp(path: &str) {
+    appy_runtime::cpu::register_bundled_libomp(std::path::PathBuf::from(path));
 }
 
 /// What appy finds on this machine, for `python -m appy doctor`: a list of
@@ -166,6 +179,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_available, m)?)?;
     m.add_function(wrap_pyfunction!(prefer_blas, m)?)?;
     m.add_function(wrap_pyfunction!(register_site_dirs, m)?)?;
+    m.add_function(wrap_pyfunction!(register_libomp, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(log::flush_logs, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -11,6 +11,7 @@ import appy
 def run(*args, env=None):
     e = dict(os.environ)
     e.update(env or {})
+    e = {k: v for k, v in e.items() if v is not None}
     return subprocess.run([sys.executable, "-m", "appy", *args], capture_output=True, text=True, env=e, timeout=120)
 
 
@@ -50,3 +51,18 @@ def test_stubs_cover_the_public_names():
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     missing = set(appy.__all__) - names
     assert not missing, f"names without stubs: {sorted(missing)}"
+
+
+def test_wheel_ships_openmp_and_leaves_its_build_tree():
+    """A wheel (scripts/wheel.sh) carries LLVM's OpenMP runtime and uses it, and finds
+    libdevice only on the user's machine, never in the checkout it was built from."""
+    d = os.path.dirname(os.path.abspath(appy.__file__))
+    omp = os.path.join(d, "_vendor", "libomp.so.5")
+    if not os.path.isfile(omp):
+        import pytest
+        pytest.skip("installed from source: the system's OpenMP runtime is used")
+    r = run("doctor", env={"APPY_LIBOMP": None, "APPY_LIBDEVICE": None})
+    assert r.returncode == 0, r.stderr
+    lines = dict((l.split("  ")[0].strip(), l) for l in r.stdout.splitlines())
+    assert omp in lines["OpenMP"], r.stdout
+    assert "development copy" not in lines["libdevice"], r.stdout

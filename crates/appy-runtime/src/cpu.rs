@@ -57,10 +57,20 @@ pub struct Host {
 }
 
 fn find_lib(var: &str, candidates: &[&str]) -> Option<PathBuf> {
+    find_lib_after(var, None, candidates)
+}
+
+/// [`find_lib`] with a first candidate before the system's (a copy shipped with the
+/// embedding package).
+fn find_lib_after(var: &str, first: Option<&Path>, candidates: &[&str]) -> Option<PathBuf> {
     if let Some(p) = appy_ir::config::library(var) {
         return p.filter(|p| p.exists());
     }
-    candidates.iter().map(PathBuf::from).find(|p| p.exists())
+    first
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(candidates.iter().map(PathBuf::from))
+        .find(|p| p.exists())
 }
 
 /// Loads a library whose symbols compiled code resolves from the process (the OpenMP
@@ -97,12 +107,23 @@ fn llvm_string(p: *mut c_char) -> String {
     s
 }
 
+static BUNDLED_LIBOMP: OnceLock<PathBuf> = OnceLock::new();
+
+/// Registers an OpenMP runtime shipped with the embedding package (the Python wheel
+/// vendors LLVM's `libomp.so.5` as `appy/_vendor/libomp.so.5`). It is tried after
+/// `APPY_LIBOMP` and before the system's copies. Only the first registration counts, and
+/// only before the first use of [`host`].
+pub fn register_bundled_libomp(path: PathBuf) {
+    let _ = BUNDLED_LIBOMP.set(path);
+}
+
 /// The host setup (OpenMP runtime, vector math library, LLVM options), done once.
 pub fn host() -> &'static Host {
     static HOST: OnceLock<Host> = OnceLock::new();
     HOST.get_or_init(|| {
-        let libomp = find_lib(
+        let libomp = find_lib_after(
             appy_ir::config::LIBOMP,
+            BUNDLED_LIBOMP.get().map(PathBuf::as_path),
             &[
                 "/usr/lib/llvm-22/lib/libomp.so",
                 "/usr/lib/llvm-22/lib/libomp.so.5",

@@ -39,6 +39,39 @@ pub enum ViewArg<'a> {
     Scalar(HostValue),
 }
 
+impl ViewArg<'_> {
+    /// A Python `int` argument (as `3` is in Python: a weak int64 scalar, which takes the
+    /// dtype of the arrays it meets).
+    pub fn int(v: i64) -> Self {
+        ViewArg::Scalar(HostValue::Int(v, appy_ir::types::DType::I64, true))
+    }
+
+    /// A Python `float` argument (as `2.0` is in Python: a weak float64 scalar).
+    pub fn float(v: f64) -> Self {
+        ViewArg::Scalar(HostValue::Float(v, appy_ir::types::DType::F64, true))
+    }
+
+    /// A Python `bool` argument.
+    pub fn bool(v: bool) -> Self {
+        ViewArg::Scalar(HostValue::Bool(v))
+    }
+}
+
+macro_rules! view_from {
+    ($t:ty, $v:ident) => {
+        impl<'a, D: ndarray::Dimension> From<ndarray::ArrayViewMut<'a, $t, D>> for ViewArg<'a> {
+            /// A mutable view of any dimension and layout.
+            fn from(v: ndarray::ArrayViewMut<'a, $t, D>) -> Self {
+                ViewArg::$v(v.into_dyn())
+            }
+        }
+    };
+}
+view_from!(f32, F32);
+view_from!(f64, F64);
+view_from!(i32, I32);
+view_from!(i64, I64);
+
 /// A source file whose jitted functions can be called.
 pub struct Jit {
     file: SourceFile,

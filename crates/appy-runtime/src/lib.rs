@@ -1,4 +1,4 @@
-//! appy's runtime: host arrays and `.npy` files ([`array`]), the CPU executor
+//! appy's runtime: host arrays and `.npy` files ([`array`](mod@array)), the CPU executor
 //! ([`cpu`], feature `jit`), and the GPU runner ([`gpu`], feature `cuda`), which runs a
 //! compiled [`appy_ir::bundle::Bundle`] with only the NVIDIA driver present.
 #![warn(missing_docs)]

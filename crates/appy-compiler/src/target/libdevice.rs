@@ -170,6 +170,15 @@ pub fn register_site_dirs(dirs: Vec<PathBuf>) {
     *SITE_DIRS.lock().unwrap_or_else(|e| e.into_inner()) = dirs;
 }
 
+static NO_DEV_COPY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stops the search from looking for the development copy (`.dev/` of a checkout):
+/// an installed package (the Python wheel) finds libdevice only where a user's machine
+/// has it, never in the tree it was built from.
+pub fn without_dev_copy() {
+    NO_DEV_COPY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The CUDA toolkit roots of this machine, in search order.
 fn toolkits() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
@@ -201,8 +210,11 @@ fn toolkits() -> Vec<PathBuf> {
 /// The search on this machine: the environment, the registered site-packages, the
 /// toolkits, and the development copy.
 pub fn find() -> Result<Found, Missing> {
-    let mut dev_dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
-    dev_dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    let mut dev_dirs: Vec<PathBuf> = Vec::new();
+    if !NO_DEV_COPY.load(std::sync::atomic::Ordering::Relaxed) {
+        dev_dirs.extend(std::env::current_dir());
+        dev_dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    }
     search(&Search {
         env: appy_ir::config::libdevice().map(|p| p.to_string_lossy().into_owned()),
         site_dirs: SITE_DIRS.lock().unwrap_or_else(|e| e.into_inner()).clone(),

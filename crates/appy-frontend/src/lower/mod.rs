@@ -18,7 +18,7 @@
 //!
 //! The function is specialised for concrete argument types ([`ArgType`]).
 //!
-//! Lowering only emits IR: the semantic analysis ([`crate::sema::analysis`]) has
+//! Lowering only emits IR: the semantic analysis (`sema::analysis`) has
 //! already given every scalar variable its type (the join of the values assigned to
 //! it) and every loop its plan (kind, reductions, shared cells, privates).
 

@@ -68,9 +68,17 @@ if _native is not None:
     _blas = _numpy_blas()
     if _blas is not None:
         _native.prefer_blas(_blas)
-    # NVIDIA's pip packages (libdevice for GPU math functions) are found on sys.path.
+    import os as _os
     import sys as _sys
-    _native.register_site_dirs([p for p in _sys.path if isinstance(p, str) and p])
+    # A wheel (scripts/wheel.sh) ships LLVM's OpenMP runtime (the CPU back end's parallel
+    # loops) in _vendor/; APPY_LIBOMP still takes precedence, the system's copies come
+    # after it. A wheel never looks for libdevice in the tree it was built from.
+    _omp = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_vendor", "libomp.so.5")
+    _packaged = _os.path.isfile(_omp)
+    if _packaged:
+        _native.register_libomp(_omp)
+    # NVIDIA's pip packages (libdevice for GPU math functions) are found on sys.path.
+    _native.register_site_dirs([p for p in _sys.path if isinstance(p, str) and p], _packaged)
 
 
 def device(name=None):

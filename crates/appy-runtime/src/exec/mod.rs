@@ -1,9 +1,9 @@
 //! The host-program executor: runs a bundle's host program
 //! ([`appy_ir::host::HostProgram`], typed ops over dense value slots) against a
 //! [`Device`] — scalar code ([`scalar`]), host loops and conditionals, allocations,
-//! element reads and writes ([`interp`]), kernel launches ([`launch`]) and library calls
-//! ([`library`]), with the residency of array arguments tracked per box
-//! ([`residency`]).
+//! element reads and writes (`interp`), kernel launches (`launch`) and library calls
+//! (`library`), with the residency of array arguments tracked per box
+//! (`residency`).
 //!
 //! It is generic over the device: [`crate::gpu::Gpu`] runs it on an NVIDIA GPU, and the
 //! tests run it against a device in host memory.

@@ -3,7 +3,7 @@
 //! [`Gpu`] is the device handle with its memory pool and the modules loaded on it; it
 //! implements [`Device`] for the host-program executor ([`crate::exec`]), which runs
 //! the bundle's host program (scalar code, host loops, allocations, transfers,
-//! launches), and calls cuBLAS and cuSOLVER ([`blas`]) for library ops.
+//! launches), and calls cuBLAS and cuSOLVER (`blas`) for library ops.
 
 mod blas;
 
