@@ -120,7 +120,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: DEVICE,
         default: "`auto`",
-        doc: "the Python package's default device (`cpu`, `gpu` or `auto`)",
+        doc: "the default device of the Python package and of `appy::default_device()` (`cpu`, `gpu` or `auto`)",
         scope: Scope::User,
     },
     Var {

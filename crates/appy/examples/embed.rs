@@ -12,7 +12,7 @@
 //! ```
 
 use appy::ndarray::Array2;
-use appy::{Device, Jit, ViewArg};
+use appy::{Jit, ViewArg};
 use std::time::Instant;
 
 /// A row-wise softmax, as APPy's users write it.
@@ -93,7 +93,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     });
     let m = dims.next().transpose()?.unwrap_or(1000);
     let n = dims.next().transpose()?.unwrap_or(777);
-    let device: Device = std::env::var("APPY_DEVICE").as_deref().unwrap_or("auto").parse()?;
+    let device = appy::default_device()?;
 
     let a = random(m, n);
     let mut b = Array2::<f32>::zeros((m, n));

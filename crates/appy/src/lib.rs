@@ -66,3 +66,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// appy's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The default device, as the Python package chooses it: `APPY_DEVICE` (`cpu`, `gpu` or
+/// `auto`), else [`Device::Auto`]. An unknown value is an error that says what is
+/// expected.
+pub fn default_device() -> std::result::Result<Device, String> {
+    appy_ir::config::device().map_or(Ok(Device::Auto), |v| v.parse().map_err(|e| format!("APPY_DEVICE: {e}")))
+}
