@@ -71,41 +71,54 @@ impl<'f> Module<'f> {
         }
     }
 
-    /// Names bound to the `appy` module and to `appy.jit`.
-    fn jit_aliases(&self) -> (Vec<&str>, Vec<&str>) {
-        let (mut modules, mut jits) = (vec!["appy"], vec!["jit"]);
+    /// Names bound to the `appy` module, to `appy.jit`, and to APPy's individual-mode
+    /// decorators `appy.shader` and `appy.cpu_shader`.
+    fn jit_aliases(&self) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
+        let (mut modules, mut jits, mut shaders) = (vec!["appy"], vec!["jit"], vec![]);
         for imp in &self.imports {
             match imp {
                 Import::Module { module, alias, .. } if module == "appy" => modules.push(alias),
                 Import::From { module, names, .. } if module == "appy" => {
                     jits.extend(names.iter().filter(|(n, _)| n == "jit").map(|(_, a)| a.as_str()));
+                    shaders.extend(names.iter().filter(|(n, _)| SHADERS.contains(&n.as_str())).map(|(_, a)| a.as_str()));
                 }
                 _ => {}
             }
         }
-        (modules, jits)
+        (modules, jits, shaders)
     }
 
-    /// The `@appy.jit` decorator of `f`, if it has one.
-    fn jit_decorator(&self, f: &FuncDef) -> Option<Expr> {
-        let (modules, jits) = self.jit_aliases();
-        let is_jit_ref = |e: &Expr| match &e.kind {
-            ExprKind::Name(n) => jits.contains(&n.as_str()),
-            ExprKind::Attribute { value, attr } => {
-                attr.name == "jit" && matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str()))
+    /// The `@appy.jit` decorator of `f`, if it has one, and whether it is one of APPy's
+    /// individual-mode decorators (`@appy.shader`, `@appy.cpu_shader`).
+    fn jit_decorator(&self, f: &FuncDef) -> Option<(Expr, bool)> {
+        let (modules, jits, shaders) = self.jit_aliases();
+        // Some(shader?) when `e` names a jit decorator.
+        let jit_ref = |e: &Expr| match &e.kind {
+            ExprKind::Name(n) if jits.contains(&n.as_str()) => Some(false),
+            ExprKind::Name(n) if shaders.contains(&n.as_str()) => Some(true),
+            ExprKind::Attribute { value, attr } if matches!(&value.kind, ExprKind::Name(m) if modules.contains(&m.as_str())) => {
+                if attr.name == "jit" {
+                    Some(false)
+                } else {
+                    SHADERS.contains(&attr.name.as_str()).then_some(true)
+                }
             }
-            _ => false,
+            _ => None,
         };
         f.decorators.iter().find_map(|&i| {
             let e = parser::parse_decorator(self.file, self.lines[i].span()).ok()?;
-            let jit = match &e.kind {
-                ExprKind::Call { func, .. } => is_jit_ref(func),
-                _ => is_jit_ref(&e),
-            };
-            jit.then_some(e)
+            let shader = match &e.kind {
+                ExprKind::Call { func, .. } => jit_ref(func),
+                _ => jit_ref(&e),
+            }?;
+            Some((e, shader))
         })
     }
 }
+
+/// APPy's individual-mode decorators: a jitted function whose top-level `range` loops
+/// are parallel (see `sema::desugar`, "shader").
+const SHADERS: [&str; 2] = ["shader", "cpu_shader"];
 
 /// The module-level functions of `file` decorated with `@appy.jit`, `@appy.jit(...)`,
 /// `@jit` or `@jit(...)` (or aliases such as `import appy as ap` → `@ap.jit`, `from
@@ -137,11 +150,12 @@ fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
         .rev()
         .filter(|f| f.name == name)
         .find_map(|f| Some((f, m.jit_decorator(f)?)));
-    let Some((f, decorator)) = found else {
+    let Some((f, (decorator, shader))) = found else {
         return Err(missing_function(&m, name));
     };
     let (def, body, span) = parse_body(&m, f)?;
-    let options = match decorator.kind {
+    let decorator_span = decorator.span;
+    let mut options = match decorator.kind {
         ExprKind::Call { args, kwargs, .. } => {
             if let Some(a) = args.first() {
                 return Err(Diagnostic::error(file, a.span, "`@appy.jit` options must be keyword arguments")
@@ -151,6 +165,20 @@ fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
         }
         _ => Vec::new(),
     };
+    if shader {
+        // `@appy.shader` is `@appy.jit(shader=True)`.
+        let span = decorator_span;
+        options.push((
+            ast::Ident {
+                name: "shader".into(),
+                span,
+            },
+            Expr {
+                kind: ExprKind::Bool(true),
+                span,
+            },
+        ));
+    }
     tracing::debug!(function = name, statements = body.len(), "parsed APPy function");
     let function = Function {
         name: def.name,

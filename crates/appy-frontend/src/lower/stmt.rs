@@ -12,6 +12,7 @@ const KNOWN_OPTIONS: &[&str] = &[
     "dump_code_to_file",
     "verbose_static_rewrite",
     "verbose_block_loop",
+    "shader",
     "device",
     "lib",
     "tune",

@@ -363,7 +363,7 @@ pub(crate) static FUNCS: &[Func] = &[
     ),
     f!(["numpy.arange", "torch.arange"], [], Arange, "evenly spaced values, a new array"),
     f!(
-        ["numpy.copy", "torch.clone"],
+        ["numpy.copy", "torch.clone", "appy.np_shared.copy"],
         ["copy", "clone"],
         Copy,
         "a new array with the same values"
@@ -386,7 +386,7 @@ pub(crate) static FUNCS: &[Func] = &[
         "a parallel iteration's scratchpad of a constant size (uninitialised; the group's shared memory on the GPU), in a parallel loop's body"
     ),
     f!(
-        ["numpy.empty"],
+        ["numpy.empty", "appy.np_shared.empty"],
         [],
         Alloc {
             fill: Fill::Empty,
@@ -395,7 +395,7 @@ pub(crate) static FUNCS: &[Func] = &[
         "a new uninitialised array of a shape"
     ),
     f!(
-        ["numpy.zeros"],
+        ["numpy.zeros", "appy.np_shared.zeros"],
         [],
         Alloc {
             fill: Fill::Zeros,
@@ -458,7 +458,7 @@ pub(crate) static FUNCS: &[Func] = &[
         "as `np.full` (`device=` is ignored)"
     ),
     f!(
-        ["numpy.empty_like", "torch.empty_like"],
+        ["numpy.empty_like", "torch.empty_like", "appy.np_shared.empty_like"],
         [],
         Like(Fill::Empty),
         "a new array of another's shape and dtype"

@@ -16,6 +16,7 @@ pub(crate) mod prange;
 pub(crate) mod races;
 pub(crate) mod reductions;
 pub(crate) mod resolve;
+pub(crate) mod shader;
 pub(crate) mod shape;
 pub(crate) mod simd;
 pub(crate) mod types;

@@ -11,7 +11,7 @@
 
     vector_add(a, b, c, len(a))   # NumPy arrays updated in place; torch/CuPy GPU arrays too
 
-Names: ``jit``, ``prange``, ``vidx``, ``MVL``, ``buffer``, ``where``, ``atomic_add/max/min``, ``mv``,
+Names: ``jit``, ``shader``, ``cpu_shader``, ``prange``, ``vidx``, ``MVL``, ``buffer``, ``where``, ``atomic_add/max/min``, ``mv``,
 ``transpose``, the math functions (``from appy import exp``), ``device()``,
 ``gpu_available()``, ``CompileError``, ``RuntimeError``, ``DeviceArray``.
 
@@ -23,14 +23,14 @@ off.
 """
 from ._errors import CompileError, RuntimeError
 from ._jit import disabled as _disabled
-from ._jit import jit
+from ._jit import cpu_shader, jit, shader
 from ._names import (MVL, abs, absolute, arctan, arctan2, atan, atomic_add, atomic_max,
                      atomic_min, buffer, ceil, cos, exp, exp2, fabs, floor, fmax, fmin, log, log2,
                      log10, maximum, minimum, mv, power, prange, sin, sqrt, tan, tanh,
                      transpose, vidx, where)
 
 __all__ = [
-    "jit", "prange", "vidx", "MVL", "buffer", "where", "atomic_add", "atomic_max", "atomic_min",
+    "jit", "shader", "cpu_shader", "prange", "vidx", "MVL", "buffer", "where", "atomic_add", "atomic_max", "atomic_min",
     "mv", "transpose", "exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tan",
     "tanh", "arctan", "atan", "arctan2", "floor", "ceil", "abs", "absolute", "fabs",
     "maximum", "minimum", "fmax", "fmin", "power", "device", "gpu_available",

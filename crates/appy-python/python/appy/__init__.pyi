@@ -20,7 +20,20 @@ def jit(
     device: Optional[_Device] = ...,
     boundscheck: bool = ...,
     backend: str = ...,
+    dry_run: bool = ...,
+    dump_code_to_file: Optional[str] = ...,
+    verbose_static_rewrite: bool = ...,
+    verbose_block_loop: bool = ...,
+    shader: bool = ...,
 ) -> Callable[[_F], _F]: ...
+@overload
+def shader(fn: _F) -> _F: ...
+@overload
+def shader(fn: None = ..., **options: Any) -> Callable[[_F], _F]: ...
+@overload
+def cpu_shader(fn: _F) -> _F: ...
+@overload
+def cpu_shader(fn: None = ..., **options: Any) -> Callable[[_F], _F]: ...
 
 MVL: int
 prange = range

@@ -5,6 +5,7 @@ import linecache
 import os
 import re
 import types
+import warnings
 
 _OPTIONS = {
     "auto_simd": "tensor statements get `simd` on their last dimension",
@@ -17,6 +18,7 @@ _OPTIONS = {
     "dump_code_to_file": "a path: the generated code of each compilation is written there",
     "verbose_static_rewrite": "print the source as the compiler reads it (after appy's static rewriting) when the function is decorated",
     "verbose_block_loop": "print, at each compilation, how the parallel loops were blocked (kernels, vector lengths)",
+    "shader": "APPy's individual mode (what @appy.shader sets): the function's top-level range loops, and a range loop that is the whole body of one, are parallel",
 }
 
 
@@ -67,10 +69,27 @@ def jit(fn=None, **options):
 jit.options = dict(_OPTIONS)
 
 
+def shader(fn=None, **options):
+    """APPy's individual mode: ``@appy.shader`` is ``@appy.jit(shader=True)``. The
+    function's top-level ``for ... in range(...)`` loops run in parallel, one iteration
+    per thread on the GPU, as if each had ``#pragma parallel for`` above it; so does a
+    ``range`` loop that is the whole body of one (a 2-D grid). Loops inside them stay
+    sequential. A loop whose iterations conflict is a compile error, as with the pragma."""
+    options["shader"] = True
+    return jit(fn, **options)
+
+
+def cpu_shader(fn=None, **options):
+    """``@appy.shader`` on the CPU back end (APPy runs it through Numba): ``@appy.jit(
+    shader=True, device='cpu')``."""
+    options.setdefault("device", "cpu")
+    return shader(fn, **options)
+
+
 _IMPORT = re.compile(r"(import|from)[ \t\\(.]")
 
 
-def _source(fn, auto_simd, boundscheck=False):
+def _source(fn, auto_simd, boundscheck=False, shader=False):
     """The text the compiler reads for ``fn``: the user's file with the same lines, where
     only the module-level imports and the function remain (the function dedented if it
     is nested, its decorators replaced by ``@appy.jit``), so that every location the
@@ -119,7 +138,7 @@ def _source(fn, auto_simd, boundscheck=False):
     if d == 0:
         return None
     _blank_defaults(out, d, last)
-    opts = [k for k, on in (("auto_simd", auto_simd), ("boundscheck", boundscheck)) if on]
+    opts = [k for k, on in (("auto_simd", auto_simd), ("boundscheck", boundscheck), ("shader", shader)) if on]
     deco = "@appy.jit(" + ", ".join(f"{k}=True" for k in opts) + ")\n" if opts else "@appy.jit\n"
     out[d - 1] = deco
     # Lines from the decorator up to the last line, 1-based, for locations.
@@ -154,8 +173,13 @@ class Dispatcher:
     without the extension under APPY_DISABLE_JIT)."""
 
 
+#: What makes a function something for APPy to compile: a pragma or a ``prange`` loop.
+_PARALLEL = re.compile(r"#\s*pragma\b|\bprange\b")
+
+
 def _make_dispatcher():
     from . import _native
+    from ._errors import CompileError
 
     class Dispatcher(_native.Kernel):
         """An ``@appy.jit`` function: call it like the original function.
@@ -171,7 +195,8 @@ def _make_dispatcher():
                 if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                     raise TypeError(f"appy.jit: `{fn.__name__}` has a parameter `{p}`; only positional parameters are supported")
                 params.append(p.name)
-            src = _source(fn, bool(options.get("auto_simd")), bool(options.get("boundscheck")))
+            src = _source(fn, bool(options.get("auto_simd")), bool(options.get("boundscheck")),
+                          bool(options.get("shader")))
             try:
                 fallback_file = inspect.getsourcefile(fn) or fn.__code__.co_filename
             except TypeError:
@@ -184,6 +209,9 @@ def _make_dispatcher():
                 self = cls(fn.__name__, params, fallback_file, device=options.get("device"), **extra)
             else:
                 filename, text, real, indent, first, last = src
+                body = "".join(text.splitlines(True)[first - 1:last])
+                if cls is Dispatcher and not options.get("shader") and not _PARALLEL.search(body):
+                    cls = PythonFallback
                 self = cls(fn.__name__, params, filename, text, real, indent, first, last,
                            options.get("device"), **extra)
                 if options.get("verbose_static_rewrite"):
@@ -211,6 +239,27 @@ def _make_dispatcher():
 
         def __repr__(self):
             return f"<appy.jit function {self.__qualname__}>"
+
+    class PythonFallback(Dispatcher):
+        """A jitted function with nothing for APPy to compile (no parallel loop: no
+        ``#pragma``, no ``prange``). appy compiles it all the same; if it cannot, the
+        function runs as plain Python, as APPy runs it, with one ``RuntimeWarning``."""
+
+        _python_only = False
+
+        def __call__(self, *args, **kwargs):
+            if self._python_only:
+                return self.py_func(*args, **kwargs)
+            try:
+                return Dispatcher.__call__(self, *args, **kwargs)
+            except CompileError as e:
+                self._python_only = True
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                warnings.warn(
+                    f"appy: `{self.__name__}` has no parallel loop and appy cannot compile it "
+                    f"({first}); it runs as plain Python, as APPy runs a function without "
+                    "parallel loops", RuntimeWarning, stacklevel=2)
+                return self.py_func(*args, **kwargs)
 
     return Dispatcher
 
