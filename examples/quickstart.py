@@ -41,7 +41,8 @@ if __name__ == "__main__":
     e = np.exp(a - a.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
     err = float(np.abs(b - want).max())
-    where = "GPU" if appy.gpu_available() else "CPU"
+    dev = appy.device()  # 'auto' (the default, or $APPY_DEVICE), 'cpu' or 'gpu'
+    where = "GPU" if dev == "gpu" or (dev == "auto" and appy.gpu_available()) else "CPU"
     print(f"softmax {M}x{N} float32 on the {where}: first call {1e3 * (t1 - t0):.0f} ms "
           f"(compile + run), second {1e3 * (t2 - t1):.2f} ms; max |appy - numpy| = {err:.2e}")
     raise SystemExit(0 if err < 1e-5 else 1)

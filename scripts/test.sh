@@ -31,7 +31,7 @@ venv=$(mktemp -d)/venv
     && python3 -m venv "$venv" \
     && "$venv/bin/python" -m pip install -q --disable-pip-version-check "$whl_dir"/appy_py-*.whl pytest; } >"$pip_log" 2>&1
 pip_rc=$?
-grep -E "^wheel: |error|Error" "$pip_log" || true
+grep -E "^wheel: |^error|^Error|^💥" "$pip_log" || true
 if [ "$pip_rc" != 0 ]; then tail -30 "$pip_log"; echo "building or installing the wheel failed" | tee -a "$log"; fi
 root=$PWD
 (cd "$(dirname "$venv")" && "$venv/bin/python" -m pytest -q -p no:cacheprovider \

@@ -149,3 +149,15 @@ def test_nothing_to_compile_runs_as_python():
     # A compilable function without parallel loops is compiled.
     assert sequential_sum(a, 11) == pytest.approx(a.sum())
     assert sequential_sum.signatures()
+
+
+def test_nothing_to_compile_takes_python_arguments():
+    # As APPy's tests/unit/general/pragma/test_no_pragma.py writes it.
+    @appy.jit
+    def foo(x):
+        return x
+
+    with pytest.warns(RuntimeWarning, match="a `list` argument"):
+        assert foo([1, 2, 3]) == [1, 2, 3]
+    a = np.random.default_rng(6).random(5)
+    assert foo(a) is not None and np.array_equal(foo(a), a)

@@ -59,7 +59,8 @@ def test_flat_sum_of_5000_terms(tmp_path):
 
 
 def test_too_deep_is_a_compile_error(tmp_path):
-    src = HEAD + "def k(a, out, N):\n    for i in range(N):\n        out[i] = " + " + ".join(["a[i]"] * 10001) + "\n"
+    # A parallel loop: a function with nothing for APPy to compile would run as Python.
+    src = HEAD + "def k(a, out, N):\n    #pragma parallel for\n    for i in range(N):\n        out[i] = " + " + ".join(["a[i]"] * 10001) + "\n"
     try:
         mod = load(tmp_path, "too_deep", src)
     except RecursionError:

@@ -173,6 +173,9 @@ class Dispatcher:
     without the extension under APPY_DISABLE_JIT)."""
 
 
+#: Arguments only Python takes (a function with nothing to compile then runs as Python).
+_PYTHON_ONLY = (list, tuple, dict, set, str, bytes)
+
 #: What makes a function something for APPy to compile: a pragma or a ``prange`` loop.
 _PARALLEL = re.compile(r"#\s*pragma\b|\bprange\b")
 
@@ -250,16 +253,25 @@ def _make_dispatcher():
         def __call__(self, *args, **kwargs):
             if self._python_only:
                 return self.py_func(*args, **kwargs)
+            # Python containers and strings are no array appy can pass: the call is
+            # Python's (nothing has run yet).
+            odd = next((a for a in (*args, *kwargs.values()) if isinstance(a, _PYTHON_ONLY)), None)
+            if odd is not None:
+                return self._fall_back(f"a `{type(odd).__name__}` argument", args, kwargs)
             try:
                 return Dispatcher.__call__(self, *args, **kwargs)
             except CompileError as e:
-                self._python_only = True
                 first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                return self._fall_back(first, args, kwargs)
+
+        def _fall_back(self, why, args, kwargs):
+            if not self._python_only:
+                self._python_only = True
                 warnings.warn(
                     f"appy: `{self.__name__}` has no parallel loop and appy cannot compile it "
-                    f"({first}); it runs as plain Python, as APPy runs a function without "
-                    "parallel loops", RuntimeWarning, stacklevel=2)
-                return self.py_func(*args, **kwargs)
+                    f"({why}); it runs as plain Python, as APPy runs a function without "
+                    "parallel loops", RuntimeWarning, stacklevel=3)
+            return self.py_func(*args, **kwargs)
 
     return Dispatcher
 
