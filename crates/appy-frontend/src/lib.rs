@@ -167,15 +167,14 @@ fn parse_function_on_stack(file: &SourceFile, name: &str) -> DResult<Program> {
     };
     if shader {
         // `@appy.shader` is `@appy.jit(shader=True)`.
-        let span = decorator_span;
         options.push((
             ast::Ident {
                 name: "shader".into(),
-                span,
+                span: decorator_span,
             },
             Expr {
                 kind: ExprKind::Bool(true),
-                span,
+                span: decorator_span,
             },
         ));
     }

@@ -56,13 +56,9 @@ pub struct Host {
     blocktime: Option<(unsafe extern "C" fn() -> c_int, unsafe extern "C" fn(c_int))>,
 }
 
-fn find_lib(var: &str, candidates: &[&str]) -> Option<PathBuf> {
-    find_lib_after(var, None, candidates)
-}
-
-/// [`find_lib`] with a first candidate before the system's (a copy shipped with the
-/// embedding package).
-fn find_lib_after(var: &str, first: Option<&Path>, candidates: &[&str]) -> Option<PathBuf> {
+/// The library `var` names, else the first of `first` (a copy shipped with the embedding
+/// package) and `candidates` (the system's) that exists.
+fn find_lib(var: &str, first: Option<&Path>, candidates: &[&str]) -> Option<PathBuf> {
     if let Some(p) = appy_ir::config::library(var) {
         return p.filter(|p| p.exists());
     }
@@ -121,7 +117,7 @@ pub fn register_bundled_libomp(path: PathBuf) {
 pub fn host() -> &'static Host {
     static HOST: OnceLock<Host> = OnceLock::new();
     HOST.get_or_init(|| {
-        let libomp = find_lib_after(
+        let libomp = find_lib(
             appy_ir::config::LIBOMP,
             BUNDLED_LIBOMP.get().map(PathBuf::as_path),
             &[
@@ -171,6 +167,7 @@ pub fn host() -> &'static Host {
         let mut vector_math = String::new();
         let libmvec = find_lib(
             appy_ir::config::LIBMVEC,
+            None,
             &[
                 "/lib/x86_64-linux-gnu/libmvec.so.1",
                 "/usr/lib/x86_64-linux-gnu/libmvec.so.1",

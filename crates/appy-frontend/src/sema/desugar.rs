@@ -55,15 +55,16 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
     let mut assigned = vec![];
     super::names::ast_names_assigned(&f.body, &mut assigned);
     cx.shadowed.extend(assigned.into_iter().map(|(n, _)| n));
+    let imports = super::resolve::Imports::new(&program.imports);
     let body = cx.block(&f.body, 0)?;
     let body = if super::shader::is_shader(f) {
-        super::shader::parallel_loops(body, &super::resolve::Imports::new(&program.imports))
+        super::shader::parallel_loops(body, &imports)
     } else {
         body
     };
     let body = cx.pragmas(body);
     let body = cx.continues(body, false)?;
-    let body = super::prange::atomics(file, body, &super::resolve::Imports::new(&program.imports))?;
+    let body = super::prange::atomics(file, body, &imports)?;
     Ok(Desugared {
         function: Function { body, ..f.clone() },
         warnings: cx.warnings,

@@ -212,13 +212,12 @@ def _make_dispatcher():
                 self = cls(fn.__name__, params, fallback_file, device=options.get("device"), **extra)
             else:
                 filename, text, real, indent, first, last = src
-                body = "".join(text.splitlines(True)[first - 1:last])
+                body = "\n".join(text.splitlines()[first - 1:last])
                 if cls is Dispatcher and not options.get("shader") and not _PARALLEL.search(body):
                     cls = PythonFallback
                 self = cls(fn.__name__, params, filename, text, real, indent, first, last,
                            options.get("device"), **extra)
                 if options.get("verbose_static_rewrite"):
-                    body = "\n".join(text.splitlines()[first - 1:last])
                     print(f"[appy] `{fn.__name__}` as the compiler reads it ({filename}:{first}):\n{body}")
             functools.update_wrapper(self, fn)
             self.py_func = fn
