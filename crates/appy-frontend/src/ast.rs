@@ -150,6 +150,17 @@ pub enum StmtKind {
         iter: Expr,
         /// Loop body.
         body: Vec<Stmt>,
+        /// The flag that a desugared `break` sets: the loop stops before its next
+        /// iteration once the flag is true (`None` when the body cannot break).
+        stop: Option<String>,
+    },
+    /// `while cond:` (a `break` in its body, and in `for` loops, is removed by the
+    /// frontend's desugaring).
+    While {
+        /// Condition, evaluated before each iteration.
+        cond: Expr,
+        /// Loop body.
+        body: Vec<Stmt>,
     },
     /// `if c: ... elif c2: ... else: ...` (an `elif` is an `If` alone in `orelse`).
     If {
@@ -166,6 +177,8 @@ pub enum StmtKind {
     Pass,
     /// `continue` (removed by the frontend's desugaring before lowering).
     Continue,
+    /// `break` (removed by the frontend's desugaring before lowering).
+    Break,
     /// An expression statement (a call, or a docstring).
     Expr(Expr),
 }

@@ -73,11 +73,16 @@ impl Printer<'_> {
         let head = match &s.kind {
             StmtKind::Assign { .. } => "Assign".to_string(),
             StmtKind::AugAssign { op, .. } => format!("AugAssign {}=", binop(*op)),
-            StmtKind::For { var, .. } => format!("For {}", var.name),
+            StmtKind::For { var, stop, .. } => match stop {
+                Some(f) => format!("For {} (stops when {f})", var.name),
+                None => format!("For {}", var.name),
+            },
+            StmtKind::While { .. } => "While".to_string(),
             StmtKind::If { .. } => "If".to_string(),
             StmtKind::Return(_) => "Return".to_string(),
             StmtKind::Pass => "Pass".to_string(),
             StmtKind::Continue => "Continue".to_string(),
+            StmtKind::Break => "Break".to_string(),
             StmtKind::Expr(_) => "ExprStmt".to_string(),
         };
         self.line(d, &head, s.span);
@@ -99,6 +104,10 @@ impl Printer<'_> {
                 self.expr(d + 1, "iter: ", iter);
                 self.block(d + 1, "body", body, s.span);
             }
+            StmtKind::While { cond, body } => {
+                self.expr(d + 1, "cond: ", cond);
+                self.block(d + 1, "body", body, s.span);
+            }
             StmtKind::If { cond, then, orelse } => {
                 self.expr(d + 1, "cond: ", cond);
                 self.block(d + 1, "then", then, s.span);
@@ -107,7 +116,7 @@ impl Printer<'_> {
                 }
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(d + 1, "", e),
-            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue | StmtKind::Break => {}
         }
     }
 

@@ -230,6 +230,42 @@ impl<'a> ScfFor<'a> {
     }
 }
 
+/// `scf.while`.
+#[derive(Clone, Copy, Debug)]
+pub struct ScfWhile<'a> {
+    /// Initial values.
+    pub inits: &'a [Value],
+    /// The condition region's arguments.
+    pub before_args: &'a [Value],
+    /// The condition region (ending in `scf.condition`).
+    pub before: &'a [Op],
+    /// The body's arguments.
+    pub after_args: &'a [Value],
+    /// The body (ending in `scf.yield`).
+    pub after: &'a [Op],
+    /// Results.
+    pub results: &'a [Value],
+}
+
+impl<'a> ScfWhile<'a> {
+    /// The view of `op`.
+    pub fn of(op: &'a Op) -> Option<Self> {
+        if op.name != "scf.while" || op.regions.len() != 2 {
+            return None;
+        }
+        let b = op.regions[0].blocks.first()?;
+        let a = op.regions[1].blocks.first()?;
+        Some(ScfWhile {
+            inits: &op.operands,
+            before_args: &b.args,
+            before: &b.ops,
+            after_args: &a.args,
+            after: &a.ops,
+            results: &op.results,
+        })
+    }
+}
+
 /// `scf.if`.
 #[derive(Clone, Copy, Debug)]
 pub struct ScfIf<'a> {

@@ -465,6 +465,24 @@ impl<'a> Analysis<'a> {
                     self.set(*r, Known::Top);
                 }
             }
+            // The loop may run any number of times: what it carries is unknown.
+            HostOp::While {
+                before_args,
+                before,
+                after_args,
+                after,
+                results,
+                ..
+            } => {
+                for a in before_args.iter().chain(after_args) {
+                    self.set(*a, Known::Top);
+                }
+                self.block(before);
+                self.block(after);
+                for r in results {
+                    self.set(*r, Known::Top);
+                }
+            }
             HostOp::Other { results, regions, .. } => {
                 for r in regions {
                     for (args, b) in r {

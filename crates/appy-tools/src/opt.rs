@@ -152,7 +152,7 @@ fn infer_signature(p: &Program) -> Vec<ArgType> {
                     expr(target, name, rank);
                     expr(value, name, rank);
                 }
-                StmtKind::For { iter, body, .. } => {
+                StmtKind::For { iter, body, .. } | StmtKind::While { cond: iter, body } => {
                     expr(iter, name, rank);
                     walk(body, name, rank);
                 }

@@ -262,9 +262,21 @@ impl<'a> Lower<'a> {
         self.note_assumes(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
         let ub = self.check_assumed(&plan.iname, lb, ub, cstep)?;
+        let stop = match &s.kind {
+            StmtKind::For { stop, .. } => stop.as_deref(),
+            _ => None,
+        };
         let Some((parallel, simd)) = plan.kind.flags() else {
+            if let Some(flag) = stop {
+                return self.stop_loop(var, (lb, ub, step, cstep), flag, body, s, &plan.iname);
+            }
             return self.seq_loop(var, lb, ub, step, cstep, body, s, &plan.iname);
         };
+        if stop.is_some() {
+            return Err(self
+                .err(s.span, "`break` cannot leave a parallel loop")
+                .with_note("help: the iterations of a parallel loop all run; guard the rest of the body with `if` instead"));
+        }
         let body = plan.body_or(body);
         // Array-element reductions in a simd loop accumulate in a scalar, and update the
         // element once after the loop.
@@ -514,7 +526,7 @@ impl<'a> Lower<'a> {
 /// its header only).
 fn last_end(s: &Stmt) -> usize {
     let inner = match &s.kind {
-        StmtKind::For { body, .. } => body.last(),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => body.last(),
         StmtKind::If { then, orelse, .. } => orelse.last().or(then.last()),
         _ => None,
     };

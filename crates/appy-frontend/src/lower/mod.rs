@@ -47,6 +47,7 @@ mod stmt;
 mod tensor;
 mod vector;
 mod view;
+mod whiles;
 
 /// Options that affect the `appy` level (part of the specialisation key). `appy.MVL` is
 /// not one of them: it stays symbolic (`appy.mvl`) until strip-mining.

@@ -11,6 +11,7 @@ const KNOWN_OPTIONS: &[&str] = &[
     "dry_run",
     "dump_code_to_file",
     "verbose_static_rewrite",
+    "clear_cache",
     "verbose_block_loop",
     "shader",
     "device",
@@ -195,6 +196,7 @@ impl Lower<'_> {
         match &s.kind {
             StmtKind::Pass => Ok(()),
             StmtKind::Continue => Err(self.err(s.span, "`continue` outside a loop")),
+            StmtKind::Break => Err(self.err(s.span, "`break` outside a loop")),
             StmtKind::Expr(e) => {
                 if let ExprKind::Str(_) = e.kind {
                     return Ok(());
@@ -237,7 +239,8 @@ impl Lower<'_> {
                 self.bind_carried(&carried, &results);
                 Ok(())
             }
-            StmtKind::For { var, iter, body } => self.for_loop(var, iter, body, s),
+            StmtKind::For { var, iter, body, .. } => self.for_loop(var, iter, body, s),
+            StmtKind::While { cond, body } => self.while_loop(cond, body, s),
         }
     }
 
@@ -615,7 +618,7 @@ fn privatized_names(body: &[Stmt]) -> std::collections::HashSet<String> {
             }
         }
         match &s.kind {
-            StmtKind::For { body, .. } => out.extend(privatized_names(body)),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => out.extend(privatized_names(body)),
             StmtKind::If { then, orelse, .. } => {
                 out.extend(privatized_names(then));
                 out.extend(privatized_names(orelse));

@@ -73,6 +73,7 @@ impl Ctx<'_> {
                     iter,
                 }
             }
+            Rule::while_hdr => Header::While(self.expr(next("while")?)?),
             Rule::if_hdr => Header::If(self.expr(next("if")?)?),
             Rule::elif_hdr => Header::Elif(self.expr(next("elif")?)?),
             _ => Header::Else,
@@ -99,6 +100,7 @@ impl Ctx<'_> {
         let kind = match p.as_rule() {
             Rule::pass_stmt => StmtKind::Pass,
             Rule::continue_stmt => StmtKind::Continue,
+            Rule::break_stmt => StmtKind::Break,
             Rule::return_stmt => StmtKind::Return(p.into_inner().nth(1).map(|v| self.testlist(v)).transpose()?),
             _ => {
                 let mut it = p.into_inner();
@@ -157,6 +159,10 @@ impl Ctx<'_> {
                 return items.iter().try_for_each(|i| self.check_target(i, false));
             }
             ExprKind::Tuple(_) => "a tuple",
+            ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(f) if f == crate::sema::constants::LIST) => {
+                return Err(Diagnostic::error(self.file, e.span, "cannot assign to a list display")
+                    .with_note("help: unpack into a tuple: `a, b = c`"));
+            }
             ExprKind::Call { .. } => "a function call",
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::None | ExprKind::Str(_) => "a literal",
             _ => "an expression",
@@ -233,7 +239,7 @@ impl Ctx<'_> {
             Rule::bitor | Rule::bitxor | Rule::bitand | Rule::shift | Rule::arith | Rule::term | Rule::power => self.binary(p, span),
             Rule::primary => self.primary(p, span),
             Rule::paren => self.paren(p, span),
-            Rule::list_display => Err(self.list_display(p, span)),
+            Rule::list_display => self.list_display(p, span),
             Rule::set_display => Err(self
                 .err_at(span)
                 .with_message("dict and set literals are not supported in APPy functions")),
@@ -446,17 +452,32 @@ impl Ctx<'_> {
         })
     }
 
-    /// The error for a list display or comprehension.
-    fn list_display(&self, p: Pair<'_, Rule>, span: Span) -> Diagnostic {
-        if p.into_inner().any(|q| q.as_rule() == Rule::comp_for) {
-            return self
+    /// A list display, as a call of [`crate::sema::constants::LIST`] (only constant
+    /// lists of numbers are accepted, by `sema::constants`); a comprehension is an
+    /// error.
+    fn list_display(&self, p: Pair<'_, Rule>, span: Span) -> DResult<Expr> {
+        if p.clone().into_inner().any(|q| q.as_rule() == Rule::comp_for) {
+            return Err(self
                 .err_at(span)
                 .with_message("list comprehensions are not supported in APPy functions")
-                .with_note("help: write a `for` loop over `range(...)` instead");
+                .with_note("help: write a `for` loop over `range(...)` instead"));
         }
-        self.err_at(span)
-            .with_message("list literals are not supported in APPy functions")
-            .with_note("help: pass a NumPy array as a parameter, or use a tuple")
+        let args = p
+            .into_inner()
+            .filter(|q| q.as_rule() != Rule::trailing_comma)
+            .map(|q| self.expr(q))
+            .collect::<DResult<Vec<_>>>()?;
+        Ok(Expr {
+            kind: ExprKind::Call {
+                func: Box::new(Expr {
+                    kind: ExprKind::Name(crate::sema::constants::LIST.into()),
+                    span,
+                }),
+                args,
+                kwargs: vec![],
+            },
+            span,
+        })
     }
 
     /// Adjacent string literals, concatenated.

@@ -55,10 +55,6 @@ pub(super) fn unclosed_bracket(text: &str) -> Option<usize> {
 /// Statement keywords APPy rejects, with a message and a hint.
 pub(super) fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'static str>)> {
     Some(match word {
-        "while" => (
-            "`while` loops are not supported in APPy functions",
-            Some("help: use a `for` loop over `range(...)`"),
-        ),
         "with" => ("`with` statements are not supported in APPy functions", None),
         "try" | "except" | "finally" => ("exception handling (`try`/`except`) is not supported in APPy functions", None),
         "raise" => (
@@ -78,10 +74,6 @@ pub(super) fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'
         "import" | "from" => (
             "imports inside APPy functions are not supported",
             Some("help: move the import to module level"),
-        ),
-        "break" => (
-            "`break` is not supported in APPy functions",
-            Some("help: APPy loops always run their full range; guard the body with `if` instead"),
         ),
         "yield" => ("generators (`yield`) are not supported in APPy functions", None),
         "async" | "await" => ("`async`/`await` is not supported in APPy functions", None),

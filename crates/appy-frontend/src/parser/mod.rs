@@ -280,6 +280,7 @@ enum Line {
 #[derive(Clone, Debug)]
 enum Header {
     For { var: Ident, iter: Expr },
+    While(Expr),
     If(Expr),
     Elif(Expr),
     Else,
@@ -289,6 +290,7 @@ impl Header {
     fn keyword(&self) -> &'static str {
         match self {
             Header::For { .. } => "for",
+            Header::While(_) => "while",
             Header::If(_) => "if",
             Header::Elif(_) => "elif",
             Header::Else => "else",
@@ -355,7 +357,12 @@ impl Block<'_> {
                     match header {
                         Header::For { var, iter } => {
                             out.push(Stmt {
-                                kind: StmtKind::For { var, iter, body },
+                                kind: StmtKind::For {
+                                    var,
+                                    iter,
+                                    body,
+                                    stop: None,
+                                },
                                 span,
                                 pragma,
                             });
@@ -369,6 +376,25 @@ impl Block<'_> {
                                 return Err(
                                     Diagnostic::error(self.file, else_span, "`for ... else` is not supported in APPy functions")
                                         .with_note("help: move the `else` body after the loop"),
+                                );
+                            }
+                        }
+                        Header::While(cond) => {
+                            out.push(Stmt {
+                                kind: StmtKind::While { cond, body },
+                                span,
+                                pragma,
+                            });
+                            if i < self.nodes.len()
+                                && let Line::Header {
+                                    header: Header::Else,
+                                    span: else_span,
+                                    ..
+                                } = self.peek(i)?
+                            {
+                                return Err(
+                                    Diagnostic::error(self.file, else_span, "`while ... else` is not supported in APPy functions")
+                                        .with_note("help: move the `else` body after the loop, guarded by a flag that `break` sets"),
                                 );
                             }
                         }

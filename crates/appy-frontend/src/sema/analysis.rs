@@ -285,6 +285,7 @@ impl Walk<'_> {
                 self.block(orelse);
             }
             StmtKind::For { .. } => self.for_loop(s),
+            StmtKind::While { body, .. } => self.block(body),
             _ => {}
         }
     }

@@ -592,6 +592,9 @@ pub fn markdown() -> String {
         let first = if first.is_empty() { also.remove(0) } else { first };
         out.push_str(&format!("| {first} | {} | {} |\n", also.join(", "), f.doc));
     }
+    for (name, doc) in super::prelude::DOCS {
+        out.push_str(&format!("| `{name}` |  | {doc} |\n"));
+    }
     out
 }
 

@@ -7,13 +7,14 @@
 //!   reference, as in Python); a call of a function that is being inlined already (the
 //!   jitted function itself, or a function on the chain of calls that led to it) is
 //!   recursion, an error at that call;
-//! * `continue` becomes guards: the statements after an `if` that may continue run
-//!   under `if not <flag>` (`if c: continue` alone becomes `if not c:` around the rest);
+//! * an early `return`, `break` and `continue` become flags and guards
+//!   (`super::jumps`);
 //! * a loop pragma that is not directly above a `for` loop is dropped with a warning:
 //!   pragmas are comments, and the loop runs sequentially, which is its meaning;
 //! * in `prange` loops, updates of array elements that several iterations may share
 //!   become atomic (`super::prange`).
 
+use super::jumps::{Jumps, contains_return};
 use super::names::expr_names;
 use crate::ast::*;
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
@@ -33,6 +34,7 @@ pub(crate) struct Desugared {
 
 /// Applies the rewrites to `program`'s function.
 pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared> {
+    let imports = super::resolve::Imports::new(&program.imports);
     let mut cx = Cx {
         file,
         helpers: program.helpers.iter().map(|h| (h.name.clone(), h)).collect(),
@@ -44,10 +46,13 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
                 Import::Module { alias, .. } => vec![alias.clone()],
                 Import::From { names, .. } => names.iter().map(|(_, a)| a.clone()).collect(),
             })
+            .chain([super::prelude::ALIAS.to_string()])
             .collect(),
         counter: 0,
         warnings: vec![],
         stack: vec![program.function.name.name.clone()],
+        jumps: Jumps::new(file, &imports),
+        resolver: &imports,
     };
     let f = &program.function;
     // A parameter or local variable with a helper's name hides the helper.
@@ -55,15 +60,17 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
     let mut assigned = vec![];
     super::names::ast_names_assigned(&f.body, &mut assigned);
     cx.shadowed.extend(assigned.into_iter().map(|(n, _)| n));
-    let imports = super::resolve::Imports::new(&program.imports);
-    let body = cx.block(&f.body, 0)?;
+    let main = cx.jumps.returns(f.body.clone(), &f.name.name)?;
+    let body = cx.block(&main, 0)?;
     let body = if super::shader::is_shader(f) {
         super::shader::parallel_loops(body, &imports)
     } else {
         body
     };
     let body = cx.pragmas(body);
-    let body = cx.continues(body, false)?;
+    let body = super::constants::rewrite(file, body, &f.params)?;
+    let body = cx.jumps.breaks(body, false)?;
+    let body = cx.jumps.continues(body, false)?;
     let body = super::prange::atomics(file, body, &imports)?;
     Ok(Desugared {
         function: Function { body, ..f.clone() },
@@ -73,6 +80,10 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
 
 struct Cx<'a> {
     file: &'a SourceFile,
+    /// What the module's names refer to.
+    resolver: &'a super::resolve::Imports,
+    /// The rewriter of `return`, `break` and `continue`.
+    jumps: Jumps<'a>,
     helpers: HashMap<String, &'a Helper>,
     shadowed: HashSet<String>,
     imports: HashSet<String>,
@@ -83,7 +94,7 @@ struct Cx<'a> {
     stack: Vec<String>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
     fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::error(self.file, span, msg)
     }
@@ -112,9 +123,13 @@ impl Cx<'_> {
         ))
     }
 
-    /// The helper a call refers to, if any.
-    fn helper_of(&self, e: &Expr) -> Option<&Helper> {
+    /// The helper a call refers to, if any: a function of the file, or a NumPy
+    /// function written in Python (`super::prelude`).
+    fn helper_of(&self, e: &Expr) -> Option<&'a Helper> {
         let ExprKind::Call { func, .. } = &e.kind else { return None };
+        if let Some(h) = super::resolve::qualify(self.resolver, func).and_then(|q| super::prelude::helper(&q)) {
+            return Some(h);
+        }
         let ExprKind::Name(n) = &func.kind else { return None };
         if self.shadowed.contains(n) || self.imports.contains(n) {
             return None;
@@ -170,13 +185,53 @@ impl Cx<'_> {
                 self.expr(iter, depth, out, false)?;
                 *body = self.block(body, depth)?;
             }
+            StmtKind::While { cond, body } => {
+                // The condition is evaluated before every iteration: a call with
+                // statements runs before the loop and again at the end of its body
+                // (`while c:` becomes `w = c` / `while w: ...; w = c`).
+                let mut pre = vec![];
+                let mut c = cond.clone();
+                self.expr(&mut c, depth, &mut pre, false)?;
+                *body = self.block(body, depth)?;
+                if pre.is_empty() {
+                    *cond = c;
+                } else {
+                    self.counter += 1;
+                    let w = format!("_appy_while{}", self.counter);
+                    let set = Stmt {
+                        kind: StmtKind::Assign {
+                            targets: vec![Expr {
+                                kind: ExprKind::Name(w.clone()),
+                                span: c.span,
+                            }],
+                            value: c.clone(),
+                        },
+                        span: c.span,
+                        pragma: None,
+                    };
+                    out.extend(pre.iter().cloned());
+                    out.push(set.clone());
+                    // A `continue` in the body must not skip the re-evaluation.
+                    if body.iter().any(|s| matches!(s.kind, StmtKind::Continue) || may_jump(s)) {
+                        return Err(self
+                            .err(cond.span, "a `while` condition that calls a function with statements cannot be combined with `continue` or `break` in the loop")
+                            .with_note("help: compute the condition in a variable at the end of the body: `w = f(...)` before the loop and at the end of its body, then `while w:`"));
+                    }
+                    body.extend(pre);
+                    body.push(set);
+                    *cond = Expr {
+                        kind: ExprKind::Name(w),
+                        span: c.span,
+                    };
+                }
+            }
             StmtKind::If { cond, then, orelse } => {
                 self.expr(cond, depth, out, false)?;
                 *then = self.block(then, depth)?;
                 *orelse = self.block(orelse, depth)?;
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, depth, out, false)?,
-            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
+            StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue | StmtKind::Break => {}
         }
         out.push(s);
         Ok(())
@@ -234,7 +289,7 @@ impl Cx<'_> {
 
     /// The callee of a call, parsed (its parse error if it does not parse); `depth`:
     /// how many calls are being inlined around it.
-    fn callee(&self, e: &Expr, depth: usize) -> DResult<(Function, Vec<Expr>)> {
+    fn callee(&mut self, e: &Expr, depth: usize) -> DResult<(Function, Vec<Expr>)> {
         self.check_recursion(e)?;
         let h = self.helper_of(e).expect("a call of a helper");
         if depth >= MAX_DEPTH {
@@ -248,7 +303,11 @@ impl Cx<'_> {
         let ExprKind::Call { args, kwargs, .. } = &e.kind else {
             unreachable!("a call")
         };
-        let f = h.function.as_ref().map_err(|d| (**d).clone())?.clone();
+        let mut f = h.function.as_ref().map_err(|d| (**d).clone())?.clone();
+        if super::prelude::is_prelude(h) {
+            super::prelude::move_spans(&mut f.body, e.span);
+        }
+        f.body = self.jumps.returns(std::mem::take(&mut f.body), &f.name.name)?;
         if let Some((k, _)) = kwargs.first() {
             return Err(self
                 .err(k.span, format!("keyword arguments are not supported when calling `{}`", h.name))
@@ -389,7 +448,7 @@ impl Cx<'_> {
                     s.pragma = None;
                 }
                 match &mut s.kind {
-                    StmtKind::For { body, .. } => *body = self.pragmas(std::mem::take(body)),
+                    StmtKind::For { body, .. } | StmtKind::While { body, .. } => *body = self.pragmas(std::mem::take(body)),
                     StmtKind::If { then, orelse, .. } => {
                         *then = self.pragmas(std::mem::take(then));
                         *orelse = self.pragmas(std::mem::take(orelse));
@@ -399,177 +458,6 @@ impl Cx<'_> {
                 s
             })
             .collect()
-    }
-
-    // ----- continue ---------------------------------------------------------------
-
-    /// Removes `continue` from the bodies of the loops in `stmts` (`in_loop`: `stmts`
-    /// is itself a loop body, where `continue` belongs).
-    fn continues(&mut self, stmts: Vec<Stmt>, in_loop: bool) -> DResult<Vec<Stmt>> {
-        let mut out = vec![];
-        for mut s in stmts {
-            match &mut s.kind {
-                StmtKind::For { body, .. } => {
-                    let b = self.continues(std::mem::take(body), true)?;
-                    *body = self.loop_body(b);
-                }
-                StmtKind::If { then, orelse, .. } => {
-                    *then = self.continues(std::mem::take(then), in_loop)?;
-                    *orelse = self.continues(std::mem::take(orelse), in_loop)?;
-                }
-                StmtKind::Continue if !in_loop => {
-                    return Err(self.err(s.span, "`continue` outside a loop"));
-                }
-                _ => {}
-            }
-            out.push(s);
-        }
-        Ok(out)
-    }
-
-    /// A loop body without `continue` (nested loops are already done).
-    fn loop_body(&mut self, body: Vec<Stmt>) -> Vec<Stmt> {
-        if !body.iter().any(may_continue) {
-            return body;
-        }
-        self.counter += 1;
-        let flag = format!("_appy_skip{}", self.counter);
-        let span = body.first().map(|s| s.span).unwrap_or_default();
-        let mut used = false;
-        let rest = self.guard(body, &flag, &mut used);
-        if !used {
-            return rest;
-        }
-        let mut out = vec![assign_bool(&flag, false, span)];
-        out.extend(rest);
-        out
-    }
-
-    /// Statements up to the first that may continue; the rest under a guard.
-    fn guard(&mut self, stmts: Vec<Stmt>, flag: &str, used: &mut bool) -> Vec<Stmt> {
-        let mut out = vec![];
-        let mut it = stmts.into_iter();
-        while let Some(s) = it.next() {
-            if !may_continue(&s) {
-                out.push(s);
-                continue;
-            }
-            let rest: Vec<Stmt> = it.collect();
-            match s.kind {
-                StmtKind::Continue => {}
-                // `if c: continue` (alone in its branch, no else): the rest runs when
-                // `not c`.
-                StmtKind::If { cond, then, orelse }
-                    if orelse.is_empty() && then.len() == 1 && matches!(then[0].kind, StmtKind::Continue) =>
-                {
-                    let rest = self.guard(rest, flag, used);
-                    out.extend(when(not(cond), rest, s.span));
-                }
-                StmtKind::If { cond, then, orelse } => {
-                    *used = true;
-                    let then = self.set_flag(then, flag);
-                    let orelse = self.set_flag(orelse, flag);
-                    out.push(Stmt {
-                        kind: StmtKind::If { cond, then, orelse },
-                        ..s
-                    });
-                    let rest = self.guard(rest, flag, used);
-                    out.extend(unless_flag(flag, rest));
-                }
-                _ => unreachable!("only `continue` and `if` may continue"),
-            }
-            return out;
-        }
-        out
-    }
-
-    /// A branch in which `continue` sets the flag (and what follows it is dropped).
-    fn set_flag(&mut self, stmts: Vec<Stmt>, flag: &str) -> Vec<Stmt> {
-        let mut out = vec![];
-        let mut it = stmts.into_iter();
-        while let Some(s) = it.next() {
-            if !may_continue(&s) {
-                out.push(s);
-                continue;
-            }
-            let rest: Vec<Stmt> = it.collect();
-            match s.kind {
-                StmtKind::Continue => out.push(assign_bool(flag, true, s.span)),
-                StmtKind::If { cond, then, orelse } => {
-                    let then = self.set_flag(then, flag);
-                    let orelse = self.set_flag(orelse, flag);
-                    out.push(Stmt {
-                        kind: StmtKind::If { cond, then, orelse },
-                        ..s
-                    });
-                    let rest = self.set_flag(rest, flag);
-                    out.extend(unless_flag(flag, rest));
-                }
-                _ => unreachable!("only `continue` and `if` may continue"),
-            }
-            return out;
-        }
-        out
-    }
-}
-
-/// Whether a statement may execute `continue` of the enclosing loop.
-fn may_continue(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Continue => true,
-        StmtKind::If { then, orelse, .. } => then.iter().any(may_continue) || orelse.iter().any(may_continue),
-        _ => false,
-    }
-}
-
-fn assign_bool(name: &str, v: bool, span: Span) -> Stmt {
-    Stmt {
-        kind: StmtKind::Assign {
-            targets: vec![Expr {
-                kind: ExprKind::Name(name.to_string()),
-                span,
-            }],
-            value: Expr {
-                kind: ExprKind::Bool(v),
-                span,
-            },
-        },
-        span,
-        pragma: None,
-    }
-}
-
-/// `if cond: then` at `span`; nothing when `then` is empty.
-fn when(cond: Expr, then: Vec<Stmt>, span: Span) -> Option<Stmt> {
-    (!then.is_empty()).then(|| Stmt {
-        kind: StmtKind::If {
-            cond,
-            then,
-            orelse: vec![],
-        },
-        span,
-        pragma: None,
-    })
-}
-
-/// `if not flag: rest` (at the first statement of `rest`); nothing when `rest` is empty.
-fn unless_flag(flag: &str, rest: Vec<Stmt>) -> Option<Stmt> {
-    let sp = rest.first()?.span;
-    let name = Expr {
-        kind: ExprKind::Name(flag.to_string()),
-        span: sp,
-    };
-    when(not(name), rest, sp)
-}
-
-fn not(e: Expr) -> Expr {
-    let span = e.span;
-    Expr {
-        kind: ExprKind::Unary {
-            op: UnaryOp::Not,
-            operand: Box::new(e),
-        },
-        span,
     }
 }
 
@@ -586,15 +474,6 @@ fn body_without_docstring(body: &[Stmt]) -> &[Stmt] {
             kind: ExprKind::Str(_), ..
         })) => &body[1..],
         _ => body,
-    }
-}
-
-fn contains_return(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Return(_) => true,
-        StmtKind::For { body, .. } => body.iter().any(contains_return),
-        StmtKind::If { then, orelse, .. } => then.iter().chain(orelse).any(contains_return),
-        _ => false,
     }
 }
 
@@ -677,11 +556,18 @@ fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
             rename_expr(target, map);
             rename_expr(value, map);
         }
-        StmtKind::For { var, iter, body } => {
+        StmtKind::For { var, iter, body, stop } => {
             if let Some(r) = map.get(&var.name) {
                 var.name = r.clone();
             }
+            if let Some(r) = stop.as_ref().and_then(|f| map.get(f)) {
+                *stop = Some(r.clone());
+            }
             rename_expr(iter, map);
+            body.iter_mut().for_each(|b| rename_stmt(b, map));
+        }
+        StmtKind::While { cond, body } => {
+            rename_expr(cond, map);
             body.iter_mut().for_each(|b| rename_stmt(b, map));
         }
         StmtKind::If { cond, then, orelse } => {
@@ -689,6 +575,15 @@ fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
             then.iter_mut().chain(orelse.iter_mut()).for_each(|b| rename_stmt(b, map));
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rename_expr(e, map),
-        StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue => {}
+        StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue | StmtKind::Break => {}
+    }
+}
+
+/// Whether a statement may `continue` or `break` the loop around it.
+fn may_jump(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Continue | StmtKind::Break => true,
+        StmtKind::If { then, orelse, .. } => then.iter().chain(orelse).any(may_jump),
+        _ => false,
     }
 }

@@ -9,10 +9,13 @@
 
 pub(crate) mod analysis;
 pub mod catalog;
+pub(crate) mod constants;
 pub(crate) mod desugar;
+pub(crate) mod jumps;
 pub(crate) mod names;
 pub(crate) mod plan;
 pub(crate) mod prange;
+pub(crate) mod prelude;
 pub(crate) mod races;
 pub(crate) mod reductions;
 pub(crate) mod resolve;

@@ -15,10 +15,14 @@ pub(crate) fn ast_names_assigned(stmts: &[Stmt], out: &mut Vec<(String, Span)>) 
         match &s.kind {
             StmtKind::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
             StmtKind::AugAssign { target: t, .. } => target(t, out),
-            StmtKind::For { var, body, .. } => {
+            StmtKind::For { var, body, stop, .. } => {
                 out.push((var.name.clone(), var.span));
+                if let Some(f) = stop {
+                    out.push((f.clone(), var.span));
+                }
                 ast_names_assigned(body, out);
             }
+            StmtKind::While { body, .. } => ast_names_assigned(body, out),
             StmtKind::If { then, orelse, .. } => {
                 ast_names_assigned(then, out);
                 ast_names_assigned(orelse, out);
@@ -51,8 +55,15 @@ pub(crate) fn ast_names_read(stmts: &[Stmt], out: &mut Vec<(String, Span)>) {
                 expr_names(target, out);
                 expr_names(value, out);
             }
-            StmtKind::For { iter, body, .. } => {
+            StmtKind::For { iter, body, stop, .. } => {
                 expr_names(iter, out);
+                if let Some(f) = stop {
+                    out.push((f.clone(), iter.span));
+                }
+                ast_names_read(body, out);
+            }
+            StmtKind::While { cond, body } => {
+                expr_names(cond, out);
                 ast_names_read(body, out);
             }
             StmtKind::If { cond, then, orelse } => {

@@ -141,7 +141,7 @@ pub(crate) struct Context {
 /// Plans the loop `s` (`for var in iter: body`), with `env` the bindings where it
 /// starts; `counter` numbers the scalars of element reductions.
 pub(crate) fn plan(file: &SourceFile, env: &dyn Names, cx: Context, s: &Stmt, counter: &mut usize) -> LoopPlan {
-    let StmtKind::For { var, iter, body } = &s.kind else {
+    let StmtKind::For { var, iter, body, .. } = &s.kind else {
         unreachable!("plans are made for loops")
     };
     let imports = env.imports();
@@ -345,7 +345,7 @@ fn element_reductions(file: &SourceFile, var: &Ident, body: &[Stmt], counter: &m
                     scan(then, varying, out);
                     scan(orelse, varying, out);
                 }
-                StmtKind::For { body, .. } => scan(body, varying, out),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => scan(body, varying, out),
                 _ => {}
             }
         }
@@ -407,7 +407,7 @@ fn element_reductions(file: &SourceFile, var: &Ident, body: &[Stmt], counter: &m
                         *then = rewrite(then, found, text);
                         *orelse = rewrite(orelse, found, text);
                     }
-                    StmtKind::For { body, .. } => *body = rewrite(body, found, text),
+                    StmtKind::For { body, .. } | StmtKind::While { body, .. } => *body = rewrite(body, found, text),
                     _ => {}
                 }
                 s

@@ -71,6 +71,7 @@ impl Cx<'_> {
                     }
                     *body = self.stmts(b)?;
                 }
+                StmtKind::While { body, .. } => *body = self.stmts(std::mem::take(body))?,
                 StmtKind::If { then, orelse, .. } => {
                     *then = self.stmts(std::mem::take(then))?;
                     *orelse = self.stmts(std::mem::take(orelse))?;
@@ -92,7 +93,7 @@ impl Cx<'_> {
         let mut out = Vec::with_capacity(stmts.len());
         for mut s in stmts {
             match &mut s.kind {
-                StmtKind::For { body, .. } => *body = self.mark(std::mem::take(body), var, local)?,
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => *body = self.mark(std::mem::take(body), var, local)?,
                 StmtKind::If { then, orelse, .. } => {
                     *then = self.mark(std::mem::take(then), var, local)?;
                     *orelse = self.mark(std::mem::take(orelse), var, local)?;
@@ -222,7 +223,7 @@ impl Cx<'_> {
     fn updates(&self, stmts: &[Stmt], out: &mut Vec<Update>) {
         for s in stmts {
             match &s.kind {
-                StmtKind::For { body, .. } => self.updates(body, out),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => self.updates(body, out),
                 StmtKind::If { then, orelse, .. } => {
                     self.updates(then, out);
                     self.updates(orelse, out);
@@ -400,7 +401,7 @@ fn other_uses(stmts: &[Stmt], arrays: &HashSet<&str>, out: &mut Vec<(String, Spa
     for s in stmts {
         let atomic = is_atomic(s);
         match &s.kind {
-            StmtKind::For { iter, body, .. } => {
+            StmtKind::For { iter, body, .. } | StmtKind::While { cond: iter, body } => {
                 uses(iter, out);
                 other_uses(body, arrays, out);
             }

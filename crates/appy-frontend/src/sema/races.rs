@@ -101,12 +101,13 @@ impl Checker<'_> {
     fn stmts(&mut self, stmts: &[Stmt]) -> DResult<()> {
         for s in stmts {
             match &s.kind {
-                StmtKind::For { var, iter, body } => {
+                StmtKind::For { var, iter, body, .. } => {
                     if let Some(kind) = self.parallel(s, iter) {
                         self.parallel_loop(kind, var, iter, body)?;
                     }
                     self.stmts(body)?;
                 }
+                StmtKind::While { body, .. } => self.stmts(body)?,
                 StmtKind::If { then, orelse, .. } => {
                     self.stmts(then)?;
                     self.stmts(orelse)?;
@@ -238,7 +239,7 @@ impl Checker<'_> {
     fn updates(&mut self, kind: Parallel, var: &Ident, varying: &HashSet<String>, body: &[Stmt]) {
         for s in body {
             match &s.kind {
-                StmtKind::For { body, .. } => self.updates(kind, var, varying, body),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => self.updates(kind, var, varying, body),
                 StmtKind::If { cond, then, orelse } => {
                     // `if i == 0: s[0] += x` runs in one iteration: no claim under a
                     // condition on the loop variable.
@@ -830,7 +831,12 @@ fn collect_stmts<'e>(
                 push_reads(value, out);
                 target(t, true, out);
             }
-            StmtKind::For { var, iter, body } => {
+            // A `while` body may run any number of times, as if guarded.
+            StmtKind::While { cond, body } => {
+                push_reads(cond, out);
+                collect_stmts(body, kind, varying, true, n, scope, out);
+            }
+            StmtKind::For { var, iter, body, .. } => {
                 push_reads(iter, out);
                 scope.push(Loop {
                     var: &var.name,
@@ -897,10 +903,11 @@ fn varying_names(var: &str, body: &[Stmt]) -> HashSet<String> {
                         out.push((n, value));
                     }
                 }
-                StmtKind::For { var, iter, body } => {
+                StmtKind::For { var, iter, body, .. } => {
                     out.push((&var.name, iter));
                     defs_of(body, out);
                 }
+                StmtKind::While { body, .. } => defs_of(body, out),
                 StmtKind::If { then, orelse, .. } => {
                     defs_of(then, out);
                     defs_of(orelse, out);

@@ -51,7 +51,7 @@ pub(crate) fn reduction_op(name: &str, body: &[Stmt], imports: &Imports) -> Opti
                         _ => *ok = false,
                     }
                 }
-                StmtKind::For { body, .. } => walk(name, body, imports, ops, rf, ok),
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => walk(name, body, imports, ops, rf, ok),
                 StmtKind::If { then, orelse, .. } => {
                     walk(name, then, imports, ops, rf, ok);
                     walk(name, orelse, imports, ops, rf, ok);
@@ -80,7 +80,7 @@ pub(crate) fn count_aug(name: &str, stmts: &[Stmt]) -> usize {
         .iter()
         .map(|s| match &s.kind {
             StmtKind::AugAssign { target, .. } if is_name(target, name) => 1,
-            StmtKind::For { body, .. } => count_aug(name, body),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => count_aug(name, body),
             StmtKind::If { then, orelse, .. } => count_aug(name, then) + count_aug(name, orelse),
             _ => 0,
         })
@@ -101,7 +101,7 @@ pub(crate) fn count_target_updates(stmts: &[Stmt], key: &str, text: &str) -> usi
                 usize::from(k == key)
             }
             StmtKind::If { then, orelse, .. } => count_target_updates(then, key, text) + count_target_updates(orelse, key, text),
-            StmtKind::For { body, .. } => count_target_updates(body, key, text),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => count_target_updates(body, key, text),
             _ => 0,
         })
         .sum()

@@ -13,7 +13,8 @@ pub(crate) struct Imports {
 
 impl Imports {
     pub(crate) fn new(imports: &[Import]) -> Self {
-        let mut modules = HashMap::new();
+        // The prelude's bodies name NumPy through a reserved alias.
+        let mut modules = HashMap::from([(super::prelude::ALIAS.to_string(), "numpy".to_string())]);
         let mut names = HashMap::new();
         for i in imports {
             match i {

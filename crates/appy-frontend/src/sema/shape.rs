@@ -249,7 +249,7 @@ pub(crate) fn uses_vidx_stmt(n: &dyn Names, s: &Stmt) -> bool {
 /// vectorisation leaves such a loop sequential rather than reject the program.
 pub(crate) fn needs_scalar_loop(n: &dyn Names, body: &[Stmt]) -> Option<Span> {
     body.iter().find_map(|s| match &s.kind {
-        StmtKind::For { body, .. } => needs_scalar_loop(n, body),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => needs_scalar_loop(n, body),
         StmtKind::If { then, orelse, .. } => needs_scalar_loop(n, then).or_else(|| needs_scalar_loop(n, orelse)),
         StmtKind::Expr(_) => Some(s.span),
         _ => (is_array_stmt(n, s) || uses_vidx_stmt(n, s)).then_some(s.span),

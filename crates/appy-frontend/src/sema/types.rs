@@ -155,10 +155,11 @@ pub(crate) fn nonneg_names(body: &[Stmt], params: &[Ident]) -> std::collections:
     fn loops_of<'a>(stmts: &'a [Stmt], out: &mut Vec<(&'a str, &'a Expr)>) {
         for s in stmts {
             match &s.kind {
-                StmtKind::For { var, iter, body } => {
+                StmtKind::For { var, iter, body, .. } => {
                     out.push((&var.name, iter));
                     loops_of(body, out);
                 }
+                StmtKind::While { body, .. } => loops_of(body, out),
                 StmtKind::If { then, orelse, .. } => {
                     loops_of(then, out);
                     loops_of(orelse, out);

@@ -173,8 +173,12 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
                 StmtKind::AugAssign { target, op, value } => {
                     out.push_str(&format!("{pad}{} {}= {}{pragma}\n", sx(target), binop(*op), sx(value)))
                 }
-                StmtKind::For { var, iter, body } => {
+                StmtKind::For { var, iter, body, .. } => {
                     out.push_str(&format!("{pad}for {} in {}{pragma}\n", var.name, sx(iter)));
+                    go(out, body, d + 1);
+                }
+                StmtKind::While { cond, body } => {
+                    out.push_str(&format!("{pad}while {}{pragma}\n", sx(cond)));
                     go(out, body, d + 1);
                 }
                 StmtKind::If { cond, then, orelse } => {
@@ -191,6 +195,7 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
                 )),
                 StmtKind::Pass => out.push_str(&format!("{pad}pass{pragma}\n")),
                 StmtKind::Continue => out.push_str(&format!("{pad}continue{pragma}\n")),
+                StmtKind::Break => out.push_str(&format!("{pad}break{pragma}\n")),
                 StmtKind::Expr(e) => out.push_str(&format!("{pad}{}{pragma}\n", sx(e))),
             }
         }

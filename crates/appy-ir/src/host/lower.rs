@@ -4,7 +4,9 @@ use super::*;
 use crate::bundle::KernelInfo;
 use crate::diag::IrError;
 use crate::ir::{Module, Op, Value};
-use crate::ops::{AtomicRmw, CmpF, CmpI, Constant, Gemm, LaunchFunc, MemrefAlloc, MemrefLoad, MemrefStore, Potrf, ScfFor, ScfIf, Trsv};
+use crate::ops::{
+    AtomicRmw, CmpF, CmpI, Constant, Gemm, LaunchFunc, MemrefAlloc, MemrefLoad, MemrefStore, Potrf, ScfFor, ScfIf, ScfWhile, Trsv,
+};
 use std::collections::HashMap;
 
 /// Numbers values densely and decodes ops.
@@ -41,7 +43,7 @@ impl Lowering<'_> {
     fn block(&mut self, ops: &[Op]) -> Block {
         let mut out = Block::default();
         for op in ops {
-            if matches!(op.name.as_str(), "func.return" | "scf.yield" | "gpu.return") {
+            if matches!(op.name.as_str(), "func.return" | "scf.yield" | "gpu.return" | "scf.condition") {
                 out.yields = self.slots(&op.operands);
                 break;
             }
@@ -224,6 +226,17 @@ impl Lowering<'_> {
                     iv: self.slot(v.iv),
                     iter_args: self.slots(v.iter_args),
                     body: self.block(v.body),
+                    results: self.slots(v.results),
+                }
+            }
+            "scf.while" => {
+                let v = ScfWhile::of(op)?;
+                HostOp::While {
+                    inits: self.slots(v.inits),
+                    before_args: self.slots(v.before_args),
+                    before: self.block(v.before),
+                    after_args: self.slots(v.after_args),
+                    after: self.block(v.after),
                     results: self.slots(v.results),
                 }
             }

@@ -198,6 +198,7 @@ impl Block {
             HostOp::Launch { args, .. } => args.contains(&s),
             HostOp::If { then, orelse, .. } => then.launch_may_use(s) || orelse.as_ref().is_some_and(|b| b.launch_may_use(s)),
             HostOp::For { body, .. } => body.launch_may_use(s),
+            HostOp::While { before, after, .. } => before.launch_may_use(s) || after.launch_may_use(s),
             HostOp::Other { .. } => true,
             _ => false,
         })
@@ -428,6 +429,23 @@ pub enum HostOp {
         /// Body.
         body: Block,
         /// Final loop-carried values.
+        results: Vec<Slot>,
+    },
+    /// `scf.while`: `before` runs first; its yields are the condition and the values
+    /// passed on, to `after_args` while the condition holds, else to `results`;
+    /// `after`'s yields go back to `before_args`.
+    While {
+        /// Initial values.
+        inits: Vec<Slot>,
+        /// The condition region's arguments.
+        before_args: Vec<Slot>,
+        /// The condition region (its yields: the `i1` condition, then the values).
+        before: Block,
+        /// The body's arguments.
+        after_args: Vec<Slot>,
+        /// The body.
+        after: Block,
+        /// Results (the values the condition region passed on when it ended the loop).
         results: Vec<Slot>,
     },
     /// `memref.alloc` (device memory) or `memref.alloca` (a host slot).

@@ -24,6 +24,7 @@ def jit(
     dump_code_to_file: Optional[str] = ...,
     verbose_static_rewrite: bool = ...,
     verbose_block_loop: bool = ...,
+    clear_cache: bool = ...,
     shader: bool = ...,
 ) -> Callable[[_F], _F]: ...
 @overload

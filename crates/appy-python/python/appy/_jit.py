@@ -18,6 +18,7 @@ _OPTIONS = {
     "dump_code_to_file": "a path: the generated code of each compilation is written there",
     "verbose_static_rewrite": "print the source as the compiler reads it (after appy's static rewriting) when the function is decorated",
     "verbose_block_loop": "print, at each compilation, how the parallel loops were blocked (kernels, vector lengths)",
+    "clear_cache": "accepted for compatibility with APPy, whose Metal and Numba back ends then recompile instead of reusing their code cache; appy's caches are keyed by the function's source, its options and the compiler's version, so they never hold stale code and there is nothing to clear",
     "shader": "APPy's individual mode (what @appy.shader sets): the function's top-level range loops, and a range loop that is the whole body of one, are parallel",
 }
 
@@ -45,8 +46,8 @@ def jit(fn=None, **options):
     NumPy arrays are updated in place; GPU arrays (CuPy, PyTorch, JAX, Numba) are used
     in place without copies. Options: ``auto_simd``, ``dump_code``, ``device``,
     ``boundscheck``, and APPy's ``backend`` (ignored), ``dry_run``,
-    ``dump_code_to_file``, ``verbose_static_rewrite`` and ``verbose_block_loop``
-    (``appy.jit.options`` says what each does). An option neither has is a ``TypeError``.
+    ``dump_code_to_file``, ``verbose_static_rewrite``, ``verbose_block_loop`` and
+    ``clear_cache`` (``appy.jit.options`` says what each does). An option neither has is a ``TypeError``.
 
     With ``APPY_DISABLE_JIT=1`` the function is returned unchanged and runs as plain
     Python on NumPy (its sequential meaning)."""
@@ -137,12 +138,48 @@ def _source(fn, auto_simd, boundscheck=False, shader=False):
         out[k] = ln[indent:] if head.strip() == "" else ln.lstrip(" \t")
     if d == 0:
         return None
+    # The module's functions that it calls (and those they call): the compiler inlines
+    # them. Their decorators are blanked; a jitted helper is compiled as its source.
+    for h_first, h_def, h_last in _helpers(fn, filename):
+        if h_last < first - 1 or h_first > last:
+            for k in range(h_def, h_last + 1):
+                out[k] = all_lines[k]
     _blank_defaults(out, d, last)
     opts = [k for k, on in (("auto_simd", auto_simd), ("boundscheck", boundscheck), ("shader", shader)) if on]
     deco = "@appy.jit(" + ", ".join(f"{k}=True" for k in opts) + ")\n" if opts else "@appy.jit\n"
     out[d - 1] = deco
     # Lines from the decorator up to the last line, 1-based, for locations.
     return filename, "".join(out), real_text, indent, d + 1, last + 1
+
+
+def _helpers(fn, filename):
+    """The module-level functions of ``filename`` that ``fn`` calls by name, directly or
+    through each other: (first line, ``def`` line, last line) of each, 0-based."""
+    import types
+    seen, out, todo = set(), [], [fn]
+    while todo:
+        f = todo.pop()
+        for name in f.__code__.co_names:
+            g = f.__globals__.get(name)
+            g = getattr(g, "py_func", g)
+            if not isinstance(g, types.FunctionType) or g is fn or id(g) in seen:
+                continue
+            seen.add(id(g))
+            if g.__qualname__ != g.__name__ or g.__name__ != name:
+                continue  # nested, or bound under another name: not the file's `def`
+            try:
+                if (inspect.getsourcefile(g) or inspect.getfile(g)) != filename:
+                    continue
+                lines, start = inspect.getsourcelines(g)
+            except (OSError, TypeError):
+                continue
+            first = start - 1
+            d = next((k for k, ln in enumerate(lines) if re.match(r"(async\s+)?def\s", ln)), None)
+            if d is None or lines[d][:1].isspace():
+                continue
+            out.append((first, first + d, first + len(lines) - 1))
+            todo.append(g)
+    return out
 
 
 def _blank_defaults(out, d, last):

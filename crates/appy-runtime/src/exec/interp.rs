@@ -217,6 +217,30 @@ impl<D: Device> Executor<'_, D> {
                 // no iteration).
                 self.pass(iter_args, results)?;
             }
+            HostOp::While {
+                inits,
+                before_args,
+                before,
+                after_args,
+                after,
+                results,
+            } => {
+                self.pass(inits, before_args)?;
+                loop {
+                    self.check_interrupt()?;
+                    let y = self.block(before)?;
+                    let (c, passed) = y
+                        .split_first()
+                        .ok_or_else(|| RunError::Bundle("`scf.condition` without a condition".into()))?;
+                    if self.int(*c)? & 1 == 0 {
+                        self.pass(passed, results)?;
+                        break;
+                    }
+                    self.pass(passed, after_args)?;
+                    let y = self.block(after)?;
+                    self.pass(y, before_args)?;
+                }
+            }
             HostOp::Alloc { dst, dtype, shape, stack } => {
                 let mut dims = Vec::with_capacity(shape.len());
                 for e in shape {

@@ -121,6 +121,27 @@ def branch_alias(a, b, N, flip):
     return c
 
 @appy.jit
+def collatz(x):
+    steps = 0
+    v = x
+    while v != 1:
+        steps += 1
+        if v % 2 == 0:
+            v = v // 2
+            continue
+        v = 3 * v + 1
+        if steps > 100:
+            return -1, v
+    return steps, v
+
+@appy.jit
+def first_above(a, t):
+    for i in range(a.shape[0]):
+        if a[i] > t:
+            return i
+    return -1
+
+@appy.jit
 def constant_dims(x):
     N = x.shape[0]
     c = np.zeros((2, N, 3), dtype=np.int32)
@@ -176,6 +197,39 @@ fn float(v: &HostValue) -> f64 {
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * (1.0 + a.abs().max(b.abs()))
+}
+
+#[test]
+fn host_while_break_and_early_return() {
+    let b = compile("collatz", "int");
+    assert!(b.kernels.is_empty());
+    let steps = |mut v: i64| {
+        let mut s = 0;
+        while v != 1 {
+            s += 1;
+            if v % 2 == 0 {
+                v /= 2;
+                continue;
+            }
+            v = 3 * v + 1;
+            if s > 100 {
+                return (-1, v);
+            }
+        }
+        (s, v)
+    };
+    for x in [1i64, 2, 6, 7, 27, 97] {
+        let (r, _) = call_on(&Mock::new(), &b, &mut [HostValue::Int(x, DType::I64, true)], &Limits::default()).unwrap();
+        assert_eq!((int(&r[0]), int(&r[1])), steps(x), "collatz({x})");
+    }
+    let b = compile("first_above", "f64[:],float");
+    let a = array(vec![37], 5);
+    for t in [-2.0, 0.5, 0.9, 2.0] {
+        let want = floats(&a).iter().position(|v| *v > t).map_or(-1, |p| p as i64);
+        let mut args = [HostValue::Array(a.clone()), HostValue::Float(t, DType::F64, true)];
+        let (r, _) = call_on(&Mock::new(), &b, &mut args, &Limits::default()).unwrap();
+        assert_eq!(int(&r[0]), want, "first_above({t})");
+    }
 }
 
 #[test]

@@ -6,4 +6,6 @@ def f(a, N):
     i = 0
     while i < N:
         i += 1
-
+    else:
+        a[0] = 1.0
+# SIGNATURE: f64[:];int
