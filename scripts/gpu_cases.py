@@ -10,6 +10,9 @@ Two steps, because the GPU machine has no compiler:
       on the GPU machine: runs every bundle with `appy exec` on random inputs and
       compares with CPython + NumPy running the same source (pragmas are comments);
       GPU_CASES_ONLY=PREFIX limits `check` and `sanitize` to the cases named so;
+  python3 scripts/gpu_cases.py sanitize-cases --runner DIR/appy-runner [--dir DIR]
+      on the GPU machine: compute-sanitizer memcheck, racecheck and synccheck over the
+      `# test:` cases (GPU_CASES_ONLY=a,b: the functions or files named so);
   python3 scripts/gpu_cases.py bench --runner DIR/appy-runner [--dir DIR]
       times vector add (2^26 float32) and the row-wise sum (8192x8192 float64) on
       device-resident data against the device-to-device copy bandwidth (torch).
@@ -511,6 +514,34 @@ def sanitize(args):
     return bad == 0
 
 
+def sanitize_cases(args):
+    """compute-sanitizer memcheck, racecheck and synccheck over the `# test:` cases (the
+    largest size of each); GPU_CASES_ONLY=a,b limits them to functions or files whose
+    names start with one of the prefixes."""
+    import cases
+    import numpy as np
+    only = tuple(p for p in os.environ.get("GPU_CASES_ONLY", "").split(",") if p)
+    bad = 0
+    for path, func, k, spec in cases.all_specs():
+        if only and not (func.startswith(only) or os.path.basename(path).startswith(only)):
+            continue
+        bundle = case_bundle(args.dir, path, func, k)
+        params = [n for n, _ in spec.params]
+        vals = spec.args(spec.cases() - 1, np.random.default_rng(1))
+        for tool in ["memcheck", "racecheck", "synccheck"]:
+            with tempfile.TemporaryDirectory() as d:
+                sanitizer = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3"]
+                p = run_bundle(args.runner, bundle, params, vals, d, prefix=sanitizer)
+                summary = [l.replace("=========", "").strip() for l in p.stdout.splitlines() if "SUMMARY" in l]
+                bad += p.returncode != 0
+                status = "ok  " if p.returncode == 0 else "FAIL"
+                print(f"{status} {tool:<9} {os.path.basename(path)}::{func} {' '.join(summary[-1:])}")
+                if p.returncode != 0:
+                    print(p.stdout[-2000:], p.stderr[-2000:])
+    print(f"sanitizer: {bad} failing runs")
+    return bad == 0
+
+
 def bench(args):
     import numpy as np
     import torch
@@ -581,7 +612,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["compile", "check", "cases", "bench", "sanitize", "movement", "faults", "tiling"])
+    ap.add_argument("mode", choices=["compile", "check", "cases", "bench", "sanitize", "sanitize-cases", "movement", "faults", "tiling"])
     ap.add_argument("--appy", default=os.path.join(ROOT, "target", "release", "appy"))
     ap.add_argument("--runner", default=os.path.join(ROOT, ".dev", "gpu", "appy-runner"))
     ap.add_argument("--out", default=os.path.join(ROOT, ".dev", "gpu"))
@@ -597,6 +628,8 @@ def main():
         sys.exit(0 if movement(a) else 1)
     elif a.mode == "sanitize":
         sys.exit(0 if sanitize(a) else 1)
+    elif a.mode == "sanitize-cases":
+        sys.exit(0 if sanitize_cases(a) else 1)
     elif a.mode == "check":
         good = check_all(a)
         sys.exit(0 if check_cases(a) and good else 1)

@@ -7,12 +7,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cpu", choices=["cpu", "gpu"],
+                     help="the back end the tests run on (default: cpu)")
+
+
 @pytest.fixture(autouse=True, scope="session")
-def _cpu_and_private_cache(tmp_path_factory):
-    """The tests run on the CPU back end with a cache of their own."""
+def _cpu_and_private_cache(tmp_path_factory, request):
+    """The tests run on the CPU back end (`--device gpu`: on the GPU) with a cache of
+    their own."""
     os.environ["APPY_CACHE_DIR"] = str(tmp_path_factory.mktemp("appy-cache"))
     import appy
-    appy.device("cpu")
+    appy.device(request.config.getoption("--device"))
     yield
 
 

@@ -501,3 +501,92 @@ pub(super) fn not(e: Expr) -> Expr {
         span,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::*;
+    use appy_ir::diag::SourceFile;
+
+    fn desugared(body: &str) -> Vec<Stmt> {
+        let src = format!("import appy\n\n@appy.jit\ndef f(a, n):\n{body}");
+        let file = SourceFile::new("k.py", &src);
+        let program = crate::parse_function(&file, "f").unwrap();
+        crate::sema::desugar::desugar(&file, &program)
+            .unwrap_or_else(|d| panic!("{}", d.render()))
+            .function
+            .body
+    }
+
+    fn flag_set(s: &Stmt) -> Option<(&str, bool)> {
+        match &s.kind {
+            StmtKind::Assign { targets, value } => match (&targets[..], &value.kind) {
+                ([t], ExprKind::Bool(b)) => match &t.kind {
+                    ExprKind::Name(n) => Some((n.as_str(), *b)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_for_loop_with_break_stops_on_a_flag_set_before_it() {
+        let b = desugared("    for i in range(n):\n        if a[i] < 0:\n            break\n        a[i] = 1.0\n");
+        let (flag, false) = flag_set(&b[0]).expect("the flag, cleared") else {
+            panic!("the flag starts false")
+        };
+        let StmtKind::For { stop, body, .. } = &b[1].kind else {
+            panic!("the loop")
+        };
+        assert_eq!(stop.as_deref(), Some(flag));
+        // `if a[i] < 0: flag = True`, then the rest under `if not flag`.
+        let StmtKind::If { then, .. } = &body[0].kind else {
+            panic!("the test")
+        };
+        assert_eq!(flag_set(&then[0]), Some((flag, true)));
+        let StmtKind::If { cond, then, .. } = &body[1].kind else {
+            panic!("the guard")
+        };
+        assert!(matches!(&cond.kind, ExprKind::Unary { op: UnaryOp::Not, .. }));
+        assert!(matches!(then[0].kind, StmtKind::Assign { .. }));
+    }
+
+    #[test]
+    fn a_while_loop_with_break_tests_the_flag_first() {
+        let b = desugared("    k = 0\n    while k < n:\n        k += 1\n        if k > 5:\n            break\n");
+        let StmtKind::While { cond, .. } = &b[2].kind else {
+            panic!("the loop")
+        };
+        let ExprKind::BoolOp {
+            op: BoolOpKind::And,
+            values,
+        } = &cond.kind
+        else {
+            panic!("`not flag and (k < n)`")
+        };
+        assert!(matches!(&values[0].kind, ExprKind::Unary { op: UnaryOp::Not, .. }));
+        assert!(matches!(&values[1].kind, ExprKind::Compare { .. }));
+    }
+
+    #[test]
+    fn an_early_return_in_a_loop_breaks_and_the_function_returns_at_its_end() {
+        let b = desugared("    for i in range(n):\n        if a[i] > 0:\n            return i\n    return -1\n");
+        let Some(StmtKind::Return(Some(r))) = b.last().map(|s| &s.kind) else {
+            panic!("one return, last")
+        };
+        assert!(matches!(&r.kind, ExprKind::Name(n) if n.starts_with("_appy_rv")));
+        assert!(b.iter().any(|s| matches!(&s.kind, StmtKind::For { stop: Some(_), .. })));
+        fn returns(s: &[Stmt]) -> usize {
+            s.iter()
+                .map(|x| match &x.kind {
+                    StmtKind::Return(_) => 1,
+                    StmtKind::For { body, .. } | StmtKind::While { body, .. } => returns(body),
+                    StmtKind::If { then, orelse, .. } => returns(then) + returns(orelse),
+                    _ => 0,
+                })
+                .sum()
+        }
+        assert_eq!(returns(&b), 1);
+    }
+}
