@@ -195,3 +195,21 @@ def repeated_row_updates(a, out, r):
             k += 1
             if out[i, 0] > 1.5:
                 break
+
+
+def clamp_index(v, n):
+    if v < 0:
+        return 0
+    elif v >= n:
+        return n - 1
+    else:
+        return v
+
+
+# test: a:f64[n]@-3..3 k:i64[n]@-5..40 out:f64[n] | n=1,7,300
+@appy.jit
+def gather_clamped(a, k, out):
+    """A helper whose every branch returns (no `return` after the `if`)."""
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = a[clamp_index(k[i], a.shape[0])]

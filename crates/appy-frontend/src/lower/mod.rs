@@ -91,6 +91,18 @@ pub fn lower(file: &SourceFile, program: &Program, args: &[ArgType], opts: &Lowe
 
 fn lower_on_stack(file: &SourceFile, program: &Program, args: &[ArgType], opts: &LowerOptions) -> DResult<Lowered> {
     let desugared = crate::sema::desugar::desugar(file, program)?;
+    let calls = desugared.calls.clone();
+    // An error inside an inlined function names the call that brought it in.
+    lower_desugared(file, program, desugared, args, opts).map_err(|e| crate::sema::desugar::with_call_site(file, e, &calls, false))
+}
+
+fn lower_desugared(
+    file: &SourceFile,
+    program: &Program,
+    desugared: crate::sema::desugar::Desugared,
+    args: &[ArgType],
+    opts: &LowerOptions,
+) -> DResult<Lowered> {
     let mut warnings = desugared.warnings;
     let f = &desugared.function;
     // Races visible in the source: a loop-carried dependence in a parallel loop is an

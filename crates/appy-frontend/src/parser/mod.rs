@@ -356,28 +356,14 @@ impl Block<'_> {
                     i += 1;
                     match header {
                         Header::For { var, iter } => {
-                            out.push(Stmt {
-                                kind: StmtKind::For {
-                                    var,
-                                    iter,
-                                    body,
-                                    stop: None,
-                                },
-                                span,
-                                pragma,
-                            });
-                            if i < self.nodes.len()
-                                && let Line::Header {
-                                    header: Header::Else,
-                                    span: else_span,
-                                    ..
-                                } = self.peek(i)?
-                            {
-                                return Err(
-                                    Diagnostic::error(self.file, else_span, "`for ... else` is not supported in APPy functions")
-                                        .with_note("help: move the `else` body after the loop"),
-                                );
-                            }
+                            let kind = StmtKind::For {
+                                var,
+                                iter,
+                                body,
+                                stop: None,
+                            };
+                            out.push(Stmt { kind, span, pragma });
+                            self.no_loop_else(i, "for")?;
                         }
                         Header::While(cond) => {
                             out.push(Stmt {
@@ -385,18 +371,7 @@ impl Block<'_> {
                                 span,
                                 pragma,
                             });
-                            if i < self.nodes.len()
-                                && let Line::Header {
-                                    header: Header::Else,
-                                    span: else_span,
-                                    ..
-                                } = self.peek(i)?
-                            {
-                                return Err(
-                                    Diagnostic::error(self.file, else_span, "`while ... else` is not supported in APPy functions")
-                                        .with_note("help: move the `else` body after the loop, guarded by a flag that `break` sets"),
-                                );
-                            }
+                            self.no_loop_else(i, "while")?;
                         }
                         Header::If(cond) => {
                             // Collect the `elif`/`else` clauses that follow.
@@ -441,6 +416,23 @@ impl Block<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// An error if line `i` is the `else` of the loop (`keyword`) that ends above it.
+    fn no_loop_else(&mut self, i: usize, keyword: &str) -> DResult<()> {
+        if i < self.nodes.len()
+            && let Line::Header {
+                header: Header::Else,
+                span,
+                ..
+            } = self.peek(i)?
+        {
+            return Err(
+                Diagnostic::error(self.file, span, format!("`{keyword} ... else` is not supported in APPy functions"))
+                    .with_note("help: move the `else` body after the loop, guarded by a flag that `break` sets"),
+            );
+        }
+        Ok(())
     }
 
     /// Parses line `i` (caching it) and returns a copy.

@@ -548,12 +548,13 @@ pub(crate) fn hint() -> String {
     let ew = pick(&|r| matches!(r, Rule::Float(_) | Rule::Same(_) | Rule::Pred(_)));
     let ew: Vec<String> = ew.iter().map(|s| s.trim_start_matches("np.").to_string()).collect();
     let red = pick(&|r| matches!(r, Rule::Reduce(_) | Rule::Mean));
-    let other = pick(&|r| {
+    let mut other = pick(&|r| {
         !matches!(
             r,
             Rule::Float(_) | Rule::Same(_) | Rule::Pred(_) | Rule::Math(_) | Rule::Reduce(_) | Rule::Mean | Rule::Range
         )
     });
+    other.extend(super::prelude::DOCS.iter().map(|(n, _)| n.to_string()));
     format!(
         "element-wise np.{{{}}} (also math.*, torch.*, `from appy import ...`); reductions {} (also as methods, `a.sum(axis=0)`); {}; see docs/SUBSET.md",
         ew.join(","),

@@ -30,6 +30,38 @@ pub(crate) struct Desugared {
     pub function: Function,
     /// Warnings (misplaced pragmas).
     pub warnings: Vec<Diagnostic>,
+    /// The calls inlined, in the order met: see [`CallSite`].
+    pub calls: Vec<CallSite>,
+}
+
+/// A call of one of the file's functions, inlined: the function's name, its extent (from
+/// `def` to the end of its body) and the call.
+#[derive(Clone, Debug)]
+pub(crate) struct CallSite {
+    name: String,
+    extent: Span,
+    call: Span,
+}
+
+/// `d` with a note naming the call through which it was reached, when its place is
+/// inside an inlined function (`last`: the latest such call, else the first).
+pub(crate) fn with_call_site(file: &SourceFile, mut d: Diagnostic, calls: &[CallSite], last: bool) -> Diagnostic {
+    let Some(at) = d.span else { return d };
+    let inside = |c: &&CallSite| c.extent.start <= at.start && at.end <= c.extent.end;
+    let found = if last {
+        calls.iter().rev().find(inside)
+    } else {
+        calls.iter().find(inside)
+    };
+    if let Some(c) = found {
+        d.notes.push(call_note(file, &c.name, c.call));
+    }
+    d
+}
+
+fn call_note(file: &SourceFile, name: &str, call: Span) -> String {
+    let (l, c) = file.line_col(call.start);
+    format!("note: in `{name}`, called at line {l}, column {c}")
 }
 
 /// Applies the rewrites to `program`'s function.
@@ -51,6 +83,7 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
         counter: 0,
         warnings: vec![],
         stack: vec![program.function.name.name.clone()],
+        calls: vec![],
         jumps: Jumps::new(file, &imports),
         resolver: &imports,
     };
@@ -60,19 +93,26 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
     let mut assigned = vec![];
     super::names::ast_names_assigned(&f.body, &mut assigned);
     cx.shadowed.extend(assigned.into_iter().map(|(n, _)| n));
-    let main = cx.jumps.returns(f.body.clone(), &f.name.name)?;
-    let body = cx.block(&main, 0)?;
-    let body = if super::shader::is_shader(f) {
-        super::shader::parallel_loops(body, &imports)
-    } else {
-        body
+    let mut steps = || -> DResult<Vec<Stmt>> {
+        let main = cx.jumps.returns(f.body.clone(), &f.name.name)?;
+        let body = cx.block(&main, 0)?;
+        let body = if super::shader::is_shader(f) {
+            super::shader::parallel_loops(body, &imports)
+        } else {
+            body
+        };
+        let body = cx.pragmas(body);
+        let body = super::constants::rewrite(file, body, &f.params)?;
+        let body = cx.jumps.breaks(body, false)?;
+        let body = cx.jumps.continues(body, false)?;
+        super::prange::atomics(file, body, &imports)
     };
-    let body = cx.pragmas(body);
-    let body = super::constants::rewrite(file, body, &f.params)?;
-    let body = cx.jumps.breaks(body, false)?;
-    let body = cx.jumps.continues(body, false)?;
-    let body = super::prange::atomics(file, body, &imports)?;
+    let body = match steps() {
+        Ok(b) => b,
+        Err(e) => return Err(with_call_site(file, e, &cx.calls, true)),
+    };
     Ok(Desugared {
+        calls: cx.calls,
         function: Function { body, ..f.clone() },
         warnings: cx.warnings,
     })
@@ -84,6 +124,8 @@ struct Cx<'a> {
     resolver: &'a super::resolve::Imports,
     /// The rewriter of `return`, `break` and `continue`.
     jumps: Jumps<'a>,
+    /// The calls inlined so far.
+    calls: Vec<CallSite>,
     helpers: HashMap<String, &'a Helper>,
     shadowed: HashSet<String>,
     imports: HashSet<String>,
@@ -303,9 +345,19 @@ impl<'a> Cx<'a> {
         let ExprKind::Call { args, kwargs, .. } = &e.kind else {
             unreachable!("a call")
         };
-        let mut f = h.function.as_ref().map_err(|d| (**d).clone())?.clone();
+        let mut f = h
+            .function
+            .as_ref()
+            .map_err(|d| (**d).clone().with_note(call_note(self.file, &h.name, e.span)))?
+            .clone();
         if super::prelude::is_prelude(h) {
             super::prelude::move_spans(&mut f.body, e.span);
+        } else {
+            self.calls.push(CallSite {
+                name: h.name.clone(),
+                extent: f.span,
+                call: e.span,
+            });
         }
         f.body = self.jumps.returns(std::mem::take(&mut f.body), &f.name.name)?;
         if let Some((k, _)) = kwargs.first() {

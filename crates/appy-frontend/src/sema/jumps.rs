@@ -105,8 +105,7 @@ impl<'a> Jumps<'a> {
                 )
                 .with_note("help: return the same number of values on every path"));
         }
-        let ends_with_return = matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_)));
-        if first.is_some() && !ends_with_return {
+        if first.is_some() && !always_returns(&body) {
             let sp = body.last().map(|s| s.span).unwrap_or(first_span);
             return Err(self
                 .err(
@@ -406,6 +405,16 @@ fn first_jump(stmts: &[Stmt], jump: Jump) -> Option<Span> {
         StmtKind::If { then, orelse, .. } => first_jump(then, jump).or_else(|| first_jump(orelse, jump)),
         _ => jump.is(s).then_some(s.span),
     })
+}
+
+/// Whether every path through `stmts` ends in a `return` (the last statement returns,
+/// or is an `if` whose branches both always return).
+fn always_returns(stmts: &[Stmt]) -> bool {
+    match stmts.last().map(|s| &s.kind) {
+        Some(StmtKind::Return(_)) => true,
+        Some(StmtKind::If { then, orelse, .. }) => always_returns(then) && always_returns(orelse),
+        _ => false,
+    }
 }
 
 /// Whether a statement is or contains a `return`.
