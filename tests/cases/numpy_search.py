@@ -66,3 +66,15 @@ def interp_points(x, xp, fp, s, out, pos):
 def host_search(a):
     """The same functions in host code, on a whole array."""
     return np.argmax(a), np.argmin(a), np.any(a), np.linalg.norm(a)
+
+
+# test: a:f64[n,m] k:i64[n,m]@-9..9 out:f64[n,m] ik:i64[n,m] | n=1,7,40 m=1,13,300
+@appy.jit
+def row_cumsum(a, k, out, ik):
+    """`np.cumsum` of a row into a row, of floats and ints, and of a shifted slice."""
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i, :] = np.cumsum(a[i, :])
+        ik[i, :] = np.cumsum(k[i, :])
+        if a.shape[1] > 2:
+            out[i, 1:] = np.cumsum(a[i, :-1])

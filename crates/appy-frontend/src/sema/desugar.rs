@@ -191,6 +191,36 @@ impl<'a> Cx<'a> {
     /// values, then the statement.
     fn stmt(&mut self, s: &Stmt, depth: usize, out: &mut Vec<Stmt>) -> DResult<()> {
         let mut s = s.clone();
+        // `t[...] = np.cumsum(a)` writes the running sums into `t`.
+        if let StmtKind::Assign { targets, value } = &s.kind
+            && let [
+                t @ Expr {
+                    kind: ExprKind::Subscript { .. },
+                    ..
+                },
+            ] = targets.as_slice()
+            && let ExprKind::Call { func, args, kwargs } = &value.kind
+            && args.len() == 1
+            && kwargs.is_empty()
+            && super::resolve::qualify(self.resolver, func).as_deref() == Some("numpy.cumsum")
+        {
+            let call = Expr {
+                kind: ExprKind::Call {
+                    func: Box::new(Expr {
+                        kind: ExprKind::Name(super::prelude::CUMSUM_INTO.into()),
+                        span: func.span,
+                    }),
+                    args: vec![t.clone(), args[0].clone()],
+                    kwargs: vec![],
+                },
+                span: value.span,
+            };
+            let call = Stmt {
+                kind: StmtKind::Expr(call),
+                ..s
+            };
+            return self.stmt(&call, depth, out);
+        }
         // A call on a line of its own, or the whole value of an assignment, runs the
         // callee's body in place.
         match &mut s.kind {
@@ -307,6 +337,16 @@ impl<'a> Cx<'a> {
             }
         }
         self.check_recursion(e)?;
+        if let ExprKind::Call { func, .. } = &e.kind
+            && super::resolve::qualify(self.resolver, func).as_deref() == Some("numpy.cumsum")
+        {
+            return Err(self
+                .err(
+                    e.span,
+                    "`np.cumsum` is supported only as the whole value assigned to a row or slice",
+                )
+                .with_note("help: write the running sums into an existing array: `out[i, :] = np.cumsum(a[i, :])`"));
+        }
         let Some(h) = self.helper_of(e) else { return Ok(()) };
         if is_simple(Some(h)) {
             *e = self.substitute(e, depth)?;

@@ -1,6 +1,8 @@
 //! NumPy functions that appy compiles from Python source: `np.argmax`, `np.argmin`,
 //! `np.any`, `np.all`, `np.linalg.norm` (of a 1-D array or slice), `np.searchsorted`
-//! (of one value, `side='left'`) and `np.interp` (of one value). A call is inlined like
+//! (of one value, `side='left'`), `np.interp` (of one value), and `np.cumsum` of a 1-D
+//! array or slice assigned to a row or slice (`desugar` makes `t = np.cumsum(a)` a call
+//! of [`CUMSUM_INTO`]). A call is inlined like
 //! a call of the file's own helpers (`desugar`), so each works in host code and inside
 //! parallel loops, sequentially within an iteration. The bodies follow NumPy's
 //! definitions, NaN handling and ties included (see each function); their spans are
@@ -114,7 +116,19 @@ def interp(x, xp, fp):
         if r != r and fp[lo] == fp[lo + 1]:
             r = float(fp[lo])
     return r
+
+# `out = np.cumsum(a)` for a row or slice `out` of a's length: the running sums.
+@appy.jit
+def cumsum_into(out, a):
+    s = 0
+    for k in range(a.shape[0]):
+        s += a[k]
+        out[k] = s
 "#;
+
+/// The callee that `desugar` gives `t = np.cumsum(a)` when `t` is a subscript:
+/// `_appy_cumsum_into(t, a)`.
+pub(crate) const CUMSUM_INTO: &str = "_appy_cumsum_into";
 
 /// What each function computes, for docs/SUBSET.md's table.
 pub(crate) const DOCS: &[(&str, &str)] = &[
@@ -146,6 +160,10 @@ pub(crate) const DOCS: &[(&str, &str)] = &[
         "np.interp",
         "linear interpolation of one value in increasing sample points, as NumPy's; written in Python, inlined",
     ),
+    (
+        "np.cumsum",
+        "the running sums of a 1-D array or slice, assigned to a row or slice of its length (`out[i, :] = np.cumsum(a[i, :])`); written in Python, inlined",
+    ),
 ];
 
 /// The NumPy function each prelude function implements.
@@ -157,6 +175,7 @@ const FUNCTIONS: &[(&str, &str)] = &[
     ("numpy.linalg.norm", "norm"),
     ("numpy.searchsorted", "searchsorted"),
     ("numpy.interp", "interp"),
+    ("builtins._appy_cumsum_into", "cumsum_into"),
 ];
 
 /// The prelude's function for the NumPy function `qualified` (`numpy.argmax`), if any.
