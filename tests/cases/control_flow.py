@@ -213,3 +213,23 @@ def gather_clamped(a, k, out):
     #pragma parallel for
     for i in range(a.shape[0]):
         out[i] = a[clamp_index(k[i], a.shape[0])]
+
+
+def newton_sqrt(x):
+    if x <= 0.0:
+        return 0.0
+    g = x
+    while True:
+        n = 0.5 * (g + x / g)
+        if abs(n - g) <= 1e-12 * g:
+            return n
+        g = n
+
+
+# test: a:f64[n]@-1..50 out:f64[n] | n=1,7,1000
+@appy.jit
+def newton_roots(a, out):
+    """A helper whose `while True:` loop is left only by `return`."""
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = newton_sqrt(a[i])

@@ -14,7 +14,7 @@
 //! * in `prange` loops, updates of array elements that several iterations may share
 //!   become atomic (`super::prange`).
 
-use super::jumps::{Jumps, contains_return};
+use super::jumps::{Jumps, contains_return, may_jump};
 use super::names::expr_names;
 use crate::ast::*;
 use appy_ir::diag::{DResult, Diagnostic, SourceFile, Span};
@@ -284,7 +284,7 @@ impl<'a> Cx<'a> {
                     out.extend(pre.iter().cloned());
                     out.push(set.clone());
                     // A `continue` in the body must not skip the re-evaluation.
-                    if body.iter().any(|s| matches!(s.kind, StmtKind::Continue) || may_jump(s)) {
+                    if body.iter().any(may_jump) {
                         return Err(self
                             .err(cond.span, "a `while` condition that calls a function with statements cannot be combined with `continue` or `break` in the loop")
                             .with_note("help: compute the condition in a variable at the end of the body: `w = f(...)` before the loop and at the end of its body, then `while w:`"));
@@ -668,14 +668,5 @@ fn rename_stmt(s: &mut Stmt, map: &HashMap<String, String>) {
         }
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => rename_expr(e, map),
         StmtKind::Return(None) | StmtKind::Pass | StmtKind::Continue | StmtKind::Break => {}
-    }
-}
-
-/// Whether a statement may `continue` or `break` the loop around it.
-fn may_jump(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Continue | StmtKind::Break => true,
-        StmtKind::If { then, orelse, .. } => then.iter().chain(orelse).any(may_jump),
-        _ => false,
     }
 }

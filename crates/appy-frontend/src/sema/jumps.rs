@@ -56,7 +56,7 @@ pub(crate) struct Jumps<'a> {
 }
 
 impl<'a> Jumps<'a> {
-    /// A rewriter whose fresh names start after `counter`'s.
+    /// A rewriter for the functions of `file`.
     pub(crate) fn new(file: &'a SourceFile, imports: &'a Imports) -> Self {
         Jumps { file, imports, counter: 0 }
     }
@@ -399,6 +399,11 @@ impl<'a> Jumps<'a> {
     }
 }
 
+/// Whether a statement may `continue` or `break` the loop around it.
+pub(crate) fn may_jump(s: &Stmt) -> bool {
+    Jump::Continue.may(s) || Jump::Break.may(s)
+}
+
 /// Where the first `jump` of a loop body is (not looking into nested loops).
 fn first_jump(stmts: &[Stmt], jump: Jump) -> Option<Span> {
     stmts.iter().find_map(|s| match &s.kind {
@@ -407,12 +412,16 @@ fn first_jump(stmts: &[Stmt], jump: Jump) -> Option<Span> {
     })
 }
 
-/// Whether every path through `stmts` ends in a `return` (the last statement returns,
-/// or is an `if` whose branches both always return).
+/// Whether no path through `stmts` falls off their end: the last statement returns, is
+/// an `if` whose branches both never fall off, or is a `while True:` loop (`while 1:`)
+/// without a `break` of its own, which only a `return` leaves.
 fn always_returns(stmts: &[Stmt]) -> bool {
     match stmts.last().map(|s| &s.kind) {
         Some(StmtKind::Return(_)) => true,
         Some(StmtKind::If { then, orelse, .. }) => always_returns(then) && always_returns(orelse),
+        Some(StmtKind::While { cond, body }) => {
+            matches!(cond.kind, ExprKind::Bool(true) | ExprKind::Int(1..)) && first_jump(body, Jump::Break).is_none()
+        }
         _ => false,
     }
 }
