@@ -2,7 +2,7 @@
 
 usage: oracle.py FILE FUNC IN_DIR OUT_DIR [--longdouble]
 IN_DIR holds args.json (parameter names with either {"npy": "name.npy"} or
-{"int": v} / {"float": v}); final array arguments go to OUT_DIR/NAME.npy, the return
+{"int": v} / {"float": v}, an int with "dtype" being a NumPy scalar of that dtype); final array arguments go to OUT_DIR/NAME.npy, the return
 value to OUT_DIR/return.npy (return_K.npy for tuples).
 """
 import importlib.util
@@ -42,6 +42,8 @@ def run():
     for name, a in meta:
         if "npy" in a:
             args.append(np.load(os.path.join(ind, a["npy"])))
+        elif "int" in a and "dtype" in a:
+            args.append(np.dtype(a["dtype"]).type(a["int"]))
         elif "int" in a:
             args.append(int(a["int"]))
         else:

@@ -35,6 +35,8 @@ pub enum Param {
     Int(String),
     /// A bool scalar given by an expression (non-zero is true).
     Bool(String),
+    /// A random NumPy integer scalar of a dtype (`u8`, `i16@-5..5`).
+    IntScalar(DType, i64, i64),
 }
 
 /// One `# test:` line.
@@ -146,6 +148,7 @@ impl Spec {
                 }
                 Param::Int(e) => HostValue::Int(eval(e, &env)?, DType::I64, true),
                 Param::Bool(e) => HostValue::Bool(eval(e, &env)? != 0),
+                Param::IntScalar(dt, lo, hi) => HostValue::Int(rng.int(*lo, *hi), *dt, false),
             });
         }
         Ok(out)
@@ -177,6 +180,10 @@ fn parse_param(ty: &str) -> Result<Param, String> {
     if let Some(e) = ty.strip_prefix("bool=") {
         return Ok(Param::Bool(e.to_string()));
     }
+    if let Some(dt) = dtype(ty).ok().filter(|d| d.is_int()) {
+        let (lo, hi) = range.unwrap_or((0.0, 10.0));
+        return Ok(Param::IntScalar(dt, lo as i64, hi as i64));
+    }
     let (lo, hi) = range.unwrap_or((-1.0, 1.0));
     match ty {
         "float" => Ok(Param::Float(DType::F64, true, lo, hi)),
@@ -192,6 +199,12 @@ fn dtype(s: &str) -> Result<DType, String> {
         "f64" => DType::F64,
         "i32" => DType::I32,
         "i64" => DType::I64,
+        "i8" => DType::I8,
+        "i16" => DType::I16,
+        "u8" => DType::U8,
+        "u16" => DType::U16,
+        "u32" => DType::U32,
+        "u64" => DType::U64,
         "bool" => DType::Bool,
         _ => return Err(format!("unknown dtype `{s}`")),
     })

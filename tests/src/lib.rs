@@ -108,7 +108,8 @@ pub fn oracle_with(
                 arr.write_npy(&ind.join(format!("{p}.npy")))?;
                 serde_json::json!({"npy": format!("{p}.npy")})
             }
-            HostValue::Int(i, _, _) => serde_json::json!({"int": i}),
+            HostValue::Int(i, _, true) => serde_json::json!({"int": i}),
+            HostValue::Int(i, d, false) => serde_json::json!({"int": i, "dtype": d.numpy()}),
             HostValue::Float(f, _, _) => serde_json::json!({"float": f}),
             HostValue::Bool(b) => serde_json::json!({"int": *b as i64}),
             HostValue::Device { .. } => return Err("the oracle needs host arrays".into()),

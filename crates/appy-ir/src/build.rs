@@ -89,6 +89,13 @@ impl Builder {
     }
     /// An integer (or index) constant.
     pub fn int(&mut self, v: i64, ty: &str) -> Value {
+        // Narrow constants are written as their signed value (a uint8 200 is `-56 : i8`).
+        let v = match ty {
+            "i8" => v as i8 as i64,
+            "i16" => v as i16 as i64,
+            "i32" => v as i32 as i64,
+            _ => v,
+        };
         let text = if ty == "i1" {
             if v != 0 { "true".to_string() } else { "false".to_string() }
         } else {
@@ -207,12 +214,20 @@ impl Builder {
             (DType::Bool, _) => self.op1("arith.extui", &[v], ty, &[]),
             _ if f.is_int() && t.is_int() => {
                 if f.bits() < t.bits() {
-                    self.op1("arith.extsi", &[v], ty, &[])
+                    // The source's signedness decides: uint8 255 widens to 255.
+                    self.op1(if f.is_unsigned() { "arith.extui" } else { "arith.extsi" }, &[v], ty, &[])
                 } else {
                     self.op1("arith.trunci", &[v], ty, &[])
                 }
             }
-            _ if f.is_int() => self.op1("arith.sitofp", &[v], ty, &[]),
+            _ if f.is_int() => self.op1(if f.is_unsigned() { "arith.uitofp" } else { "arith.sitofp" }, &[v], ty, &[]),
+            (_, DType::U64) => self.op1("arith.fptoui", &[v], ty, &[]),
+            _ if t.is_int() && t.bits() < 64 && t != DType::I32 => {
+                // Through int64, then wrapped to the width (as NumPy's casts do on the
+                // usual platforms: 300.0 → uint8 44, -1.0 → uint8 255).
+                let w = self.op1("arith.fptosi", &[v], "i64", &[]);
+                self.op1("arith.trunci", &[w], ty, &[])
+            }
             _ if t.is_int() => self.op1("arith.fptosi", &[v], ty, &[]),
             _ => {
                 if f.bits() < t.bits() {

@@ -65,7 +65,13 @@ impl Reduction {
 
     /// The identity over `dt`: 0, 1, -inf / the smallest integer, +inf / the largest.
     pub fn identity(self, dt: DType) -> Scalar {
-        let i32t = dt == DType::I32;
+        // The smallest and largest integer of the width (0 and all ones unsigned).
+        let (lo, hi) = if dt.is_unsigned() {
+            (0, -1)
+        } else {
+            let b = dt.bits().clamp(1, 64);
+            (i64::MIN >> (64 - b), i64::MAX >> (64 - b))
+        };
         match (self, dt.is_float()) {
             (Reduction::Sum, true) => Scalar::Float(0.0),
             (Reduction::Sum, false) => Scalar::Int(0),
@@ -73,8 +79,8 @@ impl Reduction {
             (Reduction::Prod, false) => Scalar::Int(1),
             (Reduction::Max, true) => Scalar::Float(f64::NEG_INFINITY),
             (Reduction::Min, true) => Scalar::Float(f64::INFINITY),
-            (Reduction::Max, false) => Scalar::Int(if i32t { i32::MIN as i64 } else { i64::MIN }),
-            (Reduction::Min, false) => Scalar::Int(if i32t { i32::MAX as i64 } else { i64::MAX }),
+            (Reduction::Max, false) => Scalar::Int(lo),
+            (Reduction::Min, false) => Scalar::Int(hi),
         }
     }
 

@@ -6,7 +6,7 @@ use std::fmt;
 /// An element type (NumPy dtype) supported by appy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 pub enum DType {
-    /// `bool` (scalars only).
+    /// `bool` (stored as a byte, as NumPy stores it).
     Bool,
     /// `np.int32`
     I32,
@@ -16,15 +16,44 @@ pub enum DType {
     F32,
     /// `np.float64` (also Python `float`)
     F64,
+    /// `np.int8`
+    I8,
+    /// `np.int16`
+    I16,
+    /// `np.uint8`
+    U8,
+    /// `np.uint16`
+    U16,
+    /// `np.uint32`
+    U32,
+    /// `np.uint64`
+    U64,
 }
 
 impl DType {
-    /// The MLIR type.
+    /// Every dtype.
+    pub const ALL: [DType; 11] = [
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F32,
+        DType::F64,
+    ];
+    /// The MLIR type. Integers are signless in MLIR: `uint8` is `i8` like `int8`, and
+    /// the operations on it say how its bits are read (`arith.divui`, `arith.extui`).
     pub fn mlir(self) -> &'static str {
         match self {
             DType::Bool => "i1",
-            DType::I32 => "i32",
-            DType::I64 => "i64",
+            DType::I8 | DType::U8 => "i8",
+            DType::I16 | DType::U16 => "i16",
+            DType::I32 | DType::U32 => "i32",
+            DType::I64 | DType::U64 => "i64",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
@@ -33,16 +62,21 @@ impl DType {
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
-    /// Whether this is an integer type (not bool).
+    /// Whether this is an integer type (not bool), signed or unsigned.
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64)
+        !self.is_float() && self != DType::Bool
+    }
+    /// Whether this is an unsigned integer type.
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, DType::U8 | DType::U16 | DType::U32 | DType::U64)
     }
     /// Size in bytes.
     pub fn size(self) -> usize {
         match self {
-            DType::Bool => 1,
-            DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::Bool | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::U16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 | DType::F64 => 8,
         }
     }
     /// Bit width.
@@ -52,20 +86,124 @@ impl DType {
             d => d.size() as u32 * 8,
         }
     }
+    /// The signed integer type of `bits` bits.
+    pub fn signed(bits: u32) -> Option<DType> {
+        Some(match bits {
+            8 => DType::I8,
+            16 => DType::I16,
+            32 => DType::I32,
+            64 => DType::I64,
+            _ => return None,
+        })
+    }
+    /// The unsigned integer type of `bits` bits.
+    pub fn unsigned(bits: u32) -> Option<DType> {
+        Some(match bits {
+            8 => DType::U8,
+            16 => DType::U16,
+            32 => DType::U32,
+            64 => DType::U64,
+            _ => return None,
+        })
+    }
     /// NumPy's name (`float32`, ...).
     pub fn numpy(self) -> &'static str {
         match self {
             DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
             DType::I32 => "int32",
             DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
     }
-    /// Parses a MLIR element type.
+    /// The array interface's type string (`<f4`, `|u1`, `|b1`).
+    pub fn typestr(self) -> &'static str {
+        match self {
+            DType::Bool => "|b1",
+            DType::I8 => "|i1",
+            DType::I16 => "<i2",
+            DType::I32 => "<i4",
+            DType::I64 => "<i8",
+            DType::U8 => "|u1",
+            DType::U16 => "<u2",
+            DType::U32 => "<u4",
+            DType::U64 => "<u8",
+            DType::F32 => "<f4",
+            DType::F64 => "<f8",
+        }
+    }
+    /// The dtype of an array interface kind (`b`, `i`, `u`, `f`) and item size in bytes.
+    pub fn from_kind(kind: u8, size: usize) -> Option<DType> {
+        Some(match (kind, size) {
+            (b'b', 1) => DType::Bool,
+            (b'i', n) => DType::signed(n as u32 * 8)?,
+            (b'u', n) => DType::unsigned(n as u32 * 8)?,
+            (b'f', 4) => DType::F32,
+            (b'f', 8) => DType::F64,
+            _ => return None,
+        })
+    }
+    /// DLPack's type code and bit width (`kDLInt` 0, `kDLUInt` 1, `kDLFloat` 2,
+    /// `kDLBool` 6).
+    pub fn dlpack(self) -> (u8, u8) {
+        let code = match self {
+            DType::Bool => 6,
+            d if d.is_float() => 2,
+            d if d.is_unsigned() => 1,
+            _ => 0,
+        };
+        (code, if self == DType::Bool { 8 } else { self.bits() as u8 })
+    }
+    /// The dtype of a DLPack type code and bit width (one lane).
+    pub fn from_dlpack(code: u8, bits: u8) -> Option<DType> {
+        Some(match (code, bits) {
+            (6, 8) => DType::Bool,
+            (0, b) => DType::signed(b as u32)?,
+            (1, b) => DType::unsigned(b as u32)?,
+            (2, 32) => DType::F32,
+            (2, 64) => DType::F64,
+            _ => return None,
+        })
+    }
+    /// An integer of this type from the low bits of `raw`, as this type reads them:
+    /// sign-extended for signed types, zero-extended for unsigned ones (a `uint64` keeps
+    /// its 64 bits in the `i64`), 0 or 1 for bool.
+    pub fn int_from_bits(self, raw: u64) -> i64 {
+        match self {
+            DType::Bool => (raw & 1) as i64,
+            DType::I8 => raw as i8 as i64,
+            DType::I16 => raw as i16 as i64,
+            DType::I32 => raw as i32 as i64,
+            DType::U8 => raw as u8 as i64,
+            DType::U16 => raw as u16 as i64,
+            DType::U32 => raw as u32 as i64,
+            _ => raw as i64,
+        }
+    }
+    /// The bits an integer of this type is passed as (its low bits, zero above).
+    pub fn int_to_bits(self, v: i64) -> u64 {
+        match self.bits() {
+            1 => (v & 1) as u64,
+            64 => v as u64,
+            b => (v as u64) & ((1u64 << b) - 1),
+        }
+    }
+    /// An integer of this type as an `f64` (a `uint64` read unsigned).
+    pub fn int_to_f64(self, v: i64) -> f64 {
+        if self == DType::U64 { v as u64 as f64 } else { v as f64 }
+    }
+    /// Parses a MLIR element type (integers are read as signed).
     pub fn from_mlir(s: &str) -> Option<DType> {
         Some(match s {
             "i1" => DType::Bool,
+            "i8" => DType::I8,
+            "i16" => DType::I16,
             "i32" => DType::I32,
             "i64" => DType::I64,
             "f32" => DType::F32,
@@ -254,8 +392,8 @@ impl STy {
 fn kind(dt: DType) -> u8 {
     match dt {
         DType::Bool => 0,
-        DType::I32 | DType::I64 => 1,
-        DType::F32 | DType::F64 => 2,
+        d if d.is_float() => 2,
+        _ => 1,
     }
 }
 
@@ -289,17 +427,38 @@ pub fn promote(a: STy, b: STy) -> STy {
             }
         }
         (false, false) => {
-            if ka == kb {
+            if ka == 1 && kb == 1 {
+                STy::strong(promote_ints(a.dt, b.dt))
+            } else if ka == kb {
                 STy::strong(if a.dt.bits() >= b.dt.bits() { a.dt } else { b.dt })
             } else if ka == 0 || kb == 0 {
                 if ka > kb { a } else { b }
             } else {
-                // int and float: float64 unless an int32 meets... NumPy: int32+float32 → float64.
+                // An integer and a float: the float wide enough for the integer
+                // (int8/16 and uint8/16 keep float32; int32 + float32 is float64).
                 let (i, f) = if ka == 1 { (a, b) } else { (b, a) };
-                let _ = i;
-                if f.dt == DType::F64 { f } else { STy::strong(DType::F64) }
+                if f.dt == DType::F64 || i.dt.bits() <= 16 {
+                    f
+                } else {
+                    STy::strong(DType::F64)
+                }
             }
         }
+    }
+}
+
+/// NumPy's promotion of two integer types: the wider of two of the same signedness; of
+/// a signed and an unsigned one, the signed type that holds both (`int8` + `uint8` is
+/// `int16`), and float64 when none does (`int64` + `uint64`).
+fn promote_ints(a: DType, b: DType) -> DType {
+    if a.is_unsigned() == b.is_unsigned() {
+        return if a.bits() >= b.bits() { a } else { b };
+    }
+    let (s, u) = if a.is_unsigned() { (b, a) } else { (a, b) };
+    if s.bits() > u.bits() {
+        s
+    } else {
+        DType::signed(u.bits() * 2).unwrap_or(DType::F64)
     }
 }
 
@@ -377,6 +536,12 @@ impl ArgType {
             "f64" | "float64" => (DType::F64, false),
             "i32" | "int32" => (DType::I32, false),
             "i64" | "int64" => (DType::I64, false),
+            "i8" | "int8" => (DType::I8, false),
+            "i16" | "int16" => (DType::I16, false),
+            "u8" | "uint8" => (DType::U8, false),
+            "u16" | "uint16" => (DType::U16, false),
+            "u32" | "uint32" => (DType::U32, false),
+            "u64" | "uint64" => (DType::U64, false),
             "int" => (DType::I64, true),
             "float" => (DType::F64, true),
             "bool" => (DType::Bool, true),
@@ -451,5 +616,36 @@ mod sty_tests {
         assert_eq!(promote(i32, f32), STy::strong(DType::F64));
         assert_eq!(promote(STy::INT, STy::FLOAT), STy::FLOAT);
         assert_eq!(promote(STy::strong(DType::I64), i32), STy::strong(DType::I64));
+        // The small and unsigned integers (checked against NumPy 2's result_type).
+        let s = STy::strong;
+        for (a, b, want) in [
+            (DType::I8, DType::U8, DType::I16),
+            (DType::I64, DType::U64, DType::F64),
+            (DType::U32, DType::I32, DType::I64),
+            (DType::U8, DType::I16, DType::I16),
+            (DType::U16, DType::F32, DType::F32),
+            (DType::I16, DType::F32, DType::F32),
+            (DType::U32, DType::F32, DType::F64),
+            (DType::U8, DType::U64, DType::U64),
+            (DType::Bool, DType::U8, DType::U8),
+        ] {
+            assert_eq!(promote(s(a), s(b)), s(want), "{a} + {b}");
+            assert_eq!(promote(s(b), s(a)), s(want), "{b} + {a}");
+        }
+        assert_eq!(promote(STy::INT, s(DType::U8)), s(DType::U8));
+        assert_eq!(promote(STy::FLOAT, s(DType::U8)), s(DType::F64));
+    }
+
+    #[test]
+    fn integer_bits() {
+        assert_eq!(DType::U8.int_from_bits(0xC8), 200);
+        assert_eq!(DType::I8.int_from_bits(0xC8), -56);
+        assert_eq!(DType::U8.int_to_bits(-56), 0xC8);
+        assert_eq!(DType::U64.int_to_f64(-1), 18446744073709551615.0);
+        for d in DType::ALL {
+            assert_eq!(DType::from_kind(d.typestr().as_bytes()[1], d.size()), Some(d));
+            let (c, b) = d.dlpack();
+            assert_eq!(DType::from_dlpack(c, b), Some(d));
+        }
     }
 }

@@ -87,17 +87,10 @@ fn numpy_types(py: Python<'_>) -> PyResult<&NumpyTypes> {
 
 /// The dtype of a NumPy-style (kind, itemsize) pair.
 fn dtype_of(kind: u8, size: usize) -> Option<DType> {
-    Some(match (kind, size) {
-        (b'f', 4) => DType::F32,
-        (b'f', 8) => DType::F64,
-        (b'i', 4) => DType::I32,
-        (b'i', 8) => DType::I64,
-        (b'b', 1) => DType::Bool,
-        _ => return None,
-    })
+    DType::from_kind(kind, size)
 }
 
-const SUPPORTED: &str = "float32, float64, int32, int64 or bool";
+const SUPPORTED: &str = "float32, float64, int8/16/32/64, uint8/16/32/64 or bool";
 
 /// `argument `x` of `f``.
 pub struct Naming<'a> {
@@ -278,6 +271,11 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     Ok(Arg::Scalar(match dt {
         Some(DType::Bool) => HostValue::Bool(obj.is_truthy()?),
         Some(d @ (DType::F32 | DType::F64)) => HostValue::Float(obj.extract::<f64>()?, d, false),
+        Some(DType::U64) => HostValue::Int(
+            obj.call_method0(intern!(py, "__int__"))?.extract::<u64>()? as i64,
+            DType::U64,
+            false,
+        ),
         Some(d) => HostValue::Int(obj.call_method0(intern!(py, "__int__"))?.extract::<i64>()?, d, false),
         None => {
             return Err(runtime_error(
@@ -310,19 +308,16 @@ fn torch_dtype(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>>
     let table = TORCH_DTYPES.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
         let torch = py.import("torch")?;
         let d = PyDict::new(py);
-        for (n, code) in [("float32", 0u8), ("float64", 1), ("int32", 2), ("int64", 3), ("bool", 4)] {
-            d.set_item(torch.getattr(n)?, code)?;
+        for (k, dt) in DType::ALL.iter().enumerate() {
+            // torch.uint16/32/64 exist from torch 2.3 on.
+            if let Ok(t) = torch.getattr(dt.numpy()) {
+                d.set_item(t, k)?;
+            }
         }
         Ok(d.unbind())
     })?;
     Ok(match table.bind(py).get_item(dt)? {
-        Some(c) => Some(match c.extract::<u8>()? {
-            0 => DType::F32,
-            1 => DType::F64,
-            2 => DType::I32,
-            3 => DType::I64,
-            _ => DType::Bool,
-        }),
+        Some(c) => DType::ALL.get(c.extract::<usize>()?).copied(),
         None => None,
     })
 }

@@ -58,26 +58,16 @@ const USED: &CStr = c"used_dltensor";
 
 /// The DLPack data type of a dtype.
 fn dl_dtype(d: DType) -> DLDataType {
-    let (code, bits) = match d {
-        DType::F32 => (2, 32),
-        DType::F64 => (2, 64),
-        DType::I32 => (0, 32),
-        DType::I64 => (0, 64),
-        DType::Bool => (6, 8),
-    };
+    let (code, bits) = d.dlpack();
     DLDataType { code, bits, lanes: 1 }
 }
 
 /// The dtype of a DLPack data type (`None`: not one appy supports).
 pub fn from_dl_dtype(t: DLDataType) -> Option<DType> {
-    Some(match (t.code, t.bits, t.lanes) {
-        (2, 32, 1) => DType::F32,
-        (2, 64, 1) => DType::F64,
-        (0, 32, 1) => DType::I32,
-        (0, 64, 1) => DType::I64,
-        (6, 8, 1) => DType::Bool,
-        _ => return None,
-    })
+    if t.lanes != 1 {
+        return None;
+    }
+    DType::from_dlpack(t.code, t.bits)
 }
 
 /// The name of a DLPack data type, for messages.
@@ -96,13 +86,7 @@ pub fn dl_dtype_name(t: DLDataType) -> String {
 
 /// NumPy's type string (`<f4`) of a dtype.
 pub fn typestr(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "<f4",
-        DType::F64 => "<f8",
-        DType::I32 => "<i4",
-        DType::I64 => "<i8",
-        DType::Bool => "|b1",
-    }
+    d.typestr()
 }
 
 /// A GPU array returned by a call (its memory is freed when the last reference, this

@@ -204,7 +204,7 @@ impl Kernel {
     }
 }
 
-static NP_SCALARS: PyOnceLock<[Py<PyAny>; 4]> = PyOnceLock::new();
+static NP_SCALARS: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 static FRAMEWORKS: PyOnceLock<Mutex<HashMap<&'static str, Py<PyAny>>>> = PyOnceLock::new();
 
 impl Kernel {
@@ -561,23 +561,22 @@ impl Kernel {
 /// (as their `.item()` gives), NumPy scalars (`np.float32`, ...) otherwise, as NumPy
 /// computes them.
 fn scalar(py: Python<'_>, v: &HostValue, python: bool) -> PyResult<Py<PyAny>> {
-    let np = NP_SCALARS.get_or_try_init(py, || -> PyResult<[Py<PyAny>; 4]> {
+    // NumPy's scalar types, in the order of `DType::ALL`.
+    let np = NP_SCALARS.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
         let np = py.import("numpy")?;
-        Ok([
-            np.getattr("float32")?.unbind(),
-            np.getattr("float64")?.unbind(),
-            np.getattr("int32")?.unbind(),
-            np.getattr("int64")?.unbind(),
-        ])
+        DType::ALL.iter().map(|d| Ok(np.getattr(d.numpy())?.unbind())).collect()
     })?;
+    let ty = |d: DType| &np[DType::ALL.iter().position(|x| *x == d).unwrap_or(0)];
     Ok(match v {
         HostValue::Bool(b) => b.into_py_any(py)?,
         HostValue::Float(f, DType::F64, true) => f.into_py_any(py)?,
         HostValue::Float(f, _, _) if python => f.into_py_any(py)?,
-        HostValue::Float(f, d, _) => np[if *d == DType::F32 { 0 } else { 1 }].call1(py, (*f,))?,
+        HostValue::Float(f, d, _) => ty(*d).call1(py, (*f,))?,
         HostValue::Int(i, DType::I64, true) => i.into_py_any(py)?,
+        HostValue::Int(i, DType::U64, _) if python => (*i as u64).into_py_any(py)?,
         HostValue::Int(i, _, _) if python => i.into_py_any(py)?,
-        HostValue::Int(i, d, _) => np[if *d == DType::I32 { 2 } else { 3 }].call1(py, (*i,))?,
+        HostValue::Int(i, DType::U64, _) => ty(DType::U64).call1(py, (*i as u64,))?,
+        HostValue::Int(i, d, _) => ty(*d).call1(py, (*i,))?,
         HostValue::Array(_) | HostValue::Device { .. } => unreachable!("arrays are converted by the caller"),
     })
 }
@@ -603,6 +602,12 @@ fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyR
         DType::F64 => make::<f64>(py, shape, bytes),
         DType::I32 => make::<i32>(py, shape, bytes),
         DType::I64 => make::<i64>(py, shape, bytes),
+        DType::I8 => make::<i8>(py, shape, bytes),
+        DType::I16 => make::<i16>(py, shape, bytes),
+        DType::U8 => make::<u8>(py, shape, bytes),
+        DType::U16 => make::<u16>(py, shape, bytes),
+        DType::U32 => make::<u32>(py, shape, bytes),
+        DType::U64 => make::<u64>(py, shape, bytes),
         DType::Bool => make::<bool>(py, shape, bytes),
     })
 }

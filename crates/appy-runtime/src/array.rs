@@ -111,6 +111,12 @@ element!(f32, DType::F32);
 element!(f64, DType::F64);
 element!(i32, DType::I32);
 element!(i64, DType::I64);
+element!(i8, DType::I8);
+element!(i16, DType::I16);
+element!(u8, DType::U8);
+element!(u16, DType::U16);
+element!(u32, DType::U32);
+element!(u64, DType::U64);
 
 /// A C-contiguous host array.
 #[derive(Clone, Debug, PartialEq)]
@@ -409,9 +415,11 @@ impl HostArray {
         match self.dtype {
             DType::F32 => f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
             DType::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
-            DType::I32 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
-            DType::I64 => i64::from_le_bytes(b.try_into().expect("8 bytes")) as f64,
-            DType::Bool => b[0] as f64,
+            d => {
+                let mut raw = [0u8; 8];
+                raw[..s].copy_from_slice(b);
+                d.int_to_f64(d.int_from_bits(u64::from_le_bytes(raw)))
+            }
         }
     }
     /// Sets element `i` (flat) from f64.
@@ -421,9 +429,17 @@ impl HostArray {
         match self.dtype {
             DType::F32 => b.copy_from_slice(&(v as f32).to_le_bytes()),
             DType::F64 => b.copy_from_slice(&v.to_le_bytes()),
-            DType::I32 => b.copy_from_slice(&(v as i32).to_le_bytes()),
-            DType::I64 => b.copy_from_slice(&(v as i64).to_le_bytes()),
             DType::Bool => b[0] = (v != 0.0) as u8,
+            // Integers: truncated toward zero, then wrapped to the width (as NumPy's
+            // `astype` does on the usual platforms); a uint64 beyond int64 stays exact.
+            d => {
+                let i = if d == DType::U64 && v >= 9_223_372_036_854_775_808.0 {
+                    v as u64 as i64
+                } else {
+                    v as i64
+                };
+                b.copy_from_slice(&d.int_to_bits(i).to_le_bytes()[..s]);
+            }
         }
     }
 
@@ -516,13 +532,7 @@ impl HostArray {
 
     /// Serializes as `.npy` (version 1.0).
     pub fn to_npy(&self) -> Vec<u8> {
-        let descr = match self.dtype {
-            DType::F32 => "<f4",
-            DType::F64 => "<f8",
-            DType::I32 => "<i4",
-            DType::I64 => "<i8",
-            DType::Bool => "|b1",
-        };
+        let descr = self.dtype.typestr();
         let shape = match self.shape.len() {
             0 => "()".to_string(),
             1 => format!("({},)", self.shape[0]),
@@ -614,14 +624,20 @@ fn npy_header(bytes: &[u8]) -> Result<(DType, Vec<usize>, usize), NpyError> {
     let descr = field("descr").ok_or("no descr in .npy header")?;
     let descr = descr.trim_start_matches('\'');
     let descr = &descr[..descr.find('\'').ok_or("bad descr")?];
-    let dtype = match descr {
-        "<f4" | "=f4" => DType::F32,
-        "<f8" | "=f8" => DType::F64,
-        "<i4" | "=i4" => DType::I32,
-        "<i8" | "=i8" => DType::I64,
-        "|b1" => DType::Bool,
-        d => {
-            return Err(format!("unsupported dtype `{d}` (supported: float32, float64, int32, int64, bool; little-endian)").into());
+    let b = descr.as_bytes();
+    let little = b.len() >= 3 && (matches!(b[0], b'<' | b'=') || (b[0] == b'|' && descr.ends_with('1')));
+    let dtype = match descr
+        .get(2..)
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|_| little)
+        .and_then(|n| DType::from_kind(b[1], n))
+    {
+        Some(d) => d,
+        None => {
+            return Err(format!(
+                "unsupported dtype `{descr}` (supported: bool, int8/16/32/64, uint8/16/32/64, float32, float64; little-endian)"
+            )
+            .into());
         }
     };
     let fortran = field("fortran_order").ok_or("no fortran_order in .npy header")?;
@@ -650,7 +666,11 @@ impl HostValue {
     pub fn to_array(&self) -> HostArray {
         match self {
             HostValue::Array(a) => a.clone(),
-            HostValue::Int(i, d, _) => HostArray::from_f64(*d, vec![], &[*i as f64]),
+            HostValue::Int(i, d, _) => {
+                let mut a = HostArray::zeros(*d, vec![]);
+                a.data.copy_from_slice(&d.int_to_bits(*i).to_le_bytes()[..d.size()]);
+                a
+            }
             HostValue::Float(f, d, _) => HostArray::from_f64(*d, vec![], &[*f]),
             HostValue::Bool(b) => HostArray::from_f64(DType::Bool, vec![], &[*b as u8 as f64]),
             HostValue::Device { dtype, .. } => HostArray::zeros(*dtype, vec![0]),

@@ -414,8 +414,7 @@ impl Drop for ResultArray {
 /// The bits a scalar is passed as (`None` for arrays).
 pub fn scalar_bits(v: &HostValue) -> Option<u64> {
     Some(match v {
-        HostValue::Int(i, DType::I32, _) => (*i as i32) as u32 as u64,
-        HostValue::Int(i, _, _) => *i as u64,
+        HostValue::Int(i, d, _) => d.int_to_bits(*i),
         HostValue::Float(f, DType::F32, _) => (*f as f32).to_bits() as u64,
         HostValue::Float(f, _, _) => f.to_bits(),
         HostValue::Bool(b) => *b as u64,
@@ -803,9 +802,12 @@ fn read_scalar(p: *const u8, dtype: DType, weak: bool) -> HostValue {
         match dtype {
             DType::F32 => HostValue::Float(*(p as *const f32) as f64, dtype, weak),
             DType::F64 => HostValue::Float(*(p as *const f64), dtype, weak),
-            DType::I32 => HostValue::Int(*(p as *const i32) as i64, dtype, weak),
-            DType::I64 => HostValue::Int(*(p as *const i64), dtype, weak),
             DType::Bool => HostValue::Bool(*p & 1 != 0),
+            d => {
+                let mut raw = [0u8; 8];
+                std::ptr::copy_nonoverlapping(p, raw.as_mut_ptr(), d.size());
+                HostValue::Int(d.int_from_bits(u64::from_le_bytes(raw)), dtype, weak)
+            }
         }
     }
 }

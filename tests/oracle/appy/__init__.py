@@ -11,6 +11,8 @@ def jit(fn=None, **options):
     return fn
 
 
+shader = jit
+cpu_shader = jit
 prange = range
 
 

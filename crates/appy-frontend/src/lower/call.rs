@@ -38,7 +38,21 @@ impl Lower<'_> {
                 for a in args {
                     vs.push(self.scalar(a)?);
                 }
-                let t = types::elementwise(f.rule, op, &vs.iter().map(|(_, t)| *t).collect::<Vec<_>>());
+                let ts: Vec<STy> = vs.iter().map(|(_, t)| *t).collect();
+                if types::float16_ufunc(f.rule, &ts) {
+                    return Err(self
+                        .err(
+                            e.span,
+                            format!(
+                                "NumPy computes `{short}` of {} in float16, which appy does not support yet",
+                                ts[0].dt
+                            ),
+                        )
+                        .with_note(format!(
+                            "help: convert the argument first, e.g. `{short}(np.float32(x))` or `{short}(a.astype(np.float32))`"
+                        )));
+                }
+                let t = types::elementwise(f.rule, op, &ts);
                 if matches!(f.rule, Rule::Same(F::Fmod | F::Pow)) && !t.is_float() && matches!(op, F::Pow) {
                     return self.power(vs[0], vs[1], &args[0], &args[1], e.span, true);
                 }
@@ -82,6 +96,8 @@ impl Lower<'_> {
                         let name = match (t.is_float(), max) {
                             (true, true) => "arith.maximumf",
                             (true, false) => "arith.minimumf",
+                            (false, true) if t.dt.is_unsigned() => "arith.maxui",
+                            (false, false) if t.dt.is_unsigned() => "arith.minui",
                             (false, true) => "arith.maxsi",
                             (false, false) => "arith.minsi",
                         };
@@ -95,6 +111,8 @@ impl Lower<'_> {
                         } else if t.dt == DType::Bool {
                             let (xi, yi) = (self.b.cast(x, t, STy::INT), self.b.cast(y, t, STy::INT));
                             self.b.cmpi(if max { IPred::Sgt } else { IPred::Slt }, yi, xi)
+                        } else if t.dt.is_unsigned() {
+                            self.b.cmpi(if max { IPred::Ugt } else { IPred::Ult }, y, x)
                         } else {
                             self.b.cmpi(if max { IPred::Sgt } else { IPred::Slt }, y, x)
                         };
@@ -125,6 +143,8 @@ impl Lower<'_> {
                 let (x, l, h) = (self.b.cast(a.0, a.1, t), self.b.cast(lo.0, lo.1, t), self.b.cast(hi.0, hi.1, t));
                 let (mn, mx) = if t.is_float() {
                     ("arith.minimumf", "arith.maximumf")
+                } else if t.dt.is_unsigned() {
+                    ("arith.minui", "arith.maxui")
                 } else {
                     ("arith.minsi", "arith.maxsi")
                 };
@@ -216,6 +236,8 @@ impl Lower<'_> {
             F::Abs => {
                 if f {
                     V::S(self.b.op1("math.absf", &[xs[0]], ty, &[]), t)
+                } else if t.dt.is_unsigned() {
+                    V::S(xs[0], t)
                 } else {
                     V::S(self.b.op1("math.absi", &[xs[0]], ty, &[]), t)
                 }
@@ -238,6 +260,8 @@ impl Lower<'_> {
                 let m1 = self.b.scalar(-1.0, t);
                 let (pos, neg) = if f {
                     (self.b.cmpf(FPred::Ogt, x, zero), self.b.cmpf(FPred::Olt, x, zero))
+                } else if t.dt.is_unsigned() {
+                    (self.b.cmpi(IPred::Ne, x, zero), self.b.int(0, "i1"))
                 } else {
                     (self.b.cmpi(IPred::Sgt, x, zero), self.b.cmpi(IPred::Slt, x, zero))
                 };
@@ -248,8 +272,9 @@ impl Lower<'_> {
             F::Fmod if f => V::S(self.b.bin("arith.remf", xs[0], xs[1]), t),
             F::Fmod => {
                 // C's fmod of integers; a zero divisor gives 0 with a warning, as in NumPy.
-                let r = self.guarded_int_div(xs[0], xs[1], t.mlir(), span, appy_ir::status::SiteKind::Mod, |me, x, y| {
-                    me.b.bin("arith.remsi", x, y)
+                let rem = if t.dt.is_unsigned() { "arith.remui" } else { "arith.remsi" };
+                let r = self.guarded_int_div(xs[0], xs[1], t, span, appy_ir::status::SiteKind::Mod, |me, x, y| {
+                    me.b.bin(rem, x, y)
                 });
                 V::S(r, t)
             }

@@ -10,6 +10,7 @@ use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::Span;
 use appy_ir::ir::{Op, Region, Value};
 use appy_ir::status::{Site, SiteKind};
+use appy_ir::types::STy;
 
 /// `memref.atomic_rmw` kind `maxs` (MLIR's `AtomicRMWKind`).
 const ATOMIC_MAXS: i64 = 6;
@@ -152,23 +153,29 @@ impl Lower<'_> {
         &mut self,
         x: Value,
         y: Value,
-        ty: &str,
+        t: STy,
         span: Span,
         kind: SiteKind,
         op: impl FnOnce(&mut Self, Value, Value) -> Value,
     ) -> Value {
+        let ty = t.mlir();
         let cy = self.b.const_int_of(y);
-        if cy.is_some_and(|c| c != 0 && c != -1) {
+        if cy.is_some_and(|c| c != 0 && (c != -1 || t.dt.is_unsigned())) {
             return op(self, x, y);
         }
         let zero = self.b.int(0, ty);
         let one = self.b.int(1, ty);
-        let m1 = self.b.int(-1, ty);
-        let min = self.b.int(if ty == "i32" { i32::MIN as i64 } else { i64::MIN }, ty);
         let by0 = self.b.cmpi(IPred::Eq, y, zero);
-        let ym1 = self.b.cmpi(IPred::Eq, y, m1);
-        let xmin = self.b.cmpi(IPred::Eq, x, min);
-        let ovf = self.b.bin("arith.andi", ym1, xmin);
+        // The one signed quotient that overflows: MIN // -1 (none for unsigned).
+        let ovf = if t.dt.is_unsigned() {
+            self.b.int(0, "i1")
+        } else {
+            let m1 = self.b.int(-1, ty);
+            let min = self.b.int(i64::MIN >> (64 - t.dt.bits()), ty);
+            let ym1 = self.b.cmpi(IPred::Eq, y, m1);
+            let xmin = self.b.cmpi(IPred::Eq, x, min);
+            self.b.bin("arith.andi", ym1, xmin)
+        };
         let bad = self.b.bin("arith.ori", by0, ovf);
         let safe = self.b.select(bad, one, y);
         // x // 1 = x and x % 1 = 0: the wrapped quotient and NumPy's remainder.

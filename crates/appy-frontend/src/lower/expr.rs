@@ -563,6 +563,22 @@ impl Lower<'_> {
 
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
         self.float_uses_of(op, (a, ta), (b, tb));
+        for (v, tv, other) in [(a, ta, tb), (b, tb, ta)] {
+            let narrow = other.dt.is_unsigned() || matches!(other.dt, DType::I8 | DType::I16 | DType::I32);
+            if tv == STy::INT
+                && !other.weak
+                && narrow
+                && let Some(k) = self.b.const_int_of(v)
+                && !fits(k, other.dt)
+            {
+                return Err(self
+                    .err(span, format!("NumPy raises OverflowError here: Python integer {k} out of bounds for {}", other.dt))
+                    .with_note(format!(
+                        "help: make the constant a wider NumPy integer (`np.int64({k})`) to compute in that type, or convert the {} operand first",
+                        other.dt
+                    )));
+            }
+        }
         let t = types::binary(op, ta, tb);
         if matches!(op, BinOp::Pow) && t.dt.is_int() {
             // int ** int by repeated multiplication.
@@ -615,13 +631,16 @@ impl Lower<'_> {
                     let q = self.b.bin("arith.divf", x, y);
                     return Ok(V::S(self.b.op1("math.floor", &[q], t.mlir(), &[]), t));
                 }
-                let q = self.guarded_int_div(x, y, t.mlir(), span, SiteKind::FloorDiv, |me, x, y| {
-                    me.b.bin("arith.floordivsi", x, y)
-                });
+                let div = if t.dt.is_unsigned() { "arith.divui" } else { "arith.floordivsi" };
+                let q = self.guarded_int_div(x, y, t, span, SiteKind::FloorDiv, |me, x, y| me.b.bin(div, x, y));
                 return Ok(V::S(q, t));
             }
             BinOp::Mod if !f => {
-                let r = self.guarded_int_div(x, y, t.mlir(), span, SiteKind::Mod, |me, x, y| me.int_mod(x, y));
+                let r = if t.dt.is_unsigned() {
+                    self.guarded_int_div(x, y, t, span, SiteKind::Mod, |me, x, y| me.b.bin("arith.remui", x, y))
+                } else {
+                    self.guarded_int_div(x, y, t, span, SiteKind::Mod, |me, x, y| me.int_mod(x, y))
+                };
                 return Ok(V::S(r, t));
             }
             BinOp::Mod => {
@@ -683,6 +702,11 @@ impl Lower<'_> {
             let n = self.b.select(fits, y, zero);
             let v = self.b.bin("arith.shli", x, n);
             self.b.select(fits, v, zero)
+        } else if t.dt.is_unsigned() {
+            let zero = self.b.int(0, ty);
+            let n = self.b.select(fits, y, zero);
+            let v = self.b.bin("arith.shrui", x, n);
+            self.b.select(fits, v, zero)
         } else {
             let top = self.b.int(8 * t.dt.size() as i64 - 1, ty);
             let n = self.b.select(fits, y, top);
@@ -691,6 +715,10 @@ impl Lower<'_> {
     }
 
     pub(super) fn compare(&mut self, op: CmpOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) -> Value {
+        let narrow = |d: DType| d.is_unsigned() || matches!(d, DType::I8 | DType::I16);
+        if !ta.is_float() && !tb.is_float() && (narrow(ta.dt) || narrow(tb.dt)) && ta.dt != tb.dt {
+            return self.compare_ints(op, (a, ta), (b, tb));
+        }
         let t = promote(ta, tb);
         let t = if t.dt == DType::Bool { STy::INT } else { t };
         let x = self.b.cast(a, ta, t);
@@ -706,15 +734,67 @@ impl Lower<'_> {
             };
             self.b.cmpf(p, x, y)
         } else {
-            let p = match op {
-                CmpOp::Lt => IPred::Slt,
-                CmpOp::Le => IPred::Sle,
-                CmpOp::Gt => IPred::Sgt,
-                CmpOp::Ge => IPred::Sge,
-                CmpOp::Eq => IPred::Eq,
-                CmpOp::Ne => IPred::Ne,
-            };
-            self.b.cmpi(p, x, y)
+            self.b.cmpi(int_pred(op, t.dt.is_unsigned()), x, y)
         }
+    }
+
+    /// `a op b` for integers of different types, one of them small or unsigned, with
+    /// the exact result NumPy gives (no operand wraps first: `np.uint8(5) < -1` is
+    /// false): both are widened to 64 bits; a signed and a uint64 compare as the
+    /// unsigned comparison when the signed one is not negative, and by its sign when
+    /// it is.
+    fn compare_ints(&mut self, op: CmpOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) -> Value {
+        let wide = |d: DType| {
+            if d.is_unsigned() {
+                STy::strong(DType::U64)
+            } else {
+                STy::strong(DType::I64)
+            }
+        };
+        let (wa, wb) = (wide(ta.dt), wide(tb.dt));
+        let x = self.b.cast(a, ta, wa);
+        let y = self.b.cast(b, tb, wb);
+        if wa == wb {
+            return self.b.cmpi(int_pred(op, wa.dt.is_unsigned()), x, y);
+        }
+        // One uint64 (u) and one int64 (s): when s < 0, u > s.
+        let unsigned = self.b.cmpi(int_pred(op, true), x, y);
+        let s = if wa.dt.is_unsigned() { y } else { x };
+        let zero = self.b.int(0, "i64");
+        let negative = self.b.cmpi(IPred::Slt, s, zero);
+        let u_greater = match op {
+            CmpOp::Ne => true,
+            CmpOp::Eq => false,
+            CmpOp::Gt | CmpOp::Ge => wa.dt.is_unsigned(),
+            CmpOp::Lt | CmpOp::Le => !wa.dt.is_unsigned(),
+        };
+        let k = self.b.int(u_greater as i64, "i1");
+        self.b.select(negative, k, unsigned)
+    }
+}
+
+/// The integer predicate of `op` (unsigned: `ult`, ...).
+fn int_pred(op: CmpOp, unsigned: bool) -> IPred {
+    match (op, unsigned) {
+        (CmpOp::Lt, false) => IPred::Slt,
+        (CmpOp::Le, false) => IPred::Sle,
+        (CmpOp::Gt, false) => IPred::Sgt,
+        (CmpOp::Ge, false) => IPred::Sge,
+        (CmpOp::Lt, true) => IPred::Ult,
+        (CmpOp::Le, true) => IPred::Ule,
+        (CmpOp::Gt, true) => IPred::Ugt,
+        (CmpOp::Ge, true) => IPred::Uge,
+        (CmpOp::Eq, _) => IPred::Eq,
+        (CmpOp::Ne, _) => IPred::Ne,
+    }
+}
+
+/// Whether the integer `k` is a value of the integer type `d`.
+fn fits(k: i64, d: DType) -> bool {
+    let b = d.bits();
+    if d.is_unsigned() {
+        k >= 0 && (b == 64 || k < 1i64 << b)
+    } else {
+        b == 64 || (k >= -(1i64 << (b - 1)) && k < 1i64 << (b - 1))
     }
 }

@@ -255,6 +255,32 @@ impl<'a> Lower<'a> {
         Ok(format!("appy-add-prefetch{{array={k} name={}}}", v.name))
     }
 
+    /// Refuses a reduction that the loop levels cannot carry: over an 8- or 16-bit
+    /// integer (combined across GPU lanes as 32-bit words), or the maximum or minimum of
+    /// unsigned integers (their combiners compare signed).
+    pub(super) fn reduction_type_ok(&self, op: Reduction, dt: DType, span: Span) -> DResult<()> {
+        let small = dt.is_int() && dt.bits() < 32;
+        let unsigned_order = dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min);
+        if !small && !unsigned_order {
+            return Ok(());
+        }
+        let wide = if dt.is_unsigned() && !unsigned_order {
+            "np.uint64"
+        } else {
+            "np.int64"
+        };
+        let what = if small {
+            format!("{dt} values")
+        } else {
+            format!("the {} of {dt} values", op.name())
+        };
+        Err(self
+            .err(span, format!("a parallel reduction of {what} is not supported yet"))
+            .with_note(format!(
+                "help: reduce into a wider variable, e.g. `s = {wide}(0)` before the loop and `s += {wide}(a[i])`"
+            )))
+    }
+
     /// A `for` loop, as its plan says: sequential (`scf.for`), or on workers or lanes
     /// (`scf.parallel`) with its reductions, shared cells and private variables.
     pub(super) fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
@@ -288,6 +314,7 @@ impl<'a> Lower<'a> {
                 return Err(self.err(value.span, "only arrays can be subscripted"));
             };
             let t = STy::strong(dt);
+            self.reduction_type_ok(r.op, dt, r.target.span)?;
             let slot = self.new_slot(t);
             let id = self.b.constant(r.op.identity(t.dt), t.mlir());
             self.b.store(id, slot, &[]);
@@ -340,8 +367,9 @@ impl<'a> Lower<'a> {
         // Initial values of the reductions.
         let mut inits = vec![];
         let mut red_tys = vec![];
-        for (n, _) in &plan.reductions {
+        for (n, op) in &plan.reductions {
             let (v, t) = self.scalar_value(n);
+            self.reduction_type_ok(*op, t.dt, s.span)?;
             inits.push(v);
             red_tys.push(t);
         }

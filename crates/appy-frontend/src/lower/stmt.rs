@@ -345,11 +345,16 @@ impl Lower<'_> {
             } else {
                 (v, t)
             };
+            if t.dt == DType::U64 {
+                return Err(this
+                    .err(x.span, "printing a uint64 is not supported yet")
+                    .with_note("help: print `int(x)` when it is below 2**63, or return the value and print it in Python"));
+            }
             let kind = match t.dt {
                 DType::F32 => Kind::F32,
                 DType::F64 => Kind::F64,
-                DType::I32 | DType::I64 => Kind::Int,
                 DType::Bool => Kind::Bool,
+                _ => Kind::Int,
             };
             appy_ir::pyfmt::check_spec(kind, spec).map_err(|m| this.err(x.span, format!("invalid format: {m}")))?;
             pieces.push(Piece::Value(kind, spec.to_string()));
@@ -360,9 +365,9 @@ impl Lower<'_> {
                     let w = this.b.op1("arith.bitcast", &[v], "i32", &[]);
                     this.b.op1("arith.extui", &[w], "i64", &[])
                 }
-                DType::I32 => this.b.op1("arith.extsi", &[v], "i64", &[]),
-                DType::I64 => v,
+                DType::I64 | DType::U64 => v,
                 DType::Bool => this.b.op1("arith.extui", &[v], "i64", &[]),
+                d => this.b.cast(v, STy::strong(d), STy::strong(DType::I64)),
             };
             vals.push(bits);
             Ok(())
@@ -551,6 +556,14 @@ impl Lower<'_> {
                 .with_note("help: multiply into a scalar (`p = 1.0` before the loop, `p *= v` in it: a reduction), then update the element once after the loop"));
         }
         let (m, dt, idx, ok) = self.element_ref(arr, indices, target.span)?;
+        if dt.is_int() && (dt.bits() < 32 || (dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min))) {
+            return Err(self
+                .err(
+                    target.span,
+                    format!("an atomic {} of a {dt} element is not supported yet", op.name()),
+                )
+                .with_note("help: accumulate into an int32, int64 or uint64 array (`.astype(...)` before the call)"));
+        }
         let v = self.expr(value)?;
         let V::S(x, t) = v else {
             return Err(self.err(value.span, "atomic update value must be a scalar"));

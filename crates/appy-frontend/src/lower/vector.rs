@@ -105,6 +105,7 @@ impl Lower<'_> {
             let V::S(x, t) = self.expr(e)? else {
                 return Err(self.err(e.span, "cannot reduce this expression"));
             };
+            self.reduction_type_ok(op, t.dt, e.span)?;
             red_ty = Some((op, t));
             let mut reduce = Op::new("scf.reduce").with_operands([x]);
             reduce.regions.push(self.b.combiner(op, t.mlir()));

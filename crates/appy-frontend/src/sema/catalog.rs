@@ -5,6 +5,7 @@
 //! it too (a test compares the two).
 
 use super::Reduction;
+use appy_ir::types::DType;
 
 /// How a function's result is typed and computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,16 +114,8 @@ pub(crate) enum Fill {
 /// The target of a cast.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cast {
-    /// `np.float32(x)`.
-    F32,
-    /// `np.float64(x)`.
-    F64,
-    /// `np.int32(x)`.
-    I32,
-    /// `np.int64(x)`.
-    I64,
-    /// `np.bool_(x)`.
-    Bool,
+    /// `np.float32(x)`, `np.uint8(x)`, ...: a NumPy scalar of that dtype.
+    Np(DType),
     /// `float(x)` (a Python float).
     PyFloat,
     /// `int(x)` (a Python int).
@@ -482,11 +475,52 @@ pub(crate) static FUNCS: &[Func] = &[
         "a value in another's shape and dtype"
     ),
     // ---- casts ----
-    f!(["numpy.float32", "numpy.single"], [], Cast(self::Cast::F32), "converted to float32"),
-    f!(["numpy.float64", "numpy.double"], [], Cast(self::Cast::F64), "converted to float64"),
-    f!(["numpy.int32"], [], Cast(self::Cast::I32), "converted to int32"),
-    f!(["numpy.int64", "numpy.intp"], [], Cast(self::Cast::I64), "converted to int64"),
-    f!(["numpy.bool_"], [], Cast(self::Cast::Bool), "converted to bool"),
+    f!(
+        ["numpy.float32", "numpy.single"],
+        [],
+        Cast(self::Cast::Np(DType::F32)),
+        "converted to float32"
+    ),
+    f!(
+        ["numpy.float64", "numpy.double"],
+        [],
+        Cast(self::Cast::Np(DType::F64)),
+        "converted to float64"
+    ),
+    f!(["numpy.int32"], [], Cast(self::Cast::Np(DType::I32)), "converted to int32"),
+    f!(
+        ["numpy.int64", "numpy.intp"],
+        [],
+        Cast(self::Cast::Np(DType::I64)),
+        "converted to int64"
+    ),
+    f!(["numpy.int8"], [], Cast(self::Cast::Np(DType::I8)), "converted to int8 (wrapping)"),
+    f!(
+        ["numpy.int16"],
+        [],
+        Cast(self::Cast::Np(DType::I16)),
+        "converted to int16 (wrapping)"
+    ),
+    f!(
+        ["numpy.uint8"],
+        [],
+        Cast(self::Cast::Np(DType::U8)),
+        "converted to uint8 (wrapping)"
+    ),
+    f!(
+        ["numpy.uint16"],
+        [],
+        Cast(self::Cast::Np(DType::U16)),
+        "converted to uint16 (wrapping)"
+    ),
+    f!(
+        ["numpy.uint32"],
+        [],
+        Cast(self::Cast::Np(DType::U32)),
+        "converted to uint32 (wrapping)"
+    ),
+    f!(["numpy.uint64"], [], Cast(self::Cast::Np(DType::U64)), "converted to uint64"),
+    f!(["numpy.bool_"], [], Cast(self::Cast::Np(DType::Bool)), "converted to bool"),
     f!(
         ["builtins.float"],
         [],

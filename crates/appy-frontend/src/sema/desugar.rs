@@ -95,12 +95,14 @@ pub(crate) fn desugar(file: &SourceFile, program: &Program) -> DResult<Desugared
     cx.shadowed.extend(assigned.into_iter().map(|(n, _)| n));
     let mut steps = || -> DResult<Vec<Stmt>> {
         let main = cx.jumps.returns(f.body.clone(), &f.name.name)?;
-        let body = cx.block(&main, 0)?;
-        let body = if super::shader::is_shader(f) {
-            super::shader::parallel_loops(body, &imports)
+        // Individual mode marks the loops written in the function, not those of the
+        // helpers inlined into it.
+        let main = if super::shader::is_shader(f) {
+            super::shader::parallel_loops(main, &imports)
         } else {
-            body
+            main
         };
+        let body = cx.block(&main, 0)?;
         let body = cx.pragmas(body);
         let body = super::constants::rewrite(file, body, &f.params)?;
         let body = cx.jumps.breaks(body, false)?;

@@ -34,7 +34,7 @@ def argmax(a):
         if x > best or x != x:
             best = x
             arg = k
-    return arg
+    return _appy_np.int64(arg)
 
 # The first index of the smallest value; the first NaN if there is one.
 @appy.jit
@@ -48,7 +48,7 @@ def argmin(a):
         if x < best or x != x:
             best = x
             arg = k
-    return arg
+    return _appy_np.int64(arg)
 
 # Whether an element is not zero (NaN is not zero).
 @appy.jit
@@ -88,7 +88,7 @@ def searchsorted(a, v):
             lo = mid + 1
         else:
             hi = mid
-    return lo
+    return _appy_np.int64(lo)
 
 # NumPy's arr_interp for one value: fp[0] left of xp, fp[-1] right of it, else the
 # line between the two points around x (fp[j] when x == xp[j]).

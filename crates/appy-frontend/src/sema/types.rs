@@ -71,7 +71,11 @@ pub(crate) fn power(a: STy, b: STy, sign: Sign, numpy: bool) -> Power {
     if t.is_float() {
         return Power::Float;
     }
-    let sign = if b.dt == DType::Bool { Sign::NonNeg } else { sign };
+    let sign = if b.dt == DType::Bool || b.dt.is_unsigned() {
+        Sign::NonNeg
+    } else {
+        sign
+    };
     let python = t.weak && !numpy;
     match (sign, python) {
         (Sign::NonNeg, _) => Power::Int,
@@ -239,12 +243,25 @@ pub(crate) fn unary(op: UnaryOp, t: STy) -> STy {
 pub(crate) fn elementwise(rule: Rule, op: Op, args: &[STy]) -> STy {
     let mut t = args.iter().skip(1).fold(args[0], |acc, t| promote(acc, *t));
     if matches!(rule, Rule::Float(_) | Rule::Pred(_)) {
-        t = t.to_float();
+        // NumPy's float functions compute int16/uint16 in float32 (and int8/uint8 in
+        // float16, which lowering refuses: `float16_ufunc`).
+        t = if t.dt.bits() <= 16 && t.dt.is_int() {
+            STy::strong(DType::F32)
+        } else {
+            t.to_float()
+        };
     }
     if matches!(rule, Rule::Same(_)) && t.dt == DType::Bool && !matches!(op, Op::Round) {
         t = if t.weak { STy::INT } else { STy::strong(DType::I64) };
     }
     t
+}
+
+/// Whether NumPy computes the float function of `args` in float16 (an 8-bit integer
+/// operand and nothing wider), which appy does not have.
+pub(crate) fn float16_ufunc(rule: Rule, args: &[STy]) -> bool {
+    let t = args.iter().skip(1).fold(args[0], |acc, t| promote(acc, *t));
+    matches!(rule, Rule::Float(_)) && matches!(t.dt, DType::I8 | DType::U8)
 }
 
 /// The result type of the scalar operation `op` on operands of type `t`.
@@ -266,11 +283,7 @@ pub(crate) fn math_result(op: Op) -> STy {
 /// The type a cast (`np.float32(x)`, `float(x)`, ...) gives.
 pub(crate) fn cast(c: Cast) -> STy {
     match c {
-        Cast::F32 => STy::strong(DType::F32),
-        Cast::F64 => STy::strong(DType::F64),
-        Cast::I32 => STy::strong(DType::I32),
-        Cast::I64 => STy::strong(DType::I64),
-        Cast::Bool => STy::strong(DType::Bool),
+        Cast::Np(d) => STy::strong(d),
         Cast::PyFloat => STy::FLOAT,
         Cast::PyInt => STy::INT,
         Cast::PyBool => STy::BOOL,
@@ -278,10 +291,17 @@ pub(crate) fn cast(c: Cast) -> STy {
 }
 
 /// The element type a reduction of elements of type `t` computes in: sums of booleans
-/// and integers are (Python) ints, as NumPy's are int64.
+/// and signed integers are int64, of unsigned ones uint64, as NumPy's are.
 pub(crate) fn reduced(op: Reduction, t: STy) -> STy {
-    if op == Reduction::Sum && !t.is_float() && t != STy::INT {
-        STy::INT
+    if matches!(op, Reduction::Sum | Reduction::Prod) && t.dt.is_unsigned() {
+        // NumPy sums and multiplies unsigned integers in uint64.
+        STy::strong(DType::U64)
+    } else if op == Reduction::Prod && matches!(t.dt, DType::I8 | DType::I16 | DType::I32) {
+        STy::strong(DType::I64)
+    } else if op == Reduction::Sum && !t.is_float() && t != STy::INT {
+        // np.sum of booleans and signed integers is a NumPy int64 (strong: with a
+        // float32 it gives float64).
+        STy::strong(DType::I64)
     } else {
         t
     }
@@ -300,6 +320,12 @@ pub(crate) fn named_dtype(q: &str) -> Option<DType> {
         "numpy.int32" | "numpy.intc" | "torch.int32" | "torch.int" => Some(DType::I32),
         "numpy.int64" | "numpy.intp" | "builtins.int" | "torch.int64" | "torch.long" => Some(DType::I64),
         "numpy.bool_" | "numpy.bool" | "builtins.bool" | "torch.bool" => Some(DType::Bool),
+        "numpy.int8" | "numpy.byte" | "torch.int8" => Some(DType::I8),
+        "numpy.int16" | "numpy.short" | "torch.int16" | "torch.short" => Some(DType::I16),
+        "numpy.uint8" | "numpy.ubyte" | "torch.uint8" => Some(DType::U8),
+        "numpy.uint16" | "numpy.ushort" | "torch.uint16" => Some(DType::U16),
+        "numpy.uint32" | "numpy.uintc" | "torch.uint32" => Some(DType::U32),
+        "numpy.uint64" | "numpy.uintp" | "torch.uint64" => Some(DType::U64),
         _ => None,
     }
 }
@@ -312,6 +338,12 @@ pub(crate) fn dtype_str(s: &str) -> Option<DType> {
         "int32" | "i4" | "intc" => Some(DType::I32),
         "int64" | "i8" | "int" | "long" | "intp" => Some(DType::I64),
         "bool" | "?" | "b1" => Some(DType::Bool),
+        "int8" | "i1" | "b" | "byte" => Some(DType::I8),
+        "int16" | "i2" | "h" | "short" => Some(DType::I16),
+        "uint8" | "u1" | "B" | "ubyte" => Some(DType::U8),
+        "uint16" | "u2" | "H" | "ushort" => Some(DType::U16),
+        "uint32" | "u4" | "I" | "uintc" => Some(DType::U32),
+        "uint64" | "u8" | "uintp" => Some(DType::U64),
         _ => None,
     }
 }

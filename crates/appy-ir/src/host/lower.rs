@@ -16,10 +16,12 @@ struct Lowering<'m> {
     kernels: &'m HashMap<&'m str, u32>,
 }
 
-/// The width of an integer (or `index`) type: 1, 32 or 64.
+/// The width of an integer (or `index`) type: 1, 8, 16, 32 or 64.
 fn bits_of(ty: &str) -> u8 {
     match ty {
         "i1" => 1,
+        "i8" => 8,
+        "i16" => 16,
         "i32" | "f32" => 32,
         _ => 64,
     }
@@ -185,10 +187,15 @@ impl Lowering<'_> {
                     a,
                 }
             }
-            "arith.fptosi" => {
+            "arith.fptosi" | "arith.fptoui" => {
                 let bits = bits_of(self.ty(dst?));
                 let (dst, a) = un(self)?;
-                HostOp::FloatToInt { bits, dst, a }
+                HostOp::FloatToInt {
+                    bits,
+                    unsigned: n == "arith.fptoui",
+                    dst,
+                    a,
+                }
             }
             "arith.extf" => {
                 let (dst, a) = un(self)?;

@@ -228,7 +228,7 @@ pub enum HostOp {
     IntBin {
         /// The op.
         op: IntBinOp,
-        /// The result's width (1, 32 or 64).
+        /// The result's width (1, 8, 16, 32 or 64).
         bits: u8,
         /// Result.
         dst: Slot,
@@ -362,10 +362,12 @@ pub enum HostOp {
         /// Operand.
         a: Slot,
     },
-    /// `arith.fptosi`.
+    /// `arith.fptosi` / `arith.fptoui`.
     FloatToInt {
         /// Result width.
         bits: u8,
+        /// `fptoui`: the result is read unsigned.
+        unsigned: bool,
         /// Result.
         dst: Slot,
         /// Operand.

@@ -143,8 +143,9 @@ impl<D: Device> Executor<'_, D> {
                 let r = int_to_float(*unsigned, *from, *f32, self.int(*a)?);
                 self.set(*dst, HV::F(r));
             }
-            HostOp::FloatToInt { bits, dst, a } => {
-                let r = wrap(self.float(*a)? as i64, *bits);
+            HostOp::FloatToInt { bits, unsigned, dst, a } => {
+                let x = self.float(*a)?;
+                let r = wrap(if *unsigned { x as u64 as i64 } else { x as i64 }, *bits);
                 self.set(*dst, HV::I(r));
             }
             HostOp::ExtF { dst, a } => {

@@ -155,7 +155,7 @@ impl<'a, D: Device> Executor<'a, D> {
                     self.arg_mems.push(id);
                     HV::Mem(id)
                 }
-                HostValue::Int(i, _, _) => HV::I(*i),
+                HostValue::Int(i, d, _) => HV::I(scalar::wrap(*i, d.bits() as u8)),
                 HostValue::Float(f, _, _) => HV::F(*f),
                 HostValue::Bool(x) => HV::I(*x as i64),
                 HostValue::Device { ptr, dtype, shape } => HV::Mem(self.borrow(*ptr, *dtype, shape)),
@@ -256,7 +256,7 @@ impl<'a, D: Device> Executor<'a, D> {
                 if *dtype == DType::Bool {
                     HostValue::Bool(i != 0)
                 } else {
-                    HostValue::Int(i, *dtype, *weak)
+                    HostValue::Int(dtype.int_from_bits(i as u64), *dtype, *weak)
                 }
             }
             (HV::F(f), ArgType::Scalar { dtype, weak }) => HostValue::Float(f, *dtype, *weak),

@@ -194,9 +194,9 @@ impl<D: Device> Executor<'_, D> {
         Ok(match dt {
             DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
             DType::F64 => HV::F(f64::from_bits(raw)),
-            DType::I32 => HV::I(raw as u32 as i32 as i64),
-            DType::I64 => HV::I(raw as i64),
             DType::Bool => HV::I((raw & 1) as i64),
+            // Host code holds integers sign-extended at their width (signless, as MLIR).
+            d => HV::I(crate::exec::scalar::wrap(raw as i64, d.bits() as u8)),
         })
     }
 
@@ -207,9 +207,7 @@ impl<D: Device> Executor<'_, D> {
         let raw: u64 = match (dt, v) {
             (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
             (DType::F64, HV::F(f)) => f.to_bits(),
-            (DType::I32, HV::I(i)) => i as i32 as u32 as u64,
-            (DType::I64, HV::I(i)) => i as u64,
-            (DType::Bool, HV::I(i)) => (i & 1) as u64,
+            (d, HV::I(i)) if !d.is_float() => d.int_to_bits(i),
             _ => return Err(RunError::Bundle("store of a mismatched value".into())),
         };
         let on_device = self.on_device(id, flat);

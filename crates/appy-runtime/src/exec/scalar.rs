@@ -1,5 +1,5 @@
 //! The scalar semantics of host code: integers held sign-extended in an `i64` at their
-//! width (1, 32 or 64 bits), floats in an `f64` (an `f32` result is rounded to `f32`).
+//! width (1, 8, 16, 32 or 64 bits), floats in an `f64` (an `f32` result is rounded to `f32`).
 //! Float functions are in [`crate::hostmath`].
 
 use crate::error::{RunError, RunResult};
@@ -9,6 +9,8 @@ use appy_ir::host::{IntBinOp, IntCastOp};
 pub fn wrap(v: i64, bits: u8) -> i64 {
     match bits {
         1 => v & 1,
+        8 => v as i8 as i64,
+        16 => v as i16 as i64,
         32 => v as i32 as i64,
         _ => v,
     }
@@ -18,6 +20,8 @@ pub fn wrap(v: i64, bits: u8) -> i64 {
 pub fn unsigned(v: i64, bits: u8) -> u64 {
     match bits {
         1 => (v & 1) as u64,
+        8 => v as u8 as u64,
+        16 => v as u16 as u64,
         32 => v as u32 as u64,
         _ => v as u64,
     }

@@ -100,6 +100,24 @@ impl Lower<'_> {
     }
 
     pub(in crate::lower) fn treduce(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
+        if !(x.t.dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min)) {
+            return self.treduce_signed(st, x, which, op, span);
+        }
+        // The combiners compare signed: flipping the top bit maps the unsigned order to
+        // the signed one, and flipping it back after the reduction restores the values.
+        let flip = |this: &mut Self, n: Vec<Expr>| -> DResult<V> {
+            let (v, t) = this.scalar(&n[0])?;
+            let k = this.b.int(i64::MIN >> (64 - t.dt.bits()), t.mlir());
+            Ok(V::S(this.b.bin("arith.xori", v, k), t))
+        };
+        let TV::T(biased) = self.lift_with(st, span, vec![TV::T(x)], flip)? else {
+            unreachable!("a map of a tensor is a tensor")
+        };
+        let r = self.treduce_signed(st, biased, which, op, span)?;
+        self.lift_with(st, span, vec![r], flip)
+    }
+
+    fn treduce_signed(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
         // Sums of booleans and integers are int64 (NumPy).
         let mut x = x;
         let want = types::reduced(op, x.t);

@@ -1,0 +1,123 @@
+"""The small and unsigned integer dtypes (int8, int16, uint8, uint16, uint32, uint64):
+arithmetic that wraps at the width, NumPy 2's promotion between them, exact mixed
+comparisons, unsigned division, remainders and shifts, conversions, and NumPy integer
+scalars as arguments."""
+import numpy as np
+import appy
+
+
+# test: a:u8[n]@0..256 b:u8[n]@0..256 out:u8[n] | n=1,7,256,1001
+@appy.jit
+def u8_wrap(a, b, out):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = a[i] + b[i] * 3 - (a[i] >> 2) + (b[i] << 9) - (a[i] ^ 0x5A)
+
+
+# test: a:i8[n]@-128..128 b:u8[n]@1..256 out:i16[n] q:f64[n] | n=1,13,257
+@appy.jit
+def mixed_small(a, b, out, q):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = a[i] * b[i] + a[i] // 3 - b[i] % 7 + a[i] % -5
+        q[i] = a[i] / b[i]
+
+
+# test: a:u8[n]@0..256 c:i16[n]@-300..300 out:i64[n] | n=1,7,300
+@appy.jit
+def exact_compare(a, c, out):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        k = 0
+        if a[i] < -1:
+            k += 1
+        if a[i] > c[i]:
+            k += 2
+        if c[i] <= a[i]:
+            k += 4
+        if a[i] != 300:
+            k += 8
+        if max(a[i], c[i]) == c[i]:
+            k += 16
+        out[i] = k
+
+
+# test: a:u64[n]@0..1000000 b:i64[n]@-500..500 out:f64[n] flag:i32[n] | n=1,11,256
+@appy.jit
+def u64_mix(a, b, out, flag):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = a[i] + b[i]
+        big = a[i] * np.uint64(1 << 40) * np.uint64(1 << 20)
+        flag[i] = (big > b[i]) + 2 * (big // np.uint64(3) > a[i]) + 4 * (b[i] < a[i])
+
+
+# test: a:u32[n]@0..100000 s:u16[n]@0..40 out:u32[n] r:u16[n] | n=1,7,100
+@appy.jit
+def u32_ops(a, s, out, r):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = (a[i] >> s[i]) + (a[i] << s[i]) + a[i] // (s[i] + 1) - a[i] % np.uint32(17)
+        r[i] = abs(s[i] - 20) + np.uint16(65535) * s[i]
+
+
+# test: out:f32[n] alpha:u8@1..9 beta:u8@1..9 | n=1,10,33
+@appy.jit
+def u8_scalar_div(out, alpha, beta):
+    #pragma parallel for
+    for i in range(out.shape[0]):
+        out[i] = alpha / beta + i
+
+
+# test: x:f64[n]@-2..2 out8:i8[n] outu:u8[n] out16:u16[n] | n=1,9,200
+@appy.jit
+def conversions(x, out8, outu, out16):
+    #pragma parallel for
+    for i in range(x.shape[0]):
+        out8[i] = np.int8(x[i] * 60.0)
+        outu[i] = np.uint8(abs(x[i]) * 120.0)
+        out16[i] = x[i] * 30000.0 + 32768.0
+
+
+# test: a:u8[n,m]@0..256 s:i16[n,m]@-1000..1000 tot:u64[n] mx:i16[n] f:f32[n] | n=1,5,37 m=1,7,130
+@appy.jit
+def row_stats(a, s, tot, mx, f):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        tot[i] = np.sum(a[i, :])
+        mx[i] = np.max(s[i, :])
+        f[i] = np.sqrt(s[i, 0] * s[i, 0])
+
+
+# test: a:u8[n]@0..256 | n=1,5,64
+@appy.jit
+def host_u8(a):
+    t = a[0] + a[a.shape[0] - 1]
+    u = np.uint8(250) + np.uint8(10)
+    v = np.int8(-128) // np.int8(-1)
+    w = np.uint16(7) - np.uint16(9)
+    return t, u, v, w, a[0] > -3, a[0] // np.uint8(0 + 3)
+
+
+
+
+# test: a:u8[n]@0..256 b:i8[n]@-100..100 w:u32[n]@0..4000000000 out:i64[n] | n=1,7,64,300
+@appy.jit
+def unsigned_extremes(a, b, w, out):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = np.max(a[i:i+3]) + np.min(b[i:i+3]) - np.min(a[i:]) + np.max(w[:i+1]) // 1000
+    s = np.uint64(0)
+    #pragma parallel for shared(s)
+    for i in range(a.shape[0]):
+        s += np.uint64(a[i])
+    out[0] = s + np.max(a) + np.min(w)
+
+
+# test: img:u8[n,m]@0..256 out:i64[n] | n=1,5,40 m=1,3,33
+@appy.cpu_shader
+def brightest_columns(img, out):
+    # Individual mode: the top-level loop is parallel; the loops of the inlined
+    # np.argmax (which returns from inside one) stay sequential.
+    for i in range(img.shape[0]):
+        out[i] = np.argmax(img[i, :]) + np.max(img[i, :])
