@@ -11,7 +11,11 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIRS = ["tests/cases", "examples"]
-DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
+          "f16": np.float16, "i8": np.int8, "i16": np.int16, "u8": np.uint8, "u16": np.uint16,
+          "u32": np.uint32, "u64": np.uint64}
+# NumPy integer scalar parameters (`alpha:u8@1..9`).
+INT_SCALARS = {k: v for k, v in DTYPES.items() if np.issubdtype(v, np.integer)}
 
 
 def evaluate(expr, env):
@@ -67,6 +71,8 @@ class Spec:
                 out.append("int")
             elif ty.startswith("bool="):
                 out.append("bool")
+            elif ty in INT_SCALARS:
+                out.append(ty)
             else:
                 out.append({"float": "float", "f32": "f32", "float32": "f32", "f64": "f64", "float64": "f64"}[ty])
         return ",".join(out)
@@ -99,6 +105,9 @@ class Spec:
                 out.append(evaluate(ty[4:], env))
             elif ty.startswith("bool="):
                 out.append(evaluate(ty[5:], env) != 0)
+            elif ty in INT_SCALARS:
+                lo, hi = (0, 10) if lo is None else (lo, hi)
+                out.append(INT_SCALARS[ty](rng.integers(int(lo), int(hi))))
             else:
                 lo, hi = (-1.0, 1.0) if lo is None else (lo, hi)
                 v = float(rng.random() * (hi - lo) + lo)

@@ -205,6 +205,7 @@ fn dtype(s: &str) -> Result<DType, String> {
         "u16" => DType::U16,
         "u32" => DType::U32,
         "u64" => DType::U64,
+        "f16" => DType::F16,
         "bool" => DType::Bool,
         _ => return Err(format!("unknown dtype `{s}`")),
     })

@@ -33,9 +33,11 @@ pub fn appy_to_kernel(mvl: i64) -> String {
 }
 
 /// The passes that take the `kernel` level to the `gpu` level: host loads into the
-/// kernels that use them, the kernels and their launches, the workers' code on threads.
+/// kernels that use them, the kernels and their launches, the workers' code on threads,
+/// float16 and bfloat16 operations computed in float32 and rounded after each one
+/// (`appy-half-in-f32`), math functions as libdevice calls.
 /// They take no vector length: the loops level records it (the lanes loops' bounds).
-pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-gpu-libm";
+pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-half-in-f32,appy-gpu-libm";
 
 /// The passes that take the `appy` level to the `gpu` level: [`appy_to_kernel`], then
 /// [`kernel_level_to_gpu`] (the kernels and their launches).
@@ -54,6 +56,11 @@ pub fn kernel_level_to_gpu() -> String {
 pub fn loops_level_to_gpu() -> String {
     format!("appy-kernel-form,{}", kernel_level_to_gpu())
 }
+
+/// float16 and bfloat16 arithmetic and math functions computed in float32 and rounded
+/// back after each operation: what NumPy (float16) and torch (bfloat16) compute. The
+/// values stay 16-bit in memory.
+pub const HALF_IN_F32: &str = "appy-half-in-f32{cpu=1}";
 
 /// The upstream passes that take the CPU loops (after `appy-cpu-openmp`,
 /// `appy-hoist-allocas` and `appy-cpu-libm`) to the LLVM dialect, for MLIR's
@@ -113,7 +120,8 @@ pub fn appy_to_llvm(mvl: i64, t: &CpuTarget) -> String {
     format!("{},{}", appy_to_cpu(mvl, t), cpu_to_llvm(t))
 }
 
-/// The passes that take a `cpu`-level module to the LLVM dialect: float64 `exp`,
+/// The passes that take a `cpu`-level module to the LLVM dialect: 16-bit floats in
+/// float32 ([`HALF_IN_F32`]), float64 `exp`,
 /// `expm1` and `tanh` inline (`appy-cpu-exp`, vectorisable), float32 math in float64
 /// (`appy-cpu-wide-math`), the math library (`appy-cpu-libm`), `print` as calls
 /// of the runtime's callback (`appy-cpu-print`), matrix products as BLAS calls
@@ -125,7 +133,8 @@ pub fn cpu_to_llvm(t: &CpuTarget) -> String {
     if t.expand_erfc {
         p.push_str("appy-expand-erfc,");
     }
-    p.push_str("appy-cpu-exp,appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
+    p.push_str(HALF_IN_F32);
+    p.push_str(",appy-cpu-exp,appy-cpu-wide-math,appy-cpu-libm,appy-cpu-print");
     if t.blas {
         p.push_str(",appy-cpu-blas");
     }

@@ -261,12 +261,18 @@ pub fn parse_constant(text: &str, ty: &str) -> Option<Scalar> {
             let bits = u64::from_str_radix(h, 16).ok()?;
             if t == "f32" {
                 f32::from_bits(bits as u32) as f64
+            } else if let Some(half) = crate::types::DType::from_mlir(t).and_then(crate::types::DType::half) {
+                half.to_f64(bits as u16)
             } else {
                 f64::from_bits(bits)
             }
         } else {
             let f = val.parse::<f64>().ok()?;
-            if t == "f32" { f as f32 as f64 } else { f }
+            match crate::types::DType::from_mlir(t).and_then(crate::types::DType::half) {
+                Some(half) => half.round(f),
+                None if t == "f32" => f as f32 as f64,
+                None => f,
+            }
         };
         return Some(Scalar::Float(f));
     }

@@ -117,6 +117,8 @@ impl Builder {
     pub fn float(&mut self, v: f64, ty: &str) -> Value {
         let text = if ty == "f32" {
             format!("0x{:08X} : f32", (v as f32).to_bits())
+        } else if let Some(h) = DType::from_mlir(ty).and_then(DType::half) {
+            format!("0x{:04X} : {ty}", h.from_f64(v))
         } else {
             format!("0x{:016X} : f64", v.to_bits())
         };
@@ -229,6 +231,11 @@ impl Builder {
                 self.op1("arith.trunci", &[w], ty, &[])
             }
             _ if t.is_int() => self.op1("arith.fptosi", &[v], ty, &[]),
+            _ if f.bits() == t.bits() => {
+                // float16 <-> bfloat16: through float32 (exact), then rounded.
+                let w = self.op1("arith.extf", &[v], "f32", &[]);
+                self.op1("arith.truncf", &[w], ty, &[])
+            }
             _ => {
                 if f.bits() < t.bits() {
                     self.op1("arith.extf", &[v], ty, &[])

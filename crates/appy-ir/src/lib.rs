@@ -20,6 +20,7 @@ pub mod bundle;
 pub mod config;
 pub mod diag;
 pub mod effects;
+pub mod half;
 pub mod host;
 pub mod ir;
 pub mod kernel;

@@ -28,11 +28,16 @@ pub enum DType {
     U32,
     /// `np.uint64`
     U64,
+    /// `np.float16` (IEEE binary16): stored as 16 bits, each operation computed in
+    /// float32 and rounded back, as NumPy computes it.
+    F16,
+    /// bfloat16 (`torch.bfloat16`, `jnp.bfloat16`): the same rule as float16.
+    BF16,
 }
 
 impl DType {
     /// Every dtype.
-    pub const ALL: [DType; 11] = [
+    pub const ALL: [DType; 13] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -42,6 +47,8 @@ impl DType {
         DType::U16,
         DType::U32,
         DType::U64,
+        DType::F16,
+        DType::BF16,
         DType::F32,
         DType::F64,
     ];
@@ -54,13 +61,23 @@ impl DType {
             DType::I16 | DType::U16 => "i16",
             DType::I32 | DType::U32 => "i32",
             DType::I64 | DType::U64 => "i64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
         }
     }
     /// Whether this is a floating-point type.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+    /// The 16-bit float format of float16 and bfloat16.
+    pub fn half(self) -> Option<crate::half::Half> {
+        match self {
+            DType::F16 => Some(crate::half::Half::F16),
+            DType::BF16 => Some(crate::half::Half::BF16),
+            _ => None,
+        }
     }
     /// Whether this is an integer type (not bool), signed or unsigned.
     pub fn is_int(self) -> bool {
@@ -74,7 +91,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::I8 | DType::U8 => 1,
-            DType::I16 | DType::U16 => 2,
+            DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
             DType::I64 | DType::U64 | DType::F64 => 8,
         }
@@ -118,6 +135,8 @@ impl DType {
             DType::U16 => "uint16",
             DType::U32 => "uint32",
             DType::U64 => "uint64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
         }
@@ -134,6 +153,9 @@ impl DType {
             DType::U16 => "<u2",
             DType::U32 => "<u4",
             DType::U64 => "<u8",
+            DType::F16 => "<f2",
+            // NumPy has no bfloat16 (ml_dtypes' is a 2-byte void type to NumPy).
+            DType::BF16 => "<V2",
             DType::F32 => "<f4",
             DType::F64 => "<f8",
         }
@@ -144,16 +166,18 @@ impl DType {
             (b'b', 1) => DType::Bool,
             (b'i', n) => DType::signed(n as u32 * 8)?,
             (b'u', n) => DType::unsigned(n as u32 * 8)?,
+            (b'f', 2) => DType::F16,
             (b'f', 4) => DType::F32,
             (b'f', 8) => DType::F64,
             _ => return None,
         })
     }
     /// DLPack's type code and bit width (`kDLInt` 0, `kDLUInt` 1, `kDLFloat` 2,
-    /// `kDLBool` 6).
+    /// `kDLBfloat` 4, `kDLBool` 6).
     pub fn dlpack(self) -> (u8, u8) {
         let code = match self {
             DType::Bool => 6,
+            DType::BF16 => 4,
             d if d.is_float() => 2,
             d if d.is_unsigned() => 1,
             _ => 0,
@@ -166,6 +190,8 @@ impl DType {
             (6, 8) => DType::Bool,
             (0, b) => DType::signed(b as u32)?,
             (1, b) => DType::unsigned(b as u32)?,
+            (2, 16) => DType::F16,
+            (4, 16) => DType::BF16,
             (2, 32) => DType::F32,
             (2, 64) => DType::F64,
             _ => return None,
@@ -206,6 +232,8 @@ impl DType {
             "i16" => DType::I16,
             "i32" => DType::I32,
             "i64" => DType::I64,
+            "f16" => DType::F16,
+            "bf16" => DType::BF16,
             "f32" => DType::F32,
             "f64" => DType::F64,
             _ => return None,
@@ -429,16 +457,27 @@ pub fn promote(a: STy, b: STy) -> STy {
         (false, false) => {
             if ka == 1 && kb == 1 {
                 STy::strong(promote_ints(a.dt, b.dt))
+            } else if ka == 2 && kb == 2 && a.dt.bits() == b.dt.bits() {
+                // float16 with bfloat16: float32 (torch's rule; neither holds the other).
+                STy::strong(DType::F32)
             } else if ka == kb {
                 STy::strong(if a.dt.bits() >= b.dt.bits() { a.dt } else { b.dt })
             } else if ka == 0 || kb == 0 {
                 if ka > kb { a } else { b }
             } else {
-                // An integer and a float: the float wide enough for the integer
-                // (int8/16 and uint8/16 keep float32; int32 + float32 is float64).
+                // An integer and a float: the narrowest float, at least the float's
+                // type, that holds the integer exactly (int8 + float16 is float16,
+                // int16 + float16 float32, int32 + float32 float64).
                 let (i, f) = if ka == 1 { (a, b) } else { (b, a) };
-                if f.dt == DType::F64 || i.dt.bits() <= 16 {
+                let need = match i.dt.bits() {
+                    0..=8 => 16,
+                    9..=16 => 32,
+                    _ => 64,
+                };
+                if f.dt.bits() >= need {
                     f
+                } else if need == 32 {
+                    STy::strong(DType::F32)
                 } else {
                     STy::strong(DType::F64)
                 }
@@ -542,6 +581,8 @@ impl ArgType {
             "u16" | "uint16" => (DType::U16, false),
             "u32" | "uint32" => (DType::U32, false),
             "u64" | "uint64" => (DType::U64, false),
+            "f16" | "float16" => (DType::F16, false),
+            "bf16" | "bfloat16" => (DType::BF16, false),
             "int" => (DType::I64, true),
             "float" => (DType::F64, true),
             "bool" => (DType::Bool, true),
@@ -628,12 +669,20 @@ mod sty_tests {
             (DType::U32, DType::F32, DType::F64),
             (DType::U8, DType::U64, DType::U64),
             (DType::Bool, DType::U8, DType::U8),
+            (DType::F16, DType::F32, DType::F32),
+            (DType::F16, DType::BF16, DType::F32),
+            (DType::I8, DType::F16, DType::F16),
+            (DType::I16, DType::F16, DType::F32),
+            (DType::I32, DType::F16, DType::F64),
+            (DType::U8, DType::BF16, DType::BF16),
         ] {
             assert_eq!(promote(s(a), s(b)), s(want), "{a} + {b}");
             assert_eq!(promote(s(b), s(a)), s(want), "{b} + {a}");
         }
         assert_eq!(promote(STy::INT, s(DType::U8)), s(DType::U8));
         assert_eq!(promote(STy::FLOAT, s(DType::U8)), s(DType::F64));
+        assert_eq!(promote(STy::FLOAT, s(DType::F16)), s(DType::F16));
+        assert_eq!(promote(STy::INT, s(DType::BF16)), s(DType::BF16));
     }
 
     #[test]
@@ -643,7 +692,9 @@ mod sty_tests {
         assert_eq!(DType::U8.int_to_bits(-56), 0xC8);
         assert_eq!(DType::U64.int_to_f64(-1), 18446744073709551615.0);
         for d in DType::ALL {
-            assert_eq!(DType::from_kind(d.typestr().as_bytes()[1], d.size()), Some(d));
+            if d != DType::BF16 {
+                assert_eq!(DType::from_kind(d.typestr().as_bytes()[1], d.size()), Some(d));
+            }
             let (c, b) = d.dlpack();
             assert_eq!(DType::from_dlpack(c, b), Some(d));
         }

@@ -11,7 +11,7 @@
 //! - `cpu/`: `appy` → `cpu` → the LLVM dialect;
 //! - `analyses/`: what passes share and nothing rewrites (`uniform.rs`, `barriers.rs`,
 //!   and `affine` from `appy-ir`);
-//! - at the top, passes both back ends run (`hoist_allocas.rs`, `expand_erfc.rs`) and
+//! - at the top, passes both back ends run (`hoist_allocas.rs`, `expand_erfc.rs`, `half_in_f32.rs`) and
 //!   helpers (`util.rs`).
 //!
 //! [`PASSES`] lists them, and `appy-opt --list-passes` prints each with its file.
@@ -32,6 +32,7 @@ pub mod analyses;
 pub mod cpu;
 pub mod expand_erfc;
 pub mod gpu;
+pub mod half_in_f32;
 pub mod hoist_allocas;
 pub mod kernel;
 pub mod loops;
@@ -93,6 +94,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu::map_threads::INFO,
     gpu::libm::INFO,
     expand_erfc::INFO,
+    half_in_f32::INFO,
     cpu::openmp::INFO,
     cpu::blas::INFO,
     cpu::fuse::INFO,

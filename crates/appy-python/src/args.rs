@@ -90,7 +90,7 @@ fn dtype_of(kind: u8, size: usize) -> Option<DType> {
     DType::from_kind(kind, size)
 }
 
-const SUPPORTED: &str = "float32, float64, int8/16/32/64, uint8/16/32/64 or bool";
+const SUPPORTED: &str = "float16, float32, float64, int8/16/32/64, uint8/16/32/64 or bool";
 
 /// `argument `x` of `f``.
 pub struct Naming<'a> {
@@ -270,7 +270,7 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     let dt = dtype_of(kind.bytes().next().unwrap_or(b'?'), size);
     Ok(Arg::Scalar(match dt {
         Some(DType::Bool) => HostValue::Bool(obj.is_truthy()?),
-        Some(d @ (DType::F32 | DType::F64)) => HostValue::Float(obj.extract::<f64>()?, d, false),
+        Some(d) if d.is_float() => HostValue::Float(obj.call_method0(intern!(py, "__float__"))?.extract::<f64>()?, d, false),
         Some(DType::U64) => HostValue::Int(
             obj.call_method0(intern!(py, "__int__"))?.extract::<u64>()? as i64,
             DType::U64,

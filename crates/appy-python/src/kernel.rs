@@ -562,9 +562,13 @@ impl Kernel {
 /// computes them.
 fn scalar(py: Python<'_>, v: &HostValue, python: bool) -> PyResult<Py<PyAny>> {
     // NumPy's scalar types, in the order of `DType::ALL`.
+    // (NumPy has no bfloat16: a bfloat16 scalar is returned as a float32 of its value.)
     let np = NP_SCALARS.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
         let np = py.import("numpy")?;
-        DType::ALL.iter().map(|d| Ok(np.getattr(d.numpy())?.unbind())).collect()
+        DType::ALL
+            .iter()
+            .map(|d| Ok(np.getattr(if *d == DType::BF16 { "float32" } else { d.numpy() })?.unbind()))
+            .collect()
     })?;
     let ty = |d: DType| &np[DType::ALL.iter().position(|x| *x == d).unwrap_or(0)];
     Ok(match v {
@@ -609,6 +613,17 @@ fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyR
         DType::U32 => make::<u32>(py, shape, bytes),
         DType::U64 => make::<u64>(py, shape, bytes),
         DType::Bool => make::<bool>(py, shape, bytes),
+        // The bits as uint16, viewed as NumPy's float16.
+        DType::F16 => make::<u16>(py, shape, bytes)
+            .bind(py)
+            .call_method1(intern!(py, "view"), ("float16",))?
+            .unbind(),
+        DType::BF16 => {
+            return Err(runtime_error(
+                py,
+                "a bfloat16 result cannot be a NumPy array (NumPy has no bfloat16): call the function on torch or JAX arrays",
+            ));
+        }
     })
 }
 

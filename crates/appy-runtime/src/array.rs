@@ -349,6 +349,29 @@ impl HostValue {
     /// Parses a scalar literal from the command line (`3`, `3.5`, `True`, `1e-3`).
     pub fn parse_scalar(s: &str) -> Result<HostValue, ArrayError> {
         let t = s.trim();
+        // A NumPy scalar as Python shows it: `np.uint8(5)`, `np.float32(0.5)`.
+        if let Some(inner) = t.strip_prefix("np.").or_else(|| t.strip_prefix("numpy.")) {
+            let (name, rest) = inner.split_once('(').unwrap_or((inner, ""));
+            let dtype = DType::ALL
+                .into_iter()
+                .find(|d| d.numpy() == name || (name == "bool" && *d == DType::Bool))
+                .ok_or_else(|| ArrayError::Scalar(format!("`{s}`: unknown NumPy scalar type `np.{name}`")))?;
+            let value = rest
+                .strip_suffix(')')
+                .ok_or_else(|| ArrayError::Scalar(format!("`{s}`: expected np.TYPE(VALUE)")))?;
+            return match HostValue::parse_scalar(value)? {
+                HostValue::Bool(b) if dtype == DType::Bool => Ok(HostValue::Bool(b)),
+                HostValue::Int(i, _, _) if dtype.is_int() => {
+                    if dtype.int_from_bits(dtype.int_to_bits(i)) != i {
+                        return Err(ArrayError::Scalar(format!("`{s}`: {i} is out of range for {dtype}")));
+                    }
+                    Ok(HostValue::Int(i, dtype, false))
+                }
+                HostValue::Int(i, _, _) if dtype.is_float() => Ok(HostValue::Float(round_to(dtype, i as f64), dtype, false)),
+                HostValue::Float(f, _, _) if dtype.is_float() => Ok(HostValue::Float(round_to(dtype, f), dtype, false)),
+                _ => Err(ArrayError::Scalar(format!("`{s}`: the value does not fit np.{name}"))),
+            };
+        }
         match t {
             "True" | "true" => return Ok(HostValue::Bool(true)),
             "False" | "false" => return Ok(HostValue::Bool(false)),
@@ -374,6 +397,15 @@ impl HostValue {
         t.parse::<f64>()
             .map(|f| HostValue::Float(f, DType::F64, true))
             .map_err(|_| ArrayError::Scalar(format!("`{s}` is not a number (use NAME=@file.npy for arrays)")))
+    }
+}
+
+/// `v` rounded to the float type `dtype`.
+fn round_to(dtype: DType, v: f64) -> f64 {
+    match (dtype, dtype.half()) {
+        (_, Some(h)) => h.round(v),
+        (DType::F32, _) => v as f32 as f64,
+        _ => v,
     }
 }
 
@@ -415,6 +447,7 @@ impl HostArray {
         match self.dtype {
             DType::F32 => f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
             DType::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
+            DType::F16 | DType::BF16 => self.dtype.half().expect("16-bit float").to_f64(u16::from_le_bytes([b[0], b[1]])),
             d => {
                 let mut raw = [0u8; 8];
                 raw[..s].copy_from_slice(b);
@@ -430,6 +463,7 @@ impl HostArray {
             DType::F32 => b.copy_from_slice(&(v as f32).to_le_bytes()),
             DType::F64 => b.copy_from_slice(&v.to_le_bytes()),
             DType::Bool => b[0] = (v != 0.0) as u8,
+            DType::F16 | DType::BF16 => b.copy_from_slice(&self.dtype.half().expect("16-bit float").from_f64(v).to_le_bytes()),
             // Integers: truncated toward zero, then wrapped to the width (as NumPy's
             // `astype` does on the usual platforms); a uint64 beyond int64 stays exact.
             d => {
@@ -744,6 +778,17 @@ mod tests {
         );
         assert_eq!(HostValue::parse_scalar("1e30"), Ok(HostValue::Float(1e30, DType::F64, true)));
         assert_eq!(HostValue::parse_scalar("2.5"), Ok(HostValue::Float(2.5, DType::F64, true)));
+        assert_eq!(HostValue::parse_scalar("np.uint8(200)"), Ok(HostValue::Int(200, DType::U8, false)));
+        assert_eq!(
+            HostValue::parse_scalar("np.float32(0.5)"),
+            Ok(HostValue::Float(0.5, DType::F32, false))
+        );
+        assert_eq!(
+            HostValue::parse_scalar("np.float16(0.1)"),
+            Ok(HostValue::Float(0.0999755859375, DType::F16, false))
+        );
+        assert!(HostValue::parse_scalar("np.int8(300)").is_err());
+        assert!(HostValue::parse_scalar("np.complex64(1)").is_err());
     }
 
     #[test]

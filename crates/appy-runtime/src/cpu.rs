@@ -416,6 +416,7 @@ pub fn scalar_bits(v: &HostValue) -> Option<u64> {
     Some(match v {
         HostValue::Int(i, d, _) => d.int_to_bits(*i),
         HostValue::Float(f, DType::F32, _) => (*f as f32).to_bits() as u64,
+        HostValue::Float(f, d @ (DType::F16 | DType::BF16), _) => d.half().expect("16-bit float").from_f64(*f) as u64,
         HostValue::Float(f, _, _) => f.to_bits(),
         HostValue::Bool(b) => *b as u64,
         HostValue::Array(_) | HostValue::Device { .. } => return None,
@@ -803,6 +804,10 @@ fn read_scalar(p: *const u8, dtype: DType, weak: bool) -> HostValue {
             DType::F32 => HostValue::Float(*(p as *const f32) as f64, dtype, weak),
             DType::F64 => HostValue::Float(*(p as *const f64), dtype, weak),
             DType::Bool => HostValue::Bool(*p & 1 != 0),
+            DType::F16 | DType::BF16 => {
+                let b = u16::from_le_bytes([*p, *p.add(1)]);
+                HostValue::Float(dtype.half().expect("16-bit float").to_f64(b), dtype, weak)
+            }
             d => {
                 let mut raw = [0u8; 8];
                 std::ptr::copy_nonoverlapping(p, raw.as_mut_ptr(), d.size());

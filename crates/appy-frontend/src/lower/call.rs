@@ -39,19 +39,6 @@ impl Lower<'_> {
                     vs.push(self.scalar(a)?);
                 }
                 let ts: Vec<STy> = vs.iter().map(|(_, t)| *t).collect();
-                if types::float16_ufunc(f.rule, &ts) {
-                    return Err(self
-                        .err(
-                            e.span,
-                            format!(
-                                "NumPy computes `{short}` of {} in float16, which appy does not support yet",
-                                ts[0].dt
-                            ),
-                        )
-                        .with_note(format!(
-                            "help: convert the argument first, e.g. `{short}(np.float32(x))` or `{short}(a.astype(np.float32))`"
-                        )));
-                }
                 let t = types::elementwise(f.rule, op, &ts);
                 if matches!(f.rule, Rule::Same(F::Fmod | F::Pow)) && !t.is_float() && matches!(op, F::Pow) {
                     return self.power(vs[0], vs[1], &args[0], &args[1], e.span, true);

@@ -259,12 +259,14 @@ impl<'a> Lower<'a> {
     /// integer (combined across GPU lanes as 32-bit words), or the maximum or minimum of
     /// unsigned integers (their combiners compare signed).
     pub(super) fn reduction_type_ok(&self, op: Reduction, dt: DType, span: Span) -> DResult<()> {
-        let small = dt.is_int() && dt.bits() < 32;
+        let small = (dt.is_int() || dt.half().is_some()) && dt.bits() < 32;
         let unsigned_order = dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min);
         if !small && !unsigned_order {
             return Ok(());
         }
-        let wide = if dt.is_unsigned() && !unsigned_order {
+        let wide = if dt.is_float() {
+            "np.float32"
+        } else if dt.is_unsigned() && !unsigned_order {
             "np.uint64"
         } else {
             "np.int64"

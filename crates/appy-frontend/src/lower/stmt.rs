@@ -345,6 +345,11 @@ impl Lower<'_> {
             } else {
                 (v, t)
             };
+            if t.dt.half().is_some() {
+                return Err(this
+                    .err(x.span, format!("printing a {} is not supported yet", t.dt))
+                    .with_note("help: print `float(x)` (Python shows the float64 of the value, not NumPy's shortest float16 form)"));
+            }
             if t.dt == DType::U64 {
                 return Err(this
                     .err(x.span, "printing a uint64 is not supported yet")
@@ -556,7 +561,7 @@ impl Lower<'_> {
                 .with_note("help: multiply into a scalar (`p = 1.0` before the loop, `p *= v` in it: a reduction), then update the element once after the loop"));
         }
         let (m, dt, idx, ok) = self.element_ref(arr, indices, target.span)?;
-        if dt.is_int() && (dt.bits() < 32 || (dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min))) {
+        if dt.bits() < 32 && dt != DType::Bool || (dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min)) {
             return Err(self
                 .err(
                     target.span,

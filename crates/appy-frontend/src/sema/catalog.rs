@@ -520,6 +520,12 @@ pub(crate) static FUNCS: &[Func] = &[
         "converted to uint32 (wrapping)"
     ),
     f!(["numpy.uint64"], [], Cast(self::Cast::Np(DType::U64)), "converted to uint64"),
+    f!(
+        ["numpy.float16", "numpy.half"],
+        [],
+        Cast(self::Cast::Np(DType::F16)),
+        "converted to float16 (rounded to nearest)"
+    ),
     f!(["numpy.bool_"], [], Cast(self::Cast::Np(DType::Bool)), "converted to bool"),
     f!(
         ["builtins.float"],

@@ -243,25 +243,18 @@ pub(crate) fn unary(op: UnaryOp, t: STy) -> STy {
 pub(crate) fn elementwise(rule: Rule, op: Op, args: &[STy]) -> STy {
     let mut t = args.iter().skip(1).fold(args[0], |acc, t| promote(acc, *t));
     if matches!(rule, Rule::Float(_) | Rule::Pred(_)) {
-        // NumPy's float functions compute int16/uint16 in float32 (and int8/uint8 in
-        // float16, which lowering refuses: `float16_ufunc`).
-        t = if t.dt.bits() <= 16 && t.dt.is_int() {
-            STy::strong(DType::F32)
-        } else {
-            t.to_float()
+        // NumPy's float functions compute int8/uint8 in float16, int16/uint16 in
+        // float32.
+        t = match t.dt {
+            DType::I8 | DType::U8 if !t.weak => STy::strong(DType::F16),
+            DType::I16 | DType::U16 if !t.weak => STy::strong(DType::F32),
+            _ => t.to_float(),
         };
     }
     if matches!(rule, Rule::Same(_)) && t.dt == DType::Bool && !matches!(op, Op::Round) {
         t = if t.weak { STy::INT } else { STy::strong(DType::I64) };
     }
     t
-}
-
-/// Whether NumPy computes the float function of `args` in float16 (an 8-bit integer
-/// operand and nothing wider), which appy does not have.
-pub(crate) fn float16_ufunc(rule: Rule, args: &[STy]) -> bool {
-    let t = args.iter().skip(1).fold(args[0], |acc, t| promote(acc, *t));
-    matches!(rule, Rule::Float(_)) && matches!(t.dt, DType::I8 | DType::U8)
 }
 
 /// The result type of the scalar operation `op` on operands of type `t`.
@@ -293,7 +286,10 @@ pub(crate) fn cast(c: Cast) -> STy {
 /// The element type a reduction of elements of type `t` computes in: sums of booleans
 /// and signed integers are int64, of unsigned ones uint64, as NumPy's are.
 pub(crate) fn reduced(op: Reduction, t: STy) -> STy {
-    if matches!(op, Reduction::Sum | Reduction::Prod) && t.dt.is_unsigned() {
+    if t.dt.half().is_some() {
+        // float16 stays float16 (accumulated in float32: [`accumulator`]).
+        t
+    } else if matches!(op, Reduction::Sum | Reduction::Prod) && t.dt.is_unsigned() {
         // NumPy sums and multiplies unsigned integers in uint64.
         STy::strong(DType::U64)
     } else if op == Reduction::Prod && matches!(t.dt, DType::I8 | DType::I16 | DType::I32) {
@@ -307,9 +303,26 @@ pub(crate) fn reduced(op: Reduction, t: STy) -> STy {
     }
 }
 
-/// The element type a mean is computed in: float64 for integer input, as in NumPy.
+/// The element type a mean is computed in: float64 for integer input, float32 for
+/// 16-bit floats (rounded back at the end), as in NumPy.
 pub(crate) fn mean_input(t: STy) -> STy {
-    if t.is_float() { t } else { STy::strong(DType::F64) }
+    if t.dt.half().is_some() {
+        STy::strong(DType::F32)
+    } else if t.is_float() {
+        t
+    } else {
+        STy::strong(DType::F64)
+    }
+}
+
+/// The type a reduction of elements of type `t` accumulates in: [`reduced`], but
+/// float32 for 16-bit floats (NumPy sums float16 in float32 and rounds the result).
+pub(crate) fn accumulator(op: Reduction, t: STy) -> STy {
+    if t.dt.half().is_some() {
+        STy::strong(DType::F32)
+    } else {
+        reduced(op, t)
+    }
 }
 
 /// The dtype a qualified name denotes (`numpy.float32`, `builtins.int`, `torch.long`).
@@ -326,6 +339,8 @@ pub(crate) fn named_dtype(q: &str) -> Option<DType> {
         "numpy.uint16" | "numpy.ushort" | "torch.uint16" => Some(DType::U16),
         "numpy.uint32" | "numpy.uintc" | "torch.uint32" => Some(DType::U32),
         "numpy.uint64" | "numpy.uintp" | "torch.uint64" => Some(DType::U64),
+        "numpy.float16" | "numpy.half" | "torch.float16" | "torch.half" | "jax.numpy.float16" => Some(DType::F16),
+        "torch.bfloat16" | "jax.numpy.bfloat16" | "ml_dtypes.bfloat16" => Some(DType::BF16),
         _ => None,
     }
 }
@@ -344,6 +359,8 @@ pub(crate) fn dtype_str(s: &str) -> Option<DType> {
         "uint16" | "u2" | "H" | "ushort" => Some(DType::U16),
         "uint32" | "u4" | "I" | "uintc" => Some(DType::U32),
         "uint64" | "u8" | "uintp" => Some(DType::U64),
+        "float16" | "f2" | "e" | "half" => Some(DType::F16),
+        "bfloat16" => Some(DType::BF16),
         _ => None,
     }
 }
@@ -624,6 +641,9 @@ fn array_call(env: &dyn Env, rule: Rule, all: &[&Expr], args: &[Expr], kwargs: &
         let [x] = all else { return None };
         let t = elem(x)?;
         if rule == Rule::Mean {
+            if t.dt.half().is_some() {
+                return Some(t);
+            }
             return Some(binary(BinOp::Div, reduced(op, mean_input(t)), STy::INT));
         }
         return Some(reduced(op, t));

@@ -202,8 +202,12 @@ impl Lowering<'_> {
                 HostOp::ExtF { dst, a }
             }
             "arith.truncf" => {
+                let half = crate::types::DType::from_mlir(self.ty(dst?)).and_then(crate::types::DType::half);
                 let (dst, a) = un(self)?;
-                HostOp::TruncF { dst, a }
+                match half {
+                    Some(half) => HostOp::TruncHalf { half, dst, a },
+                    None => HostOp::TruncF { dst, a },
+                }
             }
             "arith.bitcast" => {
                 let op_ = BitcastOp::of(self.ty(*o.first()?), self.ty(dst?))?;

@@ -373,6 +373,15 @@ pub enum HostOp {
         /// Operand.
         a: Slot,
     },
+    /// `arith.truncf` to float16 or bfloat16 (rounded to nearest even).
+    TruncHalf {
+        /// The format.
+        half: crate::half::Half,
+        /// Result.
+        dst: Slot,
+        /// Operand.
+        a: Slot,
+    },
     /// `arith.extf`.
     ExtF {
         /// Result.
@@ -581,6 +590,10 @@ pub enum Param {
     F64,
     /// An `i32`.
     I32,
+    /// A float16.
+    F16,
+    /// A bfloat16.
+    BF16,
     /// A 64-bit integer (`i64`, `index`, and anything else).
     I64,
 }
@@ -595,6 +608,8 @@ impl Param {
             "f32" => Param::F32,
             "f64" => Param::F64,
             "i32" => Param::I32,
+            "f16" => Param::F16,
+            "bf16" => Param::BF16,
             _ => Param::I64,
         }
     }

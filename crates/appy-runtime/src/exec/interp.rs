@@ -152,6 +152,10 @@ impl<D: Device> Executor<'_, D> {
                 let r = self.float(*a)?;
                 self.set(*dst, HV::F(r));
             }
+            HostOp::TruncHalf { half, dst, a } => {
+                let r = half.round(self.float(*a)?);
+                self.set(*dst, HV::F(r));
+            }
             HostOp::TruncF { dst, a } => {
                 let r = self.float(*a)? as f32 as f64;
                 self.set(*dst, HV::F(r));

@@ -26,7 +26,7 @@ impl<D: Device> Executor<'_, D> {
             .zip(params)
             .map(|(v, p)| match *v {
                 HV::Mem(id) => LaunchArg::Array(self.mems[id].shape.clone()),
-                HV::I(i) if !matches!(p, Param::F32 | Param::F64) => LaunchArg::Int(i),
+                HV::I(i) if !matches!(p, Param::F32 | Param::F64 | Param::F16 | Param::BF16) => LaunchArg::Int(i),
                 _ => LaunchArg::Float,
             })
             .collect()
@@ -141,6 +141,8 @@ impl<D: Device> Executor<'_, D> {
                     (Param::F32, HV::F(f)) => (f as f32).to_bits() as u64,
                     (Param::F64, HV::F(f)) => f.to_bits(),
                     (Param::I32, HV::I(i)) => i as i32 as u32 as u64,
+                    (Param::F16, HV::F(f)) => appy_ir::half::Half::F16.from_f64(f) as u64,
+                    (Param::BF16, HV::F(f)) => appy_ir::half::Half::BF16.from_f64(f) as u64,
                     (_, HV::I(i)) => i as u64,
                     (t, _) => {
                         return Err(RunError::Bundle(format!("cannot pass a value as kernel parameter of type {t:?}")));

@@ -195,6 +195,7 @@ impl<D: Device> Executor<'_, D> {
             DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
             DType::F64 => HV::F(f64::from_bits(raw)),
             DType::Bool => HV::I((raw & 1) as i64),
+            DType::F16 | DType::BF16 => HV::F(dt.half().expect("16-bit float").to_f64(raw as u16)),
             // Host code holds integers sign-extended at their width (signless, as MLIR).
             d => HV::I(crate::exec::scalar::wrap(raw as i64, d.bits() as u8)),
         })
@@ -208,6 +209,7 @@ impl<D: Device> Executor<'_, D> {
             (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
             (DType::F64, HV::F(f)) => f.to_bits(),
             (d, HV::I(i)) if !d.is_float() => d.int_to_bits(i),
+            (DType::F16 | DType::BF16, HV::F(f)) => dt.half().expect("16-bit float").from_f64(f) as u64,
             _ => return Err(RunError::Bundle("store of a mismatched value".into())),
         };
         let on_device = self.on_device(id, flat);

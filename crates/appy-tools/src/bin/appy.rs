@@ -35,7 +35,7 @@ enum Cmd {
         /// The @appy.jit function to run.
         #[arg(long)]
         func: String,
-        /// `NAME=@file.npy` for arrays, `NAME=3.5` for scalars (one per parameter).
+        /// `NAME=@file.npy` for arrays, `NAME=3.5` for scalars, `NAME=np.uint8(5)` for NumPy scalars (one per parameter).
         #[arg(long = "arg")]
         args: Vec<String>,
         /// Where to run.

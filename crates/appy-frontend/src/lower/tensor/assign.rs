@@ -565,7 +565,7 @@ impl Lower<'_> {
                 TV::S(_, t) => t.dt,
                 TV::T(t) => t.t.dt,
             };
-            if dt.is_int() && dt.bits() < 32 {
+            if dt.bits() < 32 && dt != DType::Bool {
                 return Err(self
                     .err(span, format!("an atomic update of {dt} elements is not supported yet"))
                     .with_note("help: accumulate into an int32, int64 or uint64 array"));

@@ -100,6 +100,22 @@ impl Lower<'_> {
     }
 
     pub(in crate::lower) fn treduce(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
+        if x.t.dt.half().is_some() {
+            // Accumulated in float32 (`types::accumulator`), rounded back once.
+            let t = x.t;
+            let r = self.treduce_signed(st, x, which, op, span)?;
+            return self.tcast(st, span, r, t);
+        }
+        if x.t.dt.is_int() && x.t.dt.bits() < 32 && matches!(op, Reduction::Max | Reduction::Min) {
+            // 8- and 16-bit integers are compared as int32 (widening keeps their order,
+            // unsigned ones included; GPU lanes combine 32-bit words), then narrowed.
+            let t = x.t;
+            let TV::T(wide) = self.tcast(st, span, TV::T(x), STy::strong(DType::I32))? else {
+                unreachable!("a cast of a tensor is a tensor")
+            };
+            let r = self.treduce_signed(st, wide, which, op, span)?;
+            return self.tcast(st, span, r, t);
+        }
         if !(x.t.dt.is_unsigned() && matches!(op, Reduction::Max | Reduction::Min)) {
             return self.treduce_signed(st, x, which, op, span);
         }
@@ -120,7 +136,7 @@ impl Lower<'_> {
     fn treduce_signed(&mut self, st: &mut TStmt, x: Tensor, which: &[usize], op: Reduction, span: Span) -> DResult<TV> {
         // Sums of booleans and integers are int64 (NumPy).
         let mut x = x;
-        let want = types::reduced(op, x.t);
+        let want = types::accumulator(op, x.t);
         if want != x.t {
             let TV::T(c) = self.tcast(st, span, TV::T(x.clone()), want)? else {
                 unreachable!("a cast of a tensor is a tensor")
@@ -380,6 +396,7 @@ impl Lower<'_> {
             };
             let count = self.count_of(st, &t, &which);
             let mut t = t;
+            let elem = t.t;
             if f.rule == Rule::Mean {
                 // The mean is computed in float64 for integer input, as in NumPy.
                 let want = types::mean_input(t.t);
@@ -395,7 +412,12 @@ impl Lower<'_> {
                 return Ok(sum);
             }
             let n = TV::S(count, STy::INT);
-            return self.lift(st, span, vec![sum, n], binary_of(BinOp::Div, span));
+            let mean = self.lift(st, span, vec![sum, n], binary_of(BinOp::Div, span))?;
+            if elem.dt.half().is_some() {
+                // The mean of 16-bit floats, computed in float32, is rounded back once.
+                return self.tcast(st, span, mean, elem);
+            }
+            return Ok(mean);
         }
         match f.rule {
             Rule::Dot => {
