@@ -194,7 +194,10 @@ impl<D: Device> Executor<'_, D> {
         Ok(match dt {
             DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
             DType::F64 => HV::F(f64::from_bits(raw)),
-            DType::Bool => HV::I((raw & 1) as i64),
+            // A byte: a bool array holds 0 or 1, and a host slot of an int8 or uint8
+            // variable is a `memref<i8>` too (the IR does not tell them apart): its
+            // value is the byte sign-extended, as host code holds an `i8`.
+            DType::Bool => HV::I(raw as u8 as i8 as i64),
             DType::F16 | DType::BF16 => HV::F(dt.half().expect("16-bit float").to_f64(raw as u16)),
             // Host code holds integers sign-extended at their width (signless, as MLIR).
             d => HV::I(crate::exec::scalar::wrap(raw as i64, d.bits() as u8)),
@@ -208,6 +211,7 @@ impl<D: Device> Executor<'_, D> {
         let raw: u64 = match (dt, v) {
             (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
             (DType::F64, HV::F(f)) => f.to_bits(),
+            (DType::Bool, HV::I(i)) => i as u8 as u64,
             (d, HV::I(i)) if !d.is_float() => d.int_to_bits(i),
             (DType::F16 | DType::BF16, HV::F(f)) => dt.half().expect("16-bit float").from_f64(f) as u64,
             _ => return Err(RunError::Bundle("store of a mismatched value".into())),

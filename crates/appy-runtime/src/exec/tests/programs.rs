@@ -25,6 +25,16 @@ def scalars(a, b, x, y):
     return q, r, s, c, np.sqrt(x) + abs(y)
 
 @appy.jit
+def small_ints(a, k):
+    t = a[0] + a[a.shape[0] - 1]
+    u = np.uint8(250) + np.uint8(10)
+    v = np.int8(-128) // np.int8(-1)
+    w = np.uint16(7) - np.uint16(9)
+    h = np.float16(0.1) * np.float16(3)
+    a[1] = k * np.uint8(3)
+    return t, u, v, w, a[0] > -3, h
+
+@appy.jit
 def loops(a, N, T):
     s = 0.0
     for t in range(T):
@@ -256,6 +266,26 @@ fn scalar_code_has_python_semantics() {
             assert!(close(float(&r[4]), x.sqrt() + y.abs()));
         }
     }
+}
+
+/// Host code on 8- and 16-bit integers and float16: its scalar slots are `memref<i8>`
+/// like a bool's, and must keep the whole byte (they held bit 0 only on the GPU path).
+#[test]
+fn small_int_and_half_host_code() {
+    let b = compile("small_ints", "u8[:],u8");
+    assert!(b.kernels.is_empty());
+    let a = HostArray::from_f64(DType::U8, vec![3], &[200.0, 1.0, 99.0]);
+    let mut args = [HostValue::Array(a), HostValue::Int(100, DType::U8, false)];
+    let (r, _) = call_on(&Mock::new(), &b, &mut args, &Limits::default()).unwrap();
+    assert_eq!(r[0], HostValue::Int((200 + 99) % 256, DType::U8, false));
+    assert_eq!(r[1], HostValue::Int(4, DType::U8, false));
+    assert_eq!(r[2], HostValue::Int(-128, DType::I8, false));
+    assert_eq!(r[3], HostValue::Int(65534, DType::U16, false));
+    assert_eq!(int(&r[4]), 1);
+    // float16(0.1) * float16(3) rounded to float16, as NumPy computes it.
+    let h = appy_ir::half::Half::F16;
+    assert_eq!(float(&r[5]), h.round(h.round(0.1) * 3.0));
+    assert_eq!(arr(&args[0]).get_f64(1), 44.0);
 }
 
 #[test]
