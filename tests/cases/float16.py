@@ -32,7 +32,8 @@ def f16_math(a, out, q):
     #pragma parallel for
     for i in range(a.shape[0]):
         out[i] = np.exp(a[i]) + np.sqrt(a[i]) + np.sin(a[i])
-        q[i] = np.float16(a[i] * 3.3)
+        # hypot's squares of float16 values near 300 overflow float16 (not float32).
+        q[i] = np.float16(a[i] * 3.3) + np.hypot(a[i] * 100, a[i] * 150) / 100
 
 
 # test: a:f16[n,m]@-1..1 tot:f16[n] mean:f16[n] mx:f16[n] | n=1,5,37 m=1,7,130 rtol=2e-3 atol=2e-3
@@ -59,3 +60,9 @@ def f16_host(a):
     s = a[0] * a[a.shape[0] - 1] + np.float16(0.1)
     t = np.float16(65504.0) * np.float16(2.0)
     return s, t, a[0] > 0.5, np.float32(a[0]) / 3
+
+
+# test: a:f16[n]@-4..4 out:f16[n] | n=1,7,300
+@appy.jit
+def f16_divide(a, out):
+    out[:] = a[:] / 3

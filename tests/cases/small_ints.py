@@ -121,3 +121,15 @@ def brightest_columns(img, out):
     # np.argmax (which returns from inside one) stay sequential.
     for i in range(img.shape[0]):
         out[i] = np.argmax(img[i, :]) + np.max(img[i, :])
+
+
+# test: a:u8[n]@0..256 b:i8[n,m]@-128..128 f:bool[n] | n=2,7,257 m=3,33
+@appy.jit
+def overlapping_rows(a, b, f):
+    # Statements that read what they write need a temporary of the array's dtype
+    # (an int8 or uint8 array is a byte array like a bool one).
+    a[1:] = a[:-1] + a[1:]
+    f[1:] = f[:-1] ^ f[1:]
+    #pragma parallel for
+    for i in range(b.shape[0]):
+        b[i, 1:] = b[i, :-1] * 3 - b[i, 1:]

@@ -146,7 +146,7 @@ impl Builder {
     }
     /// `combine(x, y)` for reduction `r`.
     pub fn combine(&mut self, r: Reduction, x: Value, y: Value) -> Value {
-        let float = self.m.ty(x).starts_with('f');
+        let float = crate::types::is_float_type(self.m.ty(x));
         self.bin(r.arith_op(float), x, y)
     }
     /// The combiner region of an `scf.reduce` for reduction `r` over `ty`.
@@ -155,7 +155,7 @@ impl Builder {
         let y = self.m.value(ty);
         let res = self.m.value(ty);
         let ops = vec![
-            Op::new(r.arith_op(ty.starts_with('f')))
+            Op::new(r.arith_op(crate::types::is_float_type(ty)))
                 .with_operands([x, y])
                 .with_results([res])
                 .with_loc(self.loc.clone()),

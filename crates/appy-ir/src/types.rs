@@ -300,6 +300,11 @@ impl fmt::Display for ArgType {
     }
 }
 
+/// Whether the MLIR type `ty` is a float type (`f16`, `bf16`, `f32`, `f64`).
+pub fn is_float_type(ty: &str) -> bool {
+    matches!(ty, "f16" | "bf16" | "f32" | "f64")
+}
+
 /// `memref<?x?xf32>` for rank 2, `memref<f32>` for rank 0. Booleans are stored as
 /// bytes (`i8`, as NumPy stores them).
 pub fn memref_type(dtype: DType, rank: usize) -> String {

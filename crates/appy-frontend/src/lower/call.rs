@@ -157,6 +157,7 @@ impl Lower<'_> {
                 nargs(1, self)?;
                 let (x, t) = self.scalar(&args[0])?;
                 let to = types::cast(c);
+                self.int_fits(x, t, to.dt, e.span)?;
                 if to.is_float() {
                     self.float_use(x);
                 }
@@ -299,7 +300,7 @@ impl Lower<'_> {
     /// over NaN, as in C.
     fn hypot(&mut self, x: Value, y: Value, t: STy) -> Value {
         let ty = t.mlir();
-        if t.dt == DType::F32 {
+        if matches!(t.dt, DType::F32 | DType::F16 | DType::BF16) {
             let f64t = STy::strong(DType::F64);
             let (a, b) = (self.b.cast(x, t, f64t), self.b.cast(y, t, f64t));
             let (aa, bb) = (self.b.bin("arith.mulf", a, a), self.b.bin("arith.mulf", b, b));
@@ -343,7 +344,7 @@ impl Lower<'_> {
     /// result `y` gets one Newton step, `y - (y³ - x) / (3y²)`, with `y³ - x` computed
     /// exactly enough by fused multiply-adds; float32 goes through float64.
     fn cbrt(&mut self, x: Value, t: STy) -> Value {
-        if t.dt == DType::F32 {
+        if matches!(t.dt, DType::F32 | DType::F16 | DType::BF16) {
             let f64t = STy::strong(DType::F64);
             let w = self.b.cast(x, t, f64t);
             let r = self.cbrt(w, f64t);

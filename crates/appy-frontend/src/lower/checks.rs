@@ -116,7 +116,7 @@ impl Lower<'_> {
         let then = self.b.end();
         let ty = self.b.m.ty(x).to_string();
         self.b.begin();
-        let z = if ty.starts_with('f') {
+        let z = if appy_ir::types::is_float_type(&ty) {
             self.b.float(0.0, &ty)
         } else {
             self.b.int(0, &ty)

@@ -564,19 +564,8 @@ impl Lower<'_> {
     pub(super) fn binary(&mut self, op: BinOp, (a, ta): (Value, STy), (b, tb): (Value, STy), span: Span) -> DResult<V> {
         self.float_uses_of(op, (a, ta), (b, tb));
         for (v, tv, other) in [(a, ta, tb), (b, tb, ta)] {
-            let narrow = other.dt.is_unsigned() || matches!(other.dt, DType::I8 | DType::I16 | DType::I32);
-            if tv == STy::INT
-                && !other.weak
-                && narrow
-                && let Some(k) = self.b.const_int_of(v)
-                && !fits(k, other.dt)
-            {
-                return Err(self
-                    .err(span, format!("NumPy raises OverflowError here: Python integer {k} out of bounds for {}", other.dt))
-                    .with_note(format!(
-                        "help: make the constant a wider NumPy integer (`np.int64({k})`) to compute in that type, or convert the {} operand first",
-                        other.dt
-                    )));
+            if !other.weak {
+                self.int_fits(v, tv, other.dt, span)?;
             }
         }
         let t = types::binary(op, ta, tb);
@@ -687,6 +676,40 @@ impl Lower<'_> {
             }
         };
         Ok(V::S(self.b.bin(name, x, y), t))
+    }
+
+    /// An error if `v`, a Python int constant (of type `t`), does not fit the narrow or
+    /// unsigned integer type `to` it meets: NumPy raises OverflowError
+    /// (`img[i] + 300`, `out[i] = -1` with uint8 arrays, `np.uint8(-1)`).
+    pub(super) fn int_fits(&self, v: Value, t: STy, to: DType, span: Span) -> DResult<()> {
+        let narrow = to.is_unsigned() || matches!(to, DType::I8 | DType::I16 | DType::I32);
+        if t == STy::INT
+            && narrow
+            && let Some(k) = self.b.const_int_of(v)
+            && !fits(k, to)
+        {
+            return Err(self
+                .err(span, format!("NumPy raises OverflowError here: Python integer {k} out of bounds for {to}"))
+                .with_note(format!(
+                    "help: make the constant a wider NumPy integer (`np.int64({k})`) to compute in that type, or convert the {to} value first"
+                )));
+        }
+        Ok(())
+    }
+
+    /// [`Self::int_fits`] for a constant assigned to variable `name`, whose type (the
+    /// join of everything assigned to it) is `to`.
+    pub(super) fn var_int_fits(&self, name: &str, v: Value, t: STy, to: DType, span: Span) -> DResult<()> {
+        self.int_fits(v, t, to, span).map_err(|_| {
+            let k = self.b.const_int_of(v).unwrap_or_default();
+            self.err(
+                span,
+                format!("`{name}` holds {to} values elsewhere, and the Python integer {k} is out of bounds for {to} (appy gives a variable one type)"),
+            )
+            .with_note(format!(
+                "help: initialise `{name}` with a value of its type (e.g. an element), or make it wider: `{name} = np.int64({k})`"
+            ))
+        })
     }
 
     /// `x << y` or `x >> y` on integers of type `t` with NumPy's meaning for every

@@ -376,6 +376,10 @@ impl<'a> Lower<'a> {
                 if counts && let Some(&i) = self.typed_slots.get(&slot) {
                     self.typed[i].2 = promote(self.typed[i].2, t);
                 }
+                if !st.weak {
+                    // `best = -1` where `best` later holds uint8 values.
+                    self.var_int_fits(name, v, t, st.dt, span)?;
+                }
                 let c = self.b.cast(v, t, st);
                 self.b.store(c, slot, &[]);
                 Ok(())
@@ -386,6 +390,9 @@ impl<'a> Lower<'a> {
             Some(Binding::Val(V::Arr(..))) => Err(self.err(span, format!("`{name}` is an array; it cannot be rebound to a scalar"))),
             _ => {
                 let ty = self.var_type(name).unwrap_or(t);
+                if !ty.weak {
+                    self.var_int_fits(name, v, t, ty.dt, span)?;
+                }
                 let slot = self.new_slot(ty);
                 self.typed_slot(name, slot, t);
                 let c = self.b.cast(v, t, ty);

@@ -482,6 +482,7 @@ impl Lower<'_> {
                 if dt.is_float() {
                     self.float_use(x);
                 }
+                self.int_fits(x, ty, dt, vspan)?;
                 let c = self.b.cast(x, ty, STy::strong(dt));
                 let c = self.stored_form(c, dt);
                 self.set_loc(t.span);
@@ -617,6 +618,9 @@ impl Lower<'_> {
         if dt.is_float() {
             let ty = dt.mlir().to_string();
             self.b.op1("arith.negf", &[x], &ty, &[])
+        } else if let Some(k) = self.const_of(x).and_then(i64::checked_neg) {
+            // A negative literal (`-1`) stays a constant (the range checks read it).
+            self.b.int(k, dt.mlir())
         } else {
             let z = self.b.int(0, dt.mlir());
             self.b.bin("arith.subi", z, x)

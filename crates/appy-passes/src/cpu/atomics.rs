@@ -58,7 +58,7 @@ fn identity(b: &mut Builder, kind: i64, ty: &str) -> Value {
     match kind {
         6 => b.int(if bits == 32 { i32::MIN as i64 } else { i64::MIN }, ty),
         10 => b.int(if bits == 32 { i32::MAX as i64 } else { i64::MAX }, ty),
-        _ if ty.starts_with('f') => b.float(v, ty),
+        _ if appy_ir::types::is_float_type(ty) => b.float(v, ty),
         _ => b.int(v as i64, ty),
     }
 }
@@ -67,7 +67,7 @@ fn identity(b: &mut Builder, kind: i64, ty: &str) -> Value {
 fn combine(b: &mut Builder, kind: i64, old: Value, v: Value) -> Value {
     let (name, _) = kind_info(kind).expect("supported kind");
     let ty = b.m.ty(old).to_string();
-    if ty.starts_with('f') {
+    if appy_ir::types::is_float_type(&ty) {
         b.op1(name, &[old, v], &ty, &[("fastmath", "#arith.fastmath<reassoc>".into())])
     } else {
         b.op1(name, &[old, v], &ty, &[])

@@ -44,12 +44,13 @@ impl Pass for StridedArgs {
                 if !self.args.get(k).copied().unwrap_or(false) {
                     continue;
                 }
-                let Some((dt, rank)) = appy_ir::types::parse_memref(m.ty(*a)) else {
+                let Some((_, rank)) = appy_ir::types::parse_memref(m.ty(*a)) else {
                     return Err(IrError::located(f.loc.as_deref(), format!("parameter {k} is not an array")));
                 };
                 let dims = "?x".repeat(rank);
                 let strides = vec!["?"; rank].join(", ");
-                changes.push((*a, format!("memref<{dims}{}, strided<[{strides}], offset: ?>>", dt.mlir())));
+                let elem = appy_ir::build::memref_elem(m.ty(*a));
+                changes.push((*a, format!("memref<{dims}{elem}, strided<[{strides}], offset: ?>>")));
             }
         }
         for (v, t) in changes {

@@ -295,7 +295,7 @@ impl Privatize {
                 r
             }
             Some(Fill::Value(v)) => v,
-            None if elem.starts_with('f') => b.float(0.0, elem),
+            None if appy_ir::types::is_float_type(elem) => b.float(0.0, elem),
             None => b.int(0, elem),
         };
         b.store(init, slot, &[]);

@@ -102,7 +102,7 @@ pub(crate) fn blocked(g: &Gen<'_>, b: &mut Builder, kept: &[usize]) -> Result<bo
         return Ok(false);
     }
     let kind = reduction(red)?;
-    let float = ty.starts_with('f');
+    let float = appy_ir::types::is_float_type(&ty);
     // Rows in parallel when there are at least as many rows as columns, else blocks of
     // columns in parallel.
     let by_rows = b.cmpi(appy_ir::build::IPred::Sle, g.ext[p], g.ext[r]);

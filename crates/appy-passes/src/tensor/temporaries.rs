@@ -137,9 +137,7 @@ fn split_block_local(b: &mut Builder, ops: Vec<Op>, consts: &HashMap<Value, i64>
             out.push(op);
             return Ok(());
         }
-        let elem = appy_ir::types::parse_memref(b.m.ty(a.target))
-            .map(|(d, _)| d.mlir())
-            .unwrap_or("f64");
+        let elem = value_elem(b.m.ty(a.value));
         let rank = kept.len();
         b.loc = op.loc.clone();
         b.begin();
@@ -178,6 +176,16 @@ fn split_block_local(b: &mut Builder, ops: Vec<Op>, consts: &HashMap<Value, i64>
     })
 }
 
+/// The element type of a statement's value (`i8` of `tensor<?xi8>`, or the scalar's
+/// own type): a bool array and an int8 or uint8 array are both `memref<?xi8>`, and
+/// only the value says whether the temporary holds booleans (`i1`) or bytes.
+fn value_elem(ty: &str) -> String {
+    match ty.strip_prefix("tensor<").and_then(|t| t.strip_suffix('>')) {
+        Some(t) => t.rsplit('x').next().unwrap_or(t).to_string(),
+        None => ty.to_string(),
+    }
+}
+
 fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>, consts: &HashMap<Value, i64>) -> Result<Vec<Op>, IrError> {
     map_assigns(ops, &mut |defs, op, a, out| {
         let conflict = conflicts(defs, &a, consts);
@@ -193,9 +201,7 @@ fn split_block(b: &mut Builder, ops: Vec<Op>, temps: &mut HashMap<Value, Value>,
         first.atomic = None;
         out.push(first.build(&op).with_attr("appy.temporary", "unit"));
         // target[slices] = tmp[slices]
-        let elem = appy_ir::types::parse_memref(b.m.ty(a.target))
-            .map(|(d, _)| d.mlir())
-            .unwrap_or("f64");
+        let elem = value_elem(b.m.ty(a.value));
         let rank = a.kept().len();
         let view = b.m.value(format!("tensor<{}{elem}>", "?x".repeat(rank)));
         let mut tview = Op::new("appy.view")

@@ -485,7 +485,7 @@ fn lower_assign(b: &mut Builder, op: &Op, defs: &HashMap<Value, Op>, in_worker: 
         loc: g.loc.clone(),
     };
     if atomic {
-        g2.a.atomic = Some(kind.atomic_kind(ty.starts_with('f')));
+        g2.a.atomic = Some(kind.atomic_kind(appy_ir::types::is_float_type(&ty)));
     }
     let memo = HashMap::new();
     g2.nest(b, &all, ctx0, &HashMap::new(), &mut |b, env, ctx| {

@@ -283,10 +283,12 @@ impl Lower<'_> {
                 let mut b = self.texpr(st, rhs)?;
                 let mut op = *op;
                 // A tensor divided by a scalar: one division, then a multiplication per
-                // element by the reciprocal (may differ from NumPy in the last bit).
+                // element by the reciprocal (may differ from NumPy in the last bit; not
+                // for 16-bit floats, where a rounded reciprocal is often a bit off).
                 if op == BinOp::Div
-                    && matches!(a, TV::T(_))
+                    && matches!(&a, TV::T(x) if x.t.dt.half().is_none())
                     && let TV::S(s, t) = b
+                    && t.dt.half().is_none()
                 {
                     let one = TV::S(self.b.float(1.0, "f64"), STy::FLOAT);
                     b = self.lift(st, span, vec![one, TV::S(s, t)], binary_of(BinOp::Div, span))?;
