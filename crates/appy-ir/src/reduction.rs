@@ -69,8 +69,7 @@ impl Reduction {
         let (lo, hi) = if dt.is_unsigned() {
             (0, -1)
         } else {
-            let b = dt.bits().clamp(1, 64);
-            (i64::MIN >> (64 - b), i64::MAX >> (64 - b))
+            (dt.signed_min(), !dt.signed_min())
         };
         match (self, dt.is_float()) {
             (Reduction::Sum, true) => Scalar::Float(0.0),

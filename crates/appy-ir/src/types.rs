@@ -212,6 +212,20 @@ impl DType {
             _ => raw as i64,
         }
     }
+    /// The smallest value of a signed integer type of this width (`-128` for int8);
+    /// as bits, the top bit alone (what flipping the sign bit xors with).
+    pub fn signed_min(self) -> i64 {
+        i64::MIN >> (64 - self.bits().clamp(1, 64))
+    }
+    /// Whether the integer `k` is a value of this integer type (`-1` is not a uint8).
+    pub fn holds(self, k: i64) -> bool {
+        let b = self.bits();
+        if self.is_unsigned() {
+            k >= 0 && (b >= 64 || k < 1i64 << b)
+        } else {
+            b >= 64 || (k >= self.signed_min() && k <= !self.signed_min())
+        }
+    }
     /// The bits an integer of this type is passed as (its low bits, zero above).
     pub fn int_to_bits(self, v: i64) -> u64 {
         match self.bits() {
@@ -696,6 +710,11 @@ mod sty_tests {
         assert_eq!(DType::I8.int_from_bits(0xC8), -56);
         assert_eq!(DType::U8.int_to_bits(-56), 0xC8);
         assert_eq!(DType::U64.int_to_f64(-1), 18446744073709551615.0);
+        assert_eq!(DType::I8.signed_min(), -128);
+        assert_eq!(DType::I64.signed_min(), i64::MIN);
+        assert!(DType::I8.holds(127) && DType::I8.holds(-128) && !DType::I8.holds(128) && !DType::I8.holds(-129));
+        assert!(DType::U8.holds(255) && !DType::U8.holds(256) && !DType::U8.holds(-1));
+        assert!(DType::U64.holds(i64::MAX) && !DType::U64.holds(-1) && DType::I64.holds(i64::MIN));
         for d in DType::ALL {
             if d != DType::BF16 {
                 assert_eq!(DType::from_kind(d.typestr().as_bytes()[1], d.size()), Some(d));

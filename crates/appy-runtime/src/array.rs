@@ -362,7 +362,7 @@ impl HostValue {
             return match HostValue::parse_scalar(value)? {
                 HostValue::Bool(b) if dtype == DType::Bool => Ok(HostValue::Bool(b)),
                 HostValue::Int(i, _, _) if dtype.is_int() => {
-                    if dtype.int_from_bits(dtype.int_to_bits(i)) != i {
+                    if !dtype.holds(i) {
                         return Err(ArrayError::Scalar(format!("`{s}`: {i} is out of range for {dtype}")));
                     }
                     Ok(HostValue::Int(i, dtype, false))
@@ -788,6 +788,7 @@ mod tests {
             Ok(HostValue::Float(0.0999755859375, DType::F16, false))
         );
         assert!(HostValue::parse_scalar("np.int8(300)").is_err());
+        assert!(HostValue::parse_scalar("np.uint64(-1)").is_err());
         assert!(HostValue::parse_scalar("np.complex64(1)").is_err());
     }
 

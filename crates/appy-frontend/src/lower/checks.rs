@@ -171,7 +171,7 @@ impl Lower<'_> {
             self.b.int(0, "i1")
         } else {
             let m1 = self.b.int(-1, ty);
-            let min = self.b.int(i64::MIN >> (64 - t.dt.bits()), ty);
+            let min = self.b.int(t.dt.signed_min(), ty);
             let ym1 = self.b.cmpi(IPred::Eq, y, m1);
             let xmin = self.b.cmpi(IPred::Eq, x, min);
             self.b.bin("arith.andi", ym1, xmin)

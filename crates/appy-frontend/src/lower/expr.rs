@@ -686,7 +686,7 @@ impl Lower<'_> {
         if t == STy::INT
             && narrow
             && let Some(k) = self.b.const_int_of(v)
-            && !fits(k, to)
+            && !to.holds(k)
         {
             return Err(self
                 .err(span, format!("NumPy raises OverflowError here: Python integer {k} out of bounds for {to}"))
@@ -809,15 +809,5 @@ fn int_pred(op: CmpOp, unsigned: bool) -> IPred {
         (CmpOp::Ge, true) => IPred::Uge,
         (CmpOp::Eq, _) => IPred::Eq,
         (CmpOp::Ne, _) => IPred::Ne,
-    }
-}
-
-/// Whether the integer `k` is a value of the integer type `d`.
-fn fits(k: i64, d: DType) -> bool {
-    let b = d.bits();
-    if d.is_unsigned() {
-        k >= 0 && (b == 64 || k < 1i64 << b)
-    } else {
-        b == 64 || (k >= -(1i64 << (b - 1)) && k < 1i64 << (b - 1))
     }
 }

@@ -123,7 +123,7 @@ impl Lower<'_> {
         // the signed one, and flipping it back after the reduction restores the values.
         let flip = |this: &mut Self, n: Vec<Expr>| -> DResult<V> {
             let (v, t) = this.scalar(&n[0])?;
-            let k = this.b.int(i64::MIN >> (64 - t.dt.bits()), t.mlir());
+            let k = this.b.int(t.dt.signed_min(), t.mlir());
             Ok(V::S(this.b.bin("arith.xori", v, k), t))
         };
         let TV::T(biased) = self.lift_with(st, span, vec![TV::T(x)], flip)? else {
