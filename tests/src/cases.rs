@@ -120,7 +120,12 @@ impl Spec {
                         .iter()
                         .map(|d| eval(d, &env).map(|v| v.max(0) as usize))
                         .collect::<Result<Vec<_>, _>>()?;
-                    if *dt == DType::Bool {
+                    if dt.is_complex() {
+                        // The parts, each in [lo, hi): a float array of one more axis.
+                        let mut v = rng.array(dt.real_part(), &[shape, vec![2]].concat(), *lo, *hi);
+                        v.from_abi(*dt);
+                        v
+                    } else if *dt == DType::Bool {
                         let n: usize = shape.iter().product();
                         let vals: Vec<f64> = (0..n).map(|_| (rng.next_u64() & 1) as f64).collect();
                         HostValue::Array(HostArray::from_f64(DType::Bool, shape, &vals))
@@ -171,7 +176,11 @@ fn parse_param(ty: &str) -> Result<Param, String> {
     if let Some((base, dims)) = ty.split_once('[') {
         let dt = dtype(base)?;
         let dims: Vec<String> = dims.trim_end_matches(']').split(',').map(|d| d.trim().to_string()).collect();
-        let (lo, hi) = range.unwrap_or(if dt.is_float() { (-1.0, 1.0) } else { (0.0, 10.0) });
+        let (lo, hi) = range.unwrap_or(if dt.is_float() || dt.is_complex() {
+            (-1.0, 1.0)
+        } else {
+            (0.0, 10.0)
+        });
         return Ok(Param::Array(dt, dims, lo, hi));
     }
     if let Some(e) = ty.strip_prefix("int=") {
@@ -206,6 +215,8 @@ fn dtype(s: &str) -> Result<DType, String> {
         "u32" => DType::U32,
         "u64" => DType::U64,
         "f16" => DType::F16,
+        "c64" => DType::C64,
+        "c128" => DType::C128,
         "bool" => DType::Bool,
         _ => return Err(format!("unknown dtype `{s}`")),
     })

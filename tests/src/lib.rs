@@ -160,7 +160,8 @@ fn unique() -> u64 {
 /// Compares two values elementwise with tolerances fit for the dtype; returns a
 /// description of the first mismatch.
 pub fn compare(what: &str, got: &HostValue, want: &HostValue) -> Result<(), String> {
-    let f32ish = got.to_array().dtype == DType::F32 || want.to_array().dtype == DType::F32;
+    let single = |v: &HostValue| matches!(v.to_array().dtype, DType::F32 | DType::C64);
+    let f32ish = single(got) || single(want);
     let (rtol, atol) = if f32ish { (2e-4, 2e-5) } else { (1e-9, 1e-11) };
     compare_tol(what, got, want, rtol, atol)
 }
@@ -168,8 +169,14 @@ pub fn compare(what: &str, got: &HostValue, want: &HostValue) -> Result<(), Stri
 /// [`compare`] with given tolerances: `|got - want| <= atol + rtol * |want|`. The shapes
 /// must agree too.
 pub fn compare_tol(what: &str, got: &HostValue, want: &HostValue, rtol: f64, atol: f64) -> Result<(), String> {
-    let g = got.to_array();
-    let w = want.to_array();
+    // Complex arrays are compared part by part.
+    let parts = |v: &HostValue| {
+        let mut v = v.clone();
+        v.to_abi();
+        v.to_array()
+    };
+    let g = parts(got);
+    let w = parts(want);
     if g.len() != w.len() || (!g.shape.is_empty() && !w.shape.is_empty() && g.shape != w.shape) {
         return Err(format!("{what}: shape {:?}, expected {:?}", g.shape, w.shape));
     }

@@ -265,7 +265,8 @@ impl Compiler {
             version: BUNDLE_VERSION,
             func: l.name.clone(),
             params: l.params.clone(),
-            args: args.to_vec(),
+            // What the code takes: complex arrays as float arrays of one more axis.
+            args: args.iter().map(ArgType::abi).collect(),
             results: l.results.clone(),
             status: l.status.clone(),
             mvl: opts.mvl,

@@ -15,6 +15,11 @@ pub fn normalize_ident(s: &str) -> String {
     if s.is_ascii() { s.to_string() } else { s.nfkc().collect() }
 }
 
+/// The function an `assert` calls when its condition is false: `assert c` is parsed
+/// as `if not c: _appy_assert_failed()`, which reports an `AssertionError` at the
+/// `assert` through the status buffer.
+pub const ASSERT_FAILED: &str = "_appy_assert_failed";
+
 /// An identifier with its location.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
@@ -199,6 +204,8 @@ pub enum ExprKind {
     Int(i64),
     /// Float literal (`1.0`, `1e-3`, `.5`).
     Float(f64),
+    /// An imaginary literal (`2j`): a Python `complex` with this imaginary part.
+    Imag(f64),
     /// `True` / `False`.
     Bool(bool),
     /// `None` (valid only as a subscript index, meaning a new axis, or as a value).

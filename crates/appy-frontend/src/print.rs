@@ -175,6 +175,7 @@ impl Printer<'_> {
         let head = match &e.kind {
             ExprKind::Int(v) => format!("Int {v}"),
             ExprKind::Float(v) => format!("Float {v:?}"),
+            ExprKind::Imag(v) => format!("Imag {v:?}"),
             ExprKind::Bool(v) => format!("Bool {}", if *v { "True" } else { "False" }),
             ExprKind::None => "None".to_string(),
             ExprKind::Str(s) => format!("Str {s:?}"),

@@ -39,6 +39,11 @@ pub enum SiteKind {
     /// A `transform(assume(j, multiple=K))` clause: an error when loop `j`'s trip count
     /// (element 2) is not a multiple of `K` (element 3).
     Assume,
+    /// An `assert` whose condition was false.
+    Assert,
+    /// A tuple stored into a row of another length (element 2: the tuple's length,
+    /// element 3: the row's, element 4: the axis).
+    Broadcast,
 }
 
 /// A place in the source that reports into the status buffer.
@@ -85,6 +90,16 @@ impl Status {
                     at(3)
                 ));
             }
+            if site.is_some_and(|s| s.kind == SiteKind::Broadcast) {
+                return Err(format!(
+                    "{loc}: error: could not broadcast input array from shape ({},) into shape ({},)",
+                    at(2),
+                    at(3)
+                ));
+            }
+            if site.is_some_and(|s| s.kind == SiteKind::Assert) {
+                return Err(format!("{loc}: error: AssertionError: the assertion failed"));
+            }
             if site.is_some_and(|s| s.kind == SiteKind::Alloc) {
                 return Err(format!(
                     "{loc}: error: negative dimensions are not allowed (size {} for axis {})",
@@ -124,6 +139,8 @@ pub fn is_program_error(msg: &str) -> bool {
         || msg.contains(": error: negative dimensions are not allowed")
         || msg.contains(": error: Integers to negative integer powers are not allowed")
         || msg.contains(": error: the assumption does not hold")
+        || msg.contains(": error: AssertionError: ")
+        || msg.contains(": error: could not broadcast input array")
 }
 
 #[cfg(test)]

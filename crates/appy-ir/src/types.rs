@@ -33,6 +33,12 @@ pub enum DType {
     F16,
     /// bfloat16 (`torch.bfloat16`, `jnp.bfloat16`): the same rule as float16.
     BF16,
+    /// `np.complex64`: two float32 (real, imaginary), as NumPy stores it. Compiled
+    /// code sees a complex array as a float32 array with a last axis of 2
+    /// ([`ArgType::abi`]); the frontend splits complex values into their parts.
+    C64,
+    /// `np.complex128` (also Python `complex`): two float64.
+    C128,
 }
 
 impl DType {
@@ -52,6 +58,29 @@ impl DType {
         DType::F32,
         DType::F64,
     ];
+    /// The complex dtypes (not in [`DType::ALL`]: no scalar of them crosses the ABI).
+    pub const COMPLEX: [DType; 2] = [DType::C64, DType::C128];
+    /// Whether this is `complex64` or `complex128`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+    /// The type of a complex dtype's parts (`float32` for `complex64`); other dtypes are
+    /// their own.
+    pub fn real_part(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+    /// The complex dtype whose parts are `self` (`float32` → `complex64`; other floats
+    /// and integers → `complex128`, as NumPy promotes them against a Python `complex`).
+    pub fn complex_of(self) -> DType {
+        match self {
+            DType::F32 | DType::F16 | DType::BF16 | DType::C64 => DType::C64,
+            _ => DType::C128,
+        }
+    }
     /// The MLIR type. Integers are signless in MLIR: `uint8` is `i8` like `int8`, and
     /// the operations on it say how its bits are read (`arith.divui`, `arith.extui`).
     pub fn mlir(self) -> &'static str {
@@ -65,6 +94,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "complex<f32>",
+            DType::C128 => "complex<f64>",
         }
     }
     /// Whether this is a floating-point type.
@@ -81,7 +112,7 @@ impl DType {
     }
     /// Whether this is an integer type (not bool), signed or unsigned.
     pub fn is_int(self) -> bool {
-        !self.is_float() && self != DType::Bool
+        !self.is_float() && !self.is_complex() && self != DType::Bool
     }
     /// Whether this is an unsigned integer type.
     pub fn is_unsigned(self) -> bool {
@@ -93,7 +124,8 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
     /// Bit width.
@@ -139,6 +171,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
     /// The array interface's type string (`<f4`, `|u1`, `|b1`).
@@ -158,6 +192,8 @@ impl DType {
             DType::BF16 => "<V2",
             DType::F32 => "<f4",
             DType::F64 => "<f8",
+            DType::C64 => "<c8",
+            DType::C128 => "<c16",
         }
     }
     /// The dtype of an array interface kind (`b`, `i`, `u`, `f`) and item size in bytes.
@@ -169,15 +205,18 @@ impl DType {
             (b'f', 2) => DType::F16,
             (b'f', 4) => DType::F32,
             (b'f', 8) => DType::F64,
+            (b'c', 8) => DType::C64,
+            (b'c', 16) => DType::C128,
             _ => return None,
         })
     }
     /// DLPack's type code and bit width (`kDLInt` 0, `kDLUInt` 1, `kDLFloat` 2,
-    /// `kDLBfloat` 4, `kDLBool` 6).
+    /// `kDLBfloat` 4, `kDLComplex` 5, `kDLBool` 6).
     pub fn dlpack(self) -> (u8, u8) {
         let code = match self {
             DType::Bool => 6,
             DType::BF16 => 4,
+            DType::C64 | DType::C128 => 5,
             d if d.is_float() => 2,
             d if d.is_unsigned() => 1,
             _ => 0,
@@ -194,6 +233,8 @@ impl DType {
             (4, 16) => DType::BF16,
             (2, 32) => DType::F32,
             (2, 64) => DType::F64,
+            (5, 64) => DType::C64,
+            (5, 128) => DType::C128,
             _ => return None,
         })
     }
@@ -283,10 +324,22 @@ pub enum ArgType {
 }
 
 impl ArgType {
+    /// The type compiled code takes for this argument: a complex array of rank `r` is a
+    /// float array of rank `r + 1` whose last axis (of 2) holds the real and imaginary
+    /// parts, the layout NumPy stores it in; everything else is itself.
+    pub fn abi(&self) -> ArgType {
+        match *self {
+            ArgType::Array { dtype, rank } if dtype.is_complex() => ArgType::Array {
+                dtype: dtype.real_part(),
+                rank: rank + 1,
+            },
+            t => t,
+        }
+    }
     /// The MLIR type of the argument as a function parameter.
     pub fn mlir(&self) -> String {
-        match self {
-            ArgType::Array { dtype, rank } => memref_type(*dtype, *rank),
+        match self.abi() {
+            ArgType::Array { dtype, rank } => memref_type(dtype, rank),
             ArgType::Scalar { dtype, .. } => dtype.mlir().to_string(),
         }
     }
@@ -304,6 +357,8 @@ impl fmt::Display for ArgType {
                         "float"
                     } else if dtype.is_int() {
                         "int"
+                    } else if dtype.is_complex() {
+                        "complex"
                     } else {
                         "bool"
                     }
@@ -602,6 +657,9 @@ impl ArgType {
             "u64" | "uint64" => (DType::U64, false),
             "f16" | "float16" => (DType::F16, false),
             "bf16" | "bfloat16" => (DType::BF16, false),
+            "c64" | "complex64" => (DType::C64, false),
+            "c128" | "complex128" => (DType::C128, false),
+            "complex" => (DType::C128, true),
             "int" => (DType::I64, true),
             "float" => (DType::F64, true),
             "bool" => (DType::Bool, true),

@@ -90,7 +90,7 @@ fn dtype_of(kind: u8, size: usize) -> Option<DType> {
     DType::from_kind(kind, size)
 }
 
-const SUPPORTED: &str = "float16, float32, float64, int8/16/32/64, uint8/16/32/64 or bool";
+const SUPPORTED: &str = "float16, float32, float64, complex64, complex128, int8/16/32/64, uint8/16/32/64 or bool";
 
 /// `argument `x` of `f``.
 pub struct Naming<'a> {
@@ -175,6 +175,8 @@ fn one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming<'_
     let tname = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
     let hint = if obj.is_instance_of::<pyo3::types::PyList>() || obj.is_instance_of::<PyTuple>() {
         " (convert it with np.asarray)"
+    } else if obj.is_instance_of::<pyo3::types::PyComplex>() {
+        " (pass the real and imaginary parts, and write `complex(re, im)` in the function)"
     } else {
         ""
     };
@@ -271,6 +273,15 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     Ok(Arg::Scalar(match dt {
         Some(DType::Bool) => HostValue::Bool(obj.is_truthy()?),
         Some(d) if d.is_float() => HostValue::Float(obj.call_method0(intern!(py, "__float__"))?.extract::<f64>()?, d, false),
+        Some(d) if d.is_complex() => {
+            return Err(runtime_error(
+                py,
+                format!(
+                    "{}: complex scalars are not supported as arguments (pass the real and imaginary parts, and write `complex(re, im)` in the function)",
+                    name.arg(k)
+                ),
+            ));
+        }
         Some(DType::U64) => HostValue::Int(
             obj.call_method0(intern!(py, "__int__"))?.extract::<u64>()? as i64,
             DType::U64,
@@ -308,7 +319,7 @@ fn torch_dtype(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>>
     let table = TORCH_DTYPES.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
         let torch = py.import("torch")?;
         let d = PyDict::new(py);
-        for (k, dt) in DType::ALL.iter().enumerate() {
+        for (k, dt) in DType::ALL.iter().chain(&DType::COMPLEX).enumerate() {
             // torch.uint16/32/64 exist from torch 2.3 on.
             if let Ok(t) = torch.getattr(dt.numpy()) {
                 d.set_item(t, k)?;
@@ -317,7 +328,7 @@ fn torch_dtype(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>>
         Ok(d.unbind())
     })?;
     Ok(match table.bind(py).get_item(dt)? {
-        Some(c) => DType::ALL.get(c.extract::<usize>()?).copied(),
+        Some(c) => DType::ALL.iter().chain(&DType::COMPLEX).nth(c.extract::<usize>()?).copied(),
         None => None,
     })
 }

@@ -24,7 +24,9 @@ use std::sync::{Arc, Mutex, RwLock};
 /// bounds (checked mode), `ValueError` for a negative dimension, a negative exponent
 /// of an integer power, or a loop that breaks an `assume(...)` clause.
 fn program_error(msg: String) -> PyErr {
-    if msg.contains("negative dimensions") || msg.contains("negative integer powers") || msg.contains("assumption does not hold") {
+    if msg.contains(": error: AssertionError: ") {
+        pyo3::exceptions::PyAssertionError::new_err(msg)
+    } else if msg.contains("negative dimensions") || msg.contains("negative integer powers") || msg.contains("assumption does not hold") {
         pyo3::exceptions::PyValueError::new_err(msg)
     } else {
         pyo3::exceptions::PyIndexError::new_err(msg)
@@ -384,10 +386,20 @@ impl Kernel {
     }
 
     fn run_cpu(&self, py: Python<'_>, f: &CpuFunction, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+        // The shapes compiled code sees: a complex array has one more axis, of its parts.
+        let shapes: Vec<Vec<usize>> = a
+            .args
+            .iter()
+            .map(|x| match x {
+                Arg::Host { dtype, shape, .. } if dtype.is_complex() => [shape.as_slice(), &[2]].concat(),
+                Arg::Host { shape, .. } => shape.clone(),
+                _ => vec![],
+            })
+            .collect();
         let mut raw = Vec::with_capacity(a.args.len());
-        for x in &a.args {
+        for (x, shape) in a.args.iter().zip(&shapes) {
             raw.push(match x {
-                Arg::Host { ptr, shape, .. } => RawArg::Array {
+                Arg::Host { ptr, .. } => RawArg::Array {
                     ptr: *ptr,
                     shape,
                     strides: None,
@@ -618,6 +630,19 @@ fn new_numpy(py: Python<'_>, dtype: DType, shape: &[usize], bytes: &[u8]) -> PyR
             .bind(py)
             .call_method1(intern!(py, "view"), ("float16",))?
             .unbind(),
+        // The parts as floats of one more axis, viewed as NumPy's complex type.
+        DType::C64 | DType::C128 => {
+            let parts = [shape, &[2]].concat();
+            let a = if dtype == DType::C64 {
+                make::<f32>(py, &parts, bytes)
+            } else {
+                make::<f64>(py, &parts, bytes)
+            };
+            a.bind(py)
+                .call_method1(intern!(py, "view"), (dtype.numpy(),))?
+                .call_method1(intern!(py, "reshape"), (shape.to_vec(),))?
+                .unbind()
+        }
         DType::BF16 => {
             return Err(runtime_error(
                 py,

@@ -328,6 +328,48 @@ impl HostValue {
         }
     }
 
+    /// Makes a complex array the float array of one more axis (of 2: the real and
+    /// imaginary parts) that compiled code takes ([`ArgType::abi`]): the same bytes.
+    /// Returns the complex dtype it had, for [`HostValue::from_abi`].
+    pub fn to_abi(&mut self) -> Option<DType> {
+        let (dtype, shape) = match self {
+            HostValue::Array(a) => (&mut a.dtype, &mut a.shape),
+            HostValue::Device { dtype, shape, .. } => (dtype, shape),
+            _ => return None,
+        };
+        let complex = dtype.is_complex().then_some(*dtype)?;
+        *dtype = complex.real_part();
+        shape.push(2);
+        Some(complex)
+    }
+
+    /// Undoes [`HostValue::to_abi`].
+    pub fn from_abi(&mut self, complex: DType) {
+        let (dtype, shape) = match self {
+            HostValue::Array(a) => (&mut a.dtype, &mut a.shape),
+            HostValue::Device { dtype, shape, .. } => (dtype, shape),
+            _ => return,
+        };
+        if shape.last() == Some(&2) && *dtype == complex.real_part() {
+            shape.pop();
+            *dtype = complex;
+        }
+    }
+
+    /// [`HostValue::to_abi`] of each value.
+    pub fn all_to_abi(values: &mut [HostValue]) -> Vec<Option<DType>> {
+        values.iter_mut().map(HostValue::to_abi).collect()
+    }
+
+    /// Undoes [`HostValue::all_to_abi`].
+    pub fn all_from_abi(values: &mut [HostValue], complex: &[Option<DType>]) {
+        for (v, c) in values.iter_mut().zip(complex) {
+            if let Some(c) = c {
+                v.from_abi(*c);
+            }
+        }
+    }
+
     /// The argument type this value specialises a function for.
     pub fn arg_type(&self) -> ArgType {
         match self {

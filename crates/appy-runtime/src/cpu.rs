@@ -533,7 +533,7 @@ impl CpuFunction {
             code: Code::Shared(so),
             name,
             results: meta.results,
-            args: sig.to_vec(),
+            args: sig.iter().map(ArgType::abi).collect(),
             strided: meta.strided,
             print_cb: meta.print_cb,
             status: meta.status,
@@ -573,7 +573,7 @@ impl CpuFunction {
             code: Code::Engine(engine),
             name: name.to_string(),
             results: meta.results,
-            args: sig.to_vec(),
+            args: sig.iter().map(ArgType::abi).collect(),
             strided: meta.strided,
             print_cb: meta.print_cb,
             status: meta.status,
@@ -756,6 +756,14 @@ impl CpuFunction {
     /// which the function updates). An array the function allocates and returns becomes
     /// the result's storage without a copy.
     pub fn call(&self, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
+        // Complex arrays are passed as float arrays of one more axis.
+        let complex = HostValue::all_to_abi(args);
+        let r = self.call_abi(args);
+        HostValue::all_from_abi(args, &complex);
+        r
+    }
+
+    fn call_abi(&self, args: &mut [HostValue]) -> DResult<Vec<HostValue>> {
         let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         if sig != self.args {
             return Err(Diagnostic::bare(format!("`{}` was compiled for other argument types", self.name)));

@@ -619,7 +619,11 @@ fn bundle_agrees(b: &appy_ir::bundle::Bundle, file: &SourceFile, func: &str, sig
         && want == have
         && (0..b.candidates()).all(|k| {
             let c = b.candidate(k);
-            c.version == appy_ir::bundle::BUNDLE_VERSION && c.func == name && c.params == params && c.args == sig && c.results == results
+            c.version == appy_ir::bundle::BUNDLE_VERSION
+                && c.func == name
+                && c.params == params
+                && c.args.iter().cloned().eq(sig.iter().map(ArgType::abi))
+                && c.results == results
         })
 }
 

@@ -40,6 +40,8 @@ impl Lower<'_> {
             ExprKind::Float(f) => Ok(V::S(self.b.float(*f, "f64"), STy::FLOAT)),
             ExprKind::Bool(b) => Ok(V::S(self.b.int(*b as i64, "i1"), STy::BOOL)),
             ExprKind::None => Err(self.err(e.span, "`None` is only allowed as an index (a new axis)")),
+            // Complex values are split into their parts before lowering (`sema::complex`).
+            ExprKind::Imag(_) => Err(self.err(e.span, "complex values are not supported here")),
             ExprKind::Str(_) => Err(self.err(e.span, "strings are not supported here")),
             ExprKind::FString(_) => Err(self
                 .err(e.span, "f-strings are only supported in `print(...)`")

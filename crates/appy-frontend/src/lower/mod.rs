@@ -104,7 +104,10 @@ fn lower_desugared(
     opts: &LowerOptions,
 ) -> DResult<Lowered> {
     let mut warnings = desugared.warnings;
-    let f = &desugared.function;
+    // Complex values become pairs of real ones; complex arrays, float arrays of one more
+    // axis.
+    let (function, args) = crate::sema::complex::split(file, desugared.function, args, &Imports::new(&program.imports))?;
+    let (f, args) = (&function, args.as_slice());
     // Races visible in the source: a loop-carried dependence in a parallel loop is an
     // error, an unsynchronised update of a shared element a warning.
     warnings.extend(crate::sema::races::check(file, &f.body, &Imports::new(&program.imports))?);

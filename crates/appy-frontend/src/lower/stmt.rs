@@ -190,7 +190,9 @@ impl Lower<'_> {
         if self.uses_vidx_stmt(s) {
             return self.vector_stmt(s);
         }
-        if self.is_array_stmt(s) {
+        // `a[i, j] = x, y, z`: a tuple into a row (`store_row`).
+        let tuple_row = matches!(&s.kind, StmtKind::Assign { targets, value } if targets.len() == 1 && matches!(value.kind, ExprKind::Tuple(_)) && matches!(targets[0].kind, ExprKind::Subscript { .. }));
+        if self.is_array_stmt(s) && !tuple_row {
             return self.array_stmt(s);
         }
         match &s.kind {
@@ -202,6 +204,14 @@ impl Lower<'_> {
                     return Ok(());
                 }
                 if let ExprKind::Call { func, args, kwargs } = &e.kind {
+                    if matches!(&func.kind, ExprKind::Name(n) if n == crate::ast::ASSERT_FAILED) {
+                        // A failed `assert`: an error at the statement.
+                        let site = self.new_site(e.span, appy_ir::status::SiteKind::Assert);
+                        let yes = self.b.int(1, "i1");
+                        let zero = self.b.int(0, "i64");
+                        self.record_fault(yes, site, zero, zero, 0);
+                        return Ok(());
+                    }
                     return self.call_stmt(func, args, kwargs, e);
                 }
                 Err(self.err(
@@ -474,6 +484,10 @@ impl Lower<'_> {
                 }
                 Ok(())
             }
+            ExprKind::Subscript { value, indices } if matches!(v, V::Tuple(_)) && indices.iter().all(|i| matches!(i, Index::Expr(_))) => {
+                let V::Tuple(vs) = v else { unreachable!("matched") };
+                self.store_row(t, value, indices, vs, vspan)
+            }
             ExprKind::Subscript { value, indices } => {
                 let (m, dt, idx, ok) = self.element_ref(value, indices, t.span)?;
                 let V::S(x, ty) = v else {
@@ -491,6 +505,51 @@ impl Lower<'_> {
             }
             _ => Err(self.err(t.span, "cannot assign to this expression")),
         }
+    }
+
+    /// `a[i, j] = x, y, z`: a tuple of scalars stored into the row `a[i, j, :]`, element
+    /// by element; a row of another length is NumPy's broadcast error, reported at the
+    /// statement (nothing is stored).
+    fn store_row(&mut self, t: &Expr, arr: &Expr, indices: &[Index], vs: Vec<V>, vspan: Span) -> DResult<()> {
+        let span = t.span;
+        let mk = |kind| Expr { kind, span };
+        let axis = indices.len();
+        // `arr.shape[axis]`: the row's length.
+        let len = mk(ExprKind::Subscript {
+            value: Box::new(mk(ExprKind::Attribute {
+                value: Box::new(arr.clone()),
+                attr: Ident {
+                    name: "shape".into(),
+                    span,
+                },
+            })),
+            indices: vec![Index::Expr(mk(ExprKind::Int(axis as i64)))],
+        });
+        let V::S(n, _) = self.expr(&len)? else {
+            return Err(self.err(span, "a tuple can be stored into a row of an array only"));
+        };
+        let k = self.b.int(vs.len() as i64, "i64");
+        let bad = self.b.cmpi(IPred::Ne, n, k);
+        let site = self.new_site(span, appy_ir::status::SiteKind::Broadcast);
+        self.record_fault(bad, site, k, n, axis);
+        let one = self.b.int(1, "i1");
+        let ok = self.b.bin("arith.xori", bad, one);
+        let mut result = Ok(());
+        self.guarded(Some(ok), |me| {
+            for (j, x) in vs.into_iter().enumerate() {
+                let mut ix = indices.to_vec();
+                ix.push(Index::Expr(mk(ExprKind::Int(j as i64))));
+                let elem = mk(ExprKind::Subscript {
+                    value: Box::new(arr.clone()),
+                    indices: ix,
+                });
+                if let Err(e) = me.store_to(&elem, x, vspan) {
+                    result = Err(e);
+                    return;
+                }
+            }
+        });
+        result
     }
 
     pub(super) fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr, s: &Stmt) -> DResult<()> {

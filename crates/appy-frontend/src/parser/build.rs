@@ -102,6 +102,42 @@ impl Ctx<'_> {
             Rule::continue_stmt => StmtKind::Continue,
             Rule::break_stmt => StmtKind::Break,
             Rule::return_stmt => StmtKind::Return(p.into_inner().nth(1).map(|v| self.testlist(v)).transpose()?),
+            // `assert cond[, msg]` is `if not cond: <fail>` (see `ast::ASSERT_FAILED`); the
+            // message is not evaluated.
+            Rule::assert_stmt => {
+                let cond = p
+                    .into_inner()
+                    .nth(1)
+                    .ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
+                let cond = self.expr(cond)?;
+                let at = cond.span;
+                let fail = Expr {
+                    kind: ExprKind::Call {
+                        func: Box::new(Expr {
+                            kind: ExprKind::Name(crate::ast::ASSERT_FAILED.into()),
+                            span,
+                        }),
+                        args: vec![],
+                        kwargs: vec![],
+                    },
+                    span,
+                };
+                StmtKind::If {
+                    cond: Expr {
+                        kind: ExprKind::Unary {
+                            op: UnaryOp::Not,
+                            operand: Box::new(cond),
+                        },
+                        span: at,
+                    },
+                    then: vec![Stmt {
+                        kind: StmtKind::Expr(fail),
+                        span,
+                        pragma: None,
+                    }],
+                    orelse: vec![],
+                }
+            }
             _ => {
                 let mut it = p.into_inner();
                 let first = it.next().ok_or_else(|| Diagnostic::error(self.file, span, "invalid syntax"))?;
@@ -744,12 +780,20 @@ impl Ctx<'_> {
         let span = self.span(&p);
         let mut it = p.into_inner();
         let lit = it.next().ok_or_else(|| self.err_at(span))?;
-        if it.next().is_some() {
-            return Err(self
-                .err_at(span)
-                .with_message("complex literals are not supported in APPy functions"));
-        }
         let digits = lit.as_str().replace('_', "");
+        if it.next().is_some() {
+            // An imaginary literal (`2j`, `1.5e3J`): decimal digits or a float.
+            if !matches!(lit.as_rule(), Rule::float_lit | Rule::dec_lit) {
+                return Err(self.err_at(span).with_message("invalid imaginary literal"));
+            }
+            let v: f64 = digits
+                .parse()
+                .map_err(|_| self.err_at(span).with_message("invalid imaginary literal"))?;
+            return Ok(Expr {
+                kind: ExprKind::Imag(v),
+                span,
+            });
+        }
         let too_big = || {
             self.err_at(span)
                 .with_message(format!("integer literal `{}` does not fit in 64 bits", lit.as_str()))

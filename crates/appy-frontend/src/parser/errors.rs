@@ -77,10 +77,6 @@ pub(super) fn unsupported_keyword(word: &str) -> Option<(&'static str, Option<&'
         ),
         "yield" => ("generators (`yield`) are not supported in APPy functions", None),
         "async" | "await" => ("`async`/`await` is not supported in APPy functions", None),
-        "assert" => (
-            "`assert` is not supported in APPy functions",
-            Some("help: check the condition in the calling Python code"),
-        ),
         "lambda" => ("`lambda` expressions are not supported in APPy functions", None),
         _ => return None,
     })

@@ -1,6 +1,6 @@
 //! Semantic analysis of a parsed function, before any IR is emitted: what names refer
 //! to (`resolve`), which names a statement assigns and reads (`names`), which
-//! expressions are arrays (`shape`), the typing rules and the types of expressions
+//! expressions are arrays (`shape`), complex values split into parts (`complex`), the typing rules and the types of expressions
 //! (`types`), reduction detection (`reductions`), whether an unannotated loop may be
 //! vectorized (`simd`), the atomic updates of `prange` loops (`prange`), races in parallel
 //! loops (`races`), and the analysis that lowering
@@ -9,6 +9,7 @@
 
 pub(crate) mod analysis;
 pub mod catalog;
+pub(crate) mod complex;
 pub(crate) mod constants;
 pub(crate) mod desugar;
 pub(crate) mod jumps;

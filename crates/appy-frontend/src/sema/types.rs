@@ -467,7 +467,7 @@ pub(crate) fn type_of(env: &dyn Env, e: &Expr) -> Ty {
         ExprKind::Int(_) => Ty::S(Some(STy::INT)),
         ExprKind::Float(_) => Ty::S(Some(STy::FLOAT)),
         ExprKind::Bool(_) => Ty::S(Some(STy::BOOL)),
-        ExprKind::None | ExprKind::Str(_) | ExprKind::FString(_) => Ty::Invalid,
+        ExprKind::None | ExprKind::Str(_) | ExprKind::FString(_) | ExprKind::Imag(_) => Ty::Invalid,
         ExprKind::Name(n) => match env.value(n) {
             Some(t) => t,
             None if env.kind(n) == Kind::Unbound && qualify(env.imports(), e).as_deref() == Some("appy.MVL") => Ty::S(Some(STy::INT)),

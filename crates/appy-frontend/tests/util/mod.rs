@@ -75,6 +75,7 @@ pub fn sx(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Int(v) => v.to_string(),
         ExprKind::Float(v) => format!("{v:?}"),
+        ExprKind::Imag(v) => format!("{v:?}j"),
         ExprKind::Bool(v) => if *v { "True" } else { "False" }.to_string(),
         ExprKind::None => "None".to_string(),
         ExprKind::Str(s) => format!("{s:?}"),

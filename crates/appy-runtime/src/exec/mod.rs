@@ -276,6 +276,21 @@ pub fn run<D: Device>(
     opts: &RunOptions<'_>,
     limits: &Limits,
 ) -> RunResult<(Vec<HostValue>, Timing)> {
+    // Complex arrays are passed as float arrays of one more axis (`ArgType::abi`).
+    let complex = HostValue::all_to_abi(args);
+    let r = run_abi(dev, kernels, b, args, opts, limits);
+    HostValue::all_from_abi(args, &complex);
+    r
+}
+
+fn run_abi<D: Device>(
+    dev: &D,
+    kernels: &[D::Kernel],
+    b: &Bundle,
+    args: &mut [HostValue],
+    opts: &RunOptions<'_>,
+    limits: &Limits,
+) -> RunResult<(Vec<HostValue>, Timing)> {
     // Shapes from callers (device arrays, C callers): their sizes must not overflow.
     for a in args.iter() {
         a.check_size()?;
