@@ -13,7 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIRS = ["tests/cases", "examples"]
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
           "f16": np.float16, "i8": np.int8, "i16": np.int16, "u8": np.uint8, "u16": np.uint16,
-          "u32": np.uint32, "u64": np.uint64}
+          "u32": np.uint32, "u64": np.uint64, "c64": np.complex64, "c128": np.complex128}
 # NumPy integer scalar parameters (`alpha:u8@1..9`).
 INT_SCALARS = {k: v for k, v in DTYPES.items() if np.issubdtype(v, np.integer)}
 
@@ -95,6 +95,11 @@ class Spec:
                 dt = DTYPES[base]
                 if dt is np.bool_:
                     out.append(rng.random(shape) < 0.5)
+                elif np.issubdtype(dt, np.complexfloating):
+                    # The real and imaginary parts, each in [lo, hi).
+                    lo, hi = (-1.0, 1.0) if lo is None else (lo, hi)
+                    re, im = (rng.random(shape) * (hi - lo) + lo for _ in range(2))
+                    out.append((re + 1j * im).astype(dt))
                 elif np.issubdtype(dt, np.floating):
                     lo, hi = (-1.0, 1.0) if lo is None else (lo, hi)
                     out.append((rng.random(shape) * (hi - lo) + lo).astype(dt))
@@ -167,13 +172,14 @@ def compare(spec, got, want):
         return f"{worst} ulp apart (at most {spec.ulp}) at index {tuple(int(i) for i in at)}: {g!r} vs {w!r}"
     if spec.tol:
         rtol, atol = spec.tol
-    elif got.dtype == np.float32 or want.dtype == np.float32:
+    elif got.dtype in (np.float32, np.complex64) or want.dtype in (np.float32, np.complex64):
         rtol, atol = 2e-4, 2e-5
     else:
         rtol, atol = 1e-9, 1e-11
     if got.dtype == np.bool_ or want.dtype == np.bool_:
         return None if np.array_equal(got.astype(bool), want.astype(bool)) else "booleans differ"
-    ok = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+    wide = np.complex128 if got.dtype.kind == "c" or want.dtype.kind == "c" else np.float64
+    ok = np.allclose(got.astype(wide), want.astype(wide), rtol=rtol, atol=atol, equal_nan=True)
     if ok:
         return None
-    return f"max |diff| {np.nanmax(np.abs(got.astype(np.float64) - want.astype(np.float64))):.3e}"
+    return f"max |diff| {np.nanmax(np.abs(got.astype(wide) - want.astype(wide))):.3e}"
