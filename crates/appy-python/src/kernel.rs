@@ -20,13 +20,19 @@ use pyo3::{IntoPyObjectExt, intern};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
-/// The program's runtime error as NumPy raises it: `IndexError` for an index out of
-/// bounds (checked mode), `ValueError` for a negative dimension, a negative exponent
-/// of an integer power, or a loop that breaks an `assume(...)` clause.
+/// The program's runtime error as Python and NumPy raise it: `AssertionError` for a
+/// failed `assert`, `IndexError` for an index out of bounds (checked mode),
+/// `ValueError` for a negative dimension, a negative exponent of an integer power, a
+/// loop that breaks an `assume(...)` clause, or a tuple stored into a row of another
+/// length.
 fn program_error(msg: String) -> PyErr {
     if msg.contains(": error: AssertionError: ") {
         pyo3::exceptions::PyAssertionError::new_err(msg)
-    } else if msg.contains("negative dimensions") || msg.contains("negative integer powers") || msg.contains("assumption does not hold") {
+    } else if msg.contains("negative dimensions")
+        || msg.contains("negative integer powers")
+        || msg.contains("assumption does not hold")
+        || msg.contains("could not broadcast input array")
+    {
         pyo3::exceptions::PyValueError::new_err(msg)
     } else {
         pyo3::exceptions::PyIndexError::new_err(msg)
