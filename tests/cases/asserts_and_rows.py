@@ -12,6 +12,9 @@ def rgba(out):
         for j in range(out.shape[1]):
             out[i, j] = 255, i % 256, (i * j) % 256, 7
     assert out.shape[2] == 4, "four channels"
+    # np.all and np.any of arrays of any rank.
+    assert np.all(out[:, :, 0] == 255) and np.any(out == 7)
+    assert not np.all(out == 255)
 
 
 # test: a:f64[n] out:f64[n,3] | n=1,7,100

@@ -133,3 +133,17 @@ def overlapping_rows(a, b, f):
     #pragma parallel for
     for i in range(b.shape[0]):
         b[i, 1:] = b[i, :-1] * 3 - b[i, 1:]
+
+
+# test: a:u8[n]@0..256 b:i8[n]@-128..128 o1:i64[n] o2:i64[n] o3:i64[n] c:u8[n] d:i8[n] | n=1,7,300
+@appy.jit
+def out_of_range_bounds(a, b, o1, o2, o3, c, d):
+    # Python's max/min compare exactly: a constant beyond uint8's range wins or loses
+    # outright; np.clip takes out-of-range Python int bounds as the type's limits.
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        o1[i] = max(a[i], 300)
+        o2[i] = min(b[i], -1000)
+        o3[i] = max(a[i], -1) + min(a[i], 7, 1000)
+        c[i] = np.clip(a[i], -5, 300) // 2 + np.clip(a[i], 3, 100)
+        d[i] = np.clip(b[i], -1000, 50)

@@ -6,6 +6,17 @@ use super::*;
 use crate::sema::catalog::{self, Cast, Op as F, Rule};
 
 impl Lower<'_> {
+    /// `Some(k)` when `v` (of type `vt`) is a Python int constant `k` outside the range
+    /// of the narrow NumPy integer type `t` (`300` against a uint8 value).
+    fn out_of_range_int(&self, v: Value, vt: STy, t: STy) -> Option<i64> {
+        let narrow = t.dt.is_unsigned() || matches!(t.dt, DType::I8 | DType::I16 | DType::I32);
+        if vt != STy::INT || t.weak || !narrow {
+            return None;
+        }
+        let k = self.b.const_int_of(v)?;
+        (!t.dt.holds(k)).then_some(k)
+    }
+
     pub(super) fn call(&mut self, func: &Expr, args: &[Expr], kwargs: &[(Ident, Expr)], e: &Expr) -> DResult<V> {
         let Some((f, recv)) = self.callee(func) else {
             return Err(self.unsupported_call(func));
@@ -76,6 +87,20 @@ impl Lower<'_> {
                 let mut acc = self.scalar(&args[0])?;
                 for a in &args[1..] {
                     let b = self.scalar(a)?;
+                    // A Python int out of range of the other operand's integer type:
+                    // NumPy raises; Python's builtins compare exactly, so the result is
+                    // the constant or the other value, whichever wins.
+                    let wide = [(b, acc), (acc, b)]
+                        .into_iter()
+                        .find_map(|(k, other)| Some((self.out_of_range_int(k.0, k.1, other.1)?, k, other)));
+                    if let Some((k, konst, other)) = wide {
+                        if numpy {
+                            let span = if konst == b { a.span } else { args[0].span };
+                            self.int_fits(konst.0, konst.1, other.1.dt, span)?;
+                        }
+                        acc = if (k > 0) == max { konst } else { other };
+                        continue;
+                    }
                     let t = promote(acc.1, b.1);
                     let x = self.b.cast(acc.0, acc.1, t);
                     let y = self.b.cast(b.0, b.1, t);
@@ -124,8 +149,22 @@ impl Lower<'_> {
                 no_kwargs(self)?;
                 nargs(3, self)?;
                 let a = self.scalar(&args[0])?;
-                let lo = self.scalar(&args[1])?;
-                let hi = self.scalar(&args[2])?;
+                let mut lo = self.scalar(&args[1])?;
+                let mut hi = self.scalar(&args[2])?;
+                // Python int bounds out of range of an integer `a` are that type's limits
+                // (NumPy 2's `np.clip`).
+                for bound in [&mut lo, &mut hi] {
+                    if let Some(k) = self.out_of_range_int(bound.0, bound.1, a.1) {
+                        let dt = a.1.dt;
+                        let limit = match (k > 0, dt.is_unsigned()) {
+                            (true, true) => (1i64 << dt.bits()) - 1,
+                            (true, false) => !dt.signed_min(),
+                            (false, true) => 0,
+                            (false, false) => dt.signed_min(),
+                        };
+                        *bound = (self.b.int(limit, "i64"), STy::INT);
+                    }
+                }
                 let t = promote(promote(a.1, lo.1), hi.1);
                 let (x, l, h) = (self.b.cast(a.0, a.1, t), self.b.cast(lo.0, lo.1, t), self.b.cast(hi.0, hi.1, t));
                 let (mn, mx) = if t.is_float() {

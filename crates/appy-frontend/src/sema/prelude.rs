@@ -1,5 +1,5 @@
 //! NumPy functions that appy compiles from Python source: `np.argmax`, `np.argmin`,
-//! `np.any`, `np.all`, `np.linalg.norm` (of a 1-D array or slice), `np.searchsorted`
+//! `np.any`, `np.all` (of an array of any rank), `np.linalg.norm` (of a 1-D array or slice), `np.searchsorted`
 //! (of one value, `side='left'`), `np.interp` (of one value), and `np.cumsum` of a 1-D
 //! array or slice assigned to a row or slice (`desugar` makes `t = np.cumsum(a)` a call
 //! of [`CUMSUM_INTO`]). A call is inlined like
@@ -50,21 +50,16 @@ def argmin(a):
             arg = k
     return _appy_np.int64(arg)
 
-# Whether an element is not zero (NaN is not zero).
+# Whether an element is not zero (NaN is not zero), of an array of any rank: a count,
+# so that it is one reduction (a group's threads together on the GPU).
 @appy.jit
 def any(a):
-    for k in range(a.shape[0]):
-        if a[k] != 0:
-            return True
-    return False
+    return _appy_np.sum(a != 0) > 0
 
-# Whether no element is zero.
+# Whether no element is zero (NaN is not zero), of an array of any rank.
 @appy.jit
 def all(a):
-    for k in range(a.shape[0]):
-        if a[k] == 0:
-            return False
-    return True
+    return _appy_np.sum(a == 0) == 0
 
 # The 2-norm of a vector: the square root of the sum of squares, in float64 for
 # integer vectors, in the vector's float type otherwise.
@@ -142,11 +137,11 @@ pub(crate) const DOCS: &[(&str, &str)] = &[
     ),
     (
         "np.any",
-        "whether an element of a 1-D array or slice is not zero; written in Python, inlined",
+        "whether an element of an array or slice (any rank) is not zero; a count of the nonzero elements, inlined",
     ),
     (
         "np.all",
-        "whether no element of a 1-D array or slice is zero; written in Python, inlined",
+        "whether no element of an array or slice (any rank) is zero; a count of the zero elements, inlined",
     ),
     (
         "np.linalg.norm",

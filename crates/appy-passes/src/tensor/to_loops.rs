@@ -381,8 +381,9 @@ impl Gen<'_> {
 
     fn store(&self, b: &mut Builder, x: Value, env: &Env) -> Result<(), IrError> {
         let idx = self.target_index(b, env)?;
-        let stored = appy_ir::types::parse_memref(b.m.ty(self.a.target)).map(|(d, _)| d);
-        let x = if stored == Some(appy_ir::types::DType::Bool) && b.m.ty(x) == "i1" {
+        // A bool array keeps bytes (`memref<?xi8>`); a scalar slot of a bool result
+        // (`memref<i1>`) keeps the `i1`.
+        let x = if appy_ir::build::memref_elem(b.m.ty(self.a.target)) == "i8" && b.m.ty(x) == "i1" {
             b.op1("arith.extui", &[x], "i8", &[])
         } else {
             x
