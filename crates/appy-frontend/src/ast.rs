@@ -452,6 +452,27 @@ pub enum BinOp {
     RShift,
 }
 
+impl BinOp {
+    /// The operator as Python writes it (`+`, `//`, `**`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::MatMul => "@",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::LShift => "<<",
+            BinOp::RShift => ">>",
+        }
+    }
+}
+
 /// Comparison operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmpOp {

@@ -72,7 +72,7 @@ impl Printer<'_> {
     fn stmt(&mut self, d: usize, s: &Stmt) {
         let head = match &s.kind {
             StmtKind::Assign { .. } => "Assign".to_string(),
-            StmtKind::AugAssign { op, .. } => format!("AugAssign {}=", binop(*op)),
+            StmtKind::AugAssign { op, .. } => format!("AugAssign {}=", op.symbol()),
             StmtKind::For { var, stop, .. } => match stop {
                 Some(f) => format!("For {} (stops when {f})", var.name),
                 None => format!("For {}", var.name),
@@ -190,7 +190,7 @@ impl Printer<'_> {
                     UnaryOp::Invert => "~",
                 }
             ),
-            ExprKind::Binary { op, .. } => format!("Binary {}", binop(*op)),
+            ExprKind::Binary { op, .. } => format!("Binary {}", op.symbol()),
             ExprKind::Compare { rest, .. } => {
                 let ops: Vec<&str> = rest.iter().map(|(op, _)| cmpop(*op)).collect();
                 format!("Compare {}", ops.join(" "))
@@ -255,24 +255,6 @@ impl Printer<'_> {
             }
             _ => {}
         }
-    }
-}
-
-fn binop(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::FloorDiv => "//",
-        BinOp::Mod => "%",
-        BinOp::Pow => "**",
-        BinOp::MatMul => "@",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        BinOp::BitXor => "^",
-        BinOp::LShift => "<<",
-        BinOp::RShift => ">>",
     }
 }
 

@@ -90,7 +90,7 @@ pub fn sx(e: &Expr) -> String {
             };
             format!("({op} {})", sx(operand))
         }
-        ExprKind::Binary { op, lhs, rhs } => format!("({} {} {})", binop(*op), sx(lhs), sx(rhs)),
+        ExprKind::Binary { op, lhs, rhs } => format!("({} {} {})", op.symbol(), sx(lhs), sx(rhs)),
         ExprKind::Compare { first, rest } => {
             let mut s = format!("(cmp {}", sx(first));
             for (op, e) in rest {
@@ -141,24 +141,6 @@ pub fn sx(e: &Expr) -> String {
     }
 }
 
-fn binop(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::FloorDiv => "//",
-        BinOp::Mod => "%",
-        BinOp::Pow => "**",
-        BinOp::MatMul => "@",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        BinOp::BitXor => "^",
-        BinOp::LShift => "<<",
-        BinOp::RShift => ">>",
-    }
-}
-
 /// A compact rendering of statements: one line per statement, nested bodies indented.
 pub fn stmts_sx(stmts: &[Stmt]) -> String {
     let mut out = String::new();
@@ -172,7 +154,7 @@ pub fn stmts_sx(stmts: &[Stmt]) -> String {
                     out.push_str(&format!("{pad}{} = {}{pragma}\n", t.join(" = "), sx(value)));
                 }
                 StmtKind::AugAssign { target, op, value } => {
-                    out.push_str(&format!("{pad}{} {}= {}{pragma}\n", sx(target), binop(*op), sx(value)))
+                    out.push_str(&format!("{pad}{} {}= {}{pragma}\n", sx(target), op.symbol(), sx(value)))
                 }
                 StmtKind::For { var, iter, body, .. } => {
                     out.push_str(&format!("{pad}for {} in {}{pragma}\n", var.name, sx(iter)));
