@@ -96,6 +96,7 @@ impl MapThreads {
             private,
         };
         let mut out = st.worker(ops, tid, true)?;
+        fence_repeated_reductions(&mut out, false);
         for o in &mut out {
             if o.loc.is_none() {
                 o.loc = loc.clone();
@@ -381,6 +382,29 @@ fn block_reduce(
     out.extend(b.take());
     out.push(Op::new("appy.alias").with_operands([c]).with_results([res]));
     Ok(())
+}
+
+/// MLIR lowers a `gpu.all_reduce` through a shared-memory buffer of its own, whose
+/// result every thread reads at the end; the same reduction run again (inside a loop)
+/// writes that buffer while slow threads may still read the previous result. A barrier
+/// after each block reduction inside a loop orders those reads before the next writes
+/// (a reduction that runs once per kernel needs none).
+fn fence_repeated_reductions(ops: &mut Vec<Op>, in_loop: bool) {
+    let mut k = 0;
+    while k < ops.len() {
+        let looping = in_loop || matches!(ops[k].name.as_str(), "scf.for" | "scf.while" | "scf.parallel");
+        for r in &mut ops[k].regions {
+            for blk in &mut r.blocks {
+                fence_repeated_reductions(&mut blk.ops, looping);
+            }
+        }
+        if in_loop && ops[k].name == "gpu.all_reduce" && ops.get(k + 1).is_none_or(|o| o.name != "gpu.barrier") {
+            let loc = ops[k].loc.clone();
+            ops.insert(k + 1, Op::new("gpu.barrier").with_loc(loc));
+            k += 1;
+        }
+        k += 1;
+    }
 }
 
 /// Whether the last ops of `out` are a `gpu.barrier` followed only by pure ops.
