@@ -147,3 +147,13 @@ def out_of_range_bounds(a, b, o1, o2, o3, c, d):
         o3[i] = max(a[i], -1) + min(a[i], 7, 1000)
         c[i] = np.clip(a[i], -5, 300) // 2 + np.clip(a[i], 3, 100)
         d[i] = np.clip(b[i], -1000, 50)
+
+
+# test: a:u8[n,m]@200..256 out:f64[n,m] b:i8[n,m]@-128..128 o16:i16[n,m] | n=1,5,17 m=1,7,40
+@appy.jit
+def cumsum_wide(a, out, b, o16):
+    # np.cumsum of uint8 runs in uint64 and of int8 in int64, as NumPy sums them.
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i, :] = np.cumsum(a[i, :])
+        o16[i, :] = np.cumsum(b[i, :])

@@ -258,6 +258,19 @@ impl Lower<'_> {
                 self.b.push(ifop);
                 Ok(V::S(res, rt))
             }
+            ExprKind::Call { func, args, .. } if matches!(&func.kind, ExprKind::Name(n) if n == crate::sema::prelude::SUM_ZERO) => {
+                let [x] = args.as_slice() else {
+                    return Err(self.err(e.span, "internal: the prelude's sum zero takes one value"));
+                };
+                // Only its type: the ops that compute it are discarded (an empty array
+                // has no element to read).
+                self.b.begin();
+                let typed = self.scalar(x);
+                let _ = self.b.end();
+                let rt = types::reduced(Reduction::Sum, typed?.1);
+                let zero = self.b.int(0, "i64");
+                Ok(V::S(self.b.cast(zero, STy::INT, rt), rt))
+            }
             ExprKind::Call { func, args, kwargs } => self.call(func, args, kwargs, e),
         }
     }

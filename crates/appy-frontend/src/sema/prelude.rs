@@ -112,14 +112,20 @@ def interp(x, xp, fp):
             r = float(fp[lo])
     return r
 
-# `out = np.cumsum(a)` for a row or slice `out` of a's length: the running sums.
+# `out = np.cumsum(a)` for a row or slice `out` of a's length: the running sums, in
+# NumPy's type for them (int64 for small signed ints and bools, uint64 for unsigned).
 @appy.jit
 def cumsum_into(out, a):
-    s = 0
+    s = _appy_sum_zero(a[0])
     for k in range(a.shape[0]):
         s += a[k]
         out[k] = s
 "#;
+
+/// `_appy_sum_zero(x)`: zero of the type `np.sum` gives for elements like `x` (int64
+/// for bools and small signed ints, uint64 for unsigned ints, the type itself for
+/// floats): the prelude's accumulators start from it. `x` is only typed, not read.
+pub(crate) const SUM_ZERO: &str = "_appy_sum_zero";
 
 /// The callee that `desugar` gives `t = np.cumsum(a)` when `t` is a subscript:
 /// `_appy_cumsum_into(t, a)`.

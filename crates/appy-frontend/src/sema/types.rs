@@ -583,6 +583,13 @@ fn attribute(env: &dyn Env, e: &Expr, value: &Expr, attr: &str) -> Ty {
 /// The type of a call: a scalar function, or an array-valued call (a reduction, an
 /// allocation, an element-wise function of arrays, ...).
 fn call(env: &dyn Env, func: &Expr, args: &[Expr], kwargs: &[(Ident, Expr)]) -> Ty {
+    // The prelude's zero of `np.sum`'s type for an element (see `prelude::SUM_ZERO`).
+    if matches!(&func.kind, ExprKind::Name(n) if n == super::prelude::SUM_ZERO) {
+        return match args {
+            [x] => Ty::S(type_of(env, x).scalar().map(|t| reduced(Reduction::Sum, t))),
+            _ => Ty::Invalid,
+        };
+    }
     let Some((f, recv)) = shape::callee(env, func) else {
         return Ty::Invalid;
     };
