@@ -157,3 +157,13 @@ def cumsum_wide(a, out, b, o16):
     for i in range(a.shape[0]):
         out[i, :] = np.cumsum(a[i, :])
         o16[i, :] = np.cumsum(b[i, :])
+
+
+# test: a:i32[n]@-100..100 out:i64[n] big:int=3000000000 | n=1,7,100
+@appy.jit
+def int32_vs_python_ints(a, out, big):
+    # Comparisons of int32 values with Python ints beyond int32's range are exact, as
+    # NumPy 2 compares them (no wrap-around of the Python int).
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        out[i] = (a[i] < 3000000000) + 2 * (a[i] == 4294967296 + 5) + 4 * (a[i] > -big) + 8 * (a[i] >= big)

@@ -754,7 +754,10 @@ impl Lower<'_> {
 
     pub(super) fn compare(&mut self, op: CmpOp, (a, ta): (Value, STy), (b, tb): (Value, STy)) -> Value {
         let narrow = |d: DType| d.is_unsigned() || matches!(d, DType::I8 | DType::I16);
-        if !ta.is_float() && !tb.is_float() && (narrow(ta.dt) || narrow(tb.dt)) && ta.dt != tb.dt {
+        // A Python int against an int32 compares exactly too (`x < 3_000_000_000`, or a
+        // Python int argument beyond int32's range), as NumPy 2 compares it.
+        let python_int = (ta == STy::INT && tb.dt == DType::I32) || (tb == STy::INT && ta.dt == DType::I32);
+        if !ta.is_float() && !tb.is_float() && (narrow(ta.dt) || narrow(tb.dt) || python_int) && ta.dt != tb.dt {
             return self.compare_ints(op, (a, ta), (b, tb));
         }
         let t = promote(ta, tb);
