@@ -66,3 +66,13 @@ def f16_host(a):
 @appy.jit
 def f16_divide(a, out):
     out[:] = a[:] / 3
+
+
+# test: m:bool[n] out:f16[n] w:f64[n] | n=1,7,100
+@appy.jit
+def bool_float_functions(m, out, w):
+    # NumPy's float functions compute bools in float16.
+    #pragma parallel for
+    for i in range(m.shape[0]):
+        out[i] = np.sqrt(m[i]) + np.exp(m[i])
+        w[i] = np.exp(m[i]) * 1.1

@@ -167,3 +167,14 @@ def int32_vs_python_ints(a, out, big):
     #pragma parallel for
     for i in range(a.shape[0]):
         out[i] = (a[i] < 3000000000) + 2 * (a[i] == 4294967296 + 5) + 4 * (a[i] > -big) + 8 * (a[i] >= big)
+
+
+# test: a:i8[n]@-128..128 b:i8[n]@-128..128 u:u8[n,n]@0..256 v:u8[n]@0..256 out:i8[1] w:u8[n] h:f16[n]@-2..2 hf:f16[1] | n=1,7,40
+@appy.jit
+def small_dots(a, b, u, v, out, w, h, hf):
+    # np.dot keeps the operands' type: int8 and uint8 sums wrap at their width, as
+    # NumPy's do; float16 products are summed in float32 and rounded once.
+    out[0] = np.dot(a, b)
+    w[:] = u @ v
+    hf[0] = np.dot(h, h)
+    return np.dot(a, b), np.dot(v, v), np.dot(a > 0, b > 0)

@@ -17,6 +17,16 @@ use appy_ir::types::{DType, STy, promote};
 
 // ----- rules shared with lowering ---------------------------------------------------
 
+/// The element type of `np.dot`/`@`: the operands' promoted type, as NumPy keeps it
+/// (int8 stays int8, wrapping; two bool arrays give bool).
+pub(crate) fn dot_result(a: STy, b: STy) -> STy {
+    if a.dt == DType::Bool && b.dt == DType::Bool {
+        STy::strong(DType::Bool)
+    } else {
+        binary(BinOp::Mul, a, b)
+    }
+}
+
 /// The type of `a op b`: the type both operands are converted to and the result's
 /// (true division gives a float, arithmetic on booleans an integer).
 pub(crate) fn binary(op: BinOp, a: STy, b: STy) -> STy {
@@ -243,9 +253,10 @@ pub(crate) fn unary(op: UnaryOp, t: STy) -> STy {
 pub(crate) fn elementwise(rule: Rule, op: Op, args: &[STy]) -> STy {
     let mut t = args.iter().skip(1).fold(args[0], |acc, t| promote(acc, *t));
     if matches!(rule, Rule::Float(_) | Rule::Pred(_)) {
-        // NumPy's float functions compute int8/uint8 in float16, int16/uint16 in
-        // float32.
+        // NumPy's float functions compute bools (`np.sqrt(True)` too) and int8/uint8 in
+        // float16, int16/uint16 in float32.
         t = match t.dt {
+            DType::Bool => STy::strong(DType::F16),
             DType::I8 | DType::U8 if !t.weak => STy::strong(DType::F16),
             DType::I16 | DType::U16 if !t.weak => STy::strong(DType::F32),
             _ => t.to_float(),
@@ -656,7 +667,7 @@ fn array_call(env: &dyn Env, rule: Rule, all: &[&Expr], args: &[Expr], kwargs: &
         return Some(reduced(op, t));
     }
     match (rule, all) {
-        (Rule::Dot, [a, b]) => Some(reduced(Reduction::Sum, binary(BinOp::Mul, elem(a)?, elem(b)?))),
+        (Rule::Dot, [a, b]) => Some(dot_result(elem(a)?, elem(b)?)),
         (Rule::Transpose | Rule::Copy, [a]) => elem(a),
         (Rule::AsType, [_, d]) => dtype_of(env, d).map(STy::strong),
         (Rule::Cast(c), [_]) => Some(STy::strong(cast(c).dt)),

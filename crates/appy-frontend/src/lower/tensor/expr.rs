@@ -190,11 +190,26 @@ impl Lower<'_> {
         } else if ra == 2 && rb == 2 {
             b.axes.insert(0, Ax::One);
         }
-        let p = self.lift(st, span, vec![TV::T(a), TV::T(b)], binary_of(BinOp::Mul, span))?;
+        // NumPy's dot keeps the operands' type: 16-bit floats multiply and sum in
+        // float32 and round once; integers sum in their own width (the wide sum
+        // truncated is the same); bools give whether some pair is true.
+        let want = types::dot_result(a.t, b.t);
+        let (a, b) = if want.dt.half().is_some() {
+            let f32 = STy::strong(DType::F32);
+            (self.tcast(st, span, TV::T(a), f32)?, self.tcast(st, span, TV::T(b), f32)?)
+        } else {
+            (TV::T(a), TV::T(b))
+        };
+        let p = self.lift(st, span, vec![a, b], binary_of(BinOp::Mul, span))?;
         let TV::T(p) = p else {
             unreachable!("a product of tensors is a tensor")
         };
-        self.treduce(st, p, &[reduce_at], Reduction::Sum, span)
+        let r = self.treduce(st, p, &[reduce_at], Reduction::Sum, span)?;
+        let rt = match &r {
+            TV::T(t) => t.t,
+            TV::S(_, t) => *t,
+        };
+        if rt != want { self.tcast(st, span, r, want) } else { Ok(r) }
     }
 
     pub(in crate::lower) fn texpr(&mut self, st: &mut TStmt, e: &Expr) -> DResult<TV> {
