@@ -73,14 +73,6 @@ impl DType {
             d => d,
         }
     }
-    /// The complex dtype whose parts are `self` (`float32` → `complex64`; other floats
-    /// and integers → `complex128`, as NumPy promotes them against a Python `complex`).
-    pub fn complex_of(self) -> DType {
-        match self {
-            DType::F32 | DType::F16 | DType::BF16 | DType::C64 => DType::C64,
-            _ => DType::C128,
-        }
-    }
     /// The MLIR type. Integers are signless in MLIR: `uint8` is `i8` like `int8`, and
     /// the operations on it say how its bits are read (`arith.divui`, `arith.extui`).
     pub fn mlir(self) -> &'static str {
