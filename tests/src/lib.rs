@@ -97,7 +97,11 @@ pub fn oracle_with(
     args: &[HostValue],
     longdouble: bool,
 ) -> Result<(Vec<HostValue>, Vec<HostValue>), String> {
-    let dir = std::env::temp_dir().join(format!("appy-oracle-{}-{}-{}", std::process::id(), func, unique()));
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("appy-oracle-{func}-"))
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let dir = scratch.path();
     let ind = dir.join("in");
     let outd = dir.join("out");
     std::fs::create_dir_all(&ind).map_err(|e| e.to_string())?;
@@ -147,14 +151,7 @@ pub fn oracle_with(
             k += 1;
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok((finals, rets))
-}
-
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Compares two values elementwise with tolerances fit for the dtype; returns a

@@ -5,7 +5,7 @@
 
 use appy_ir::types::DType;
 use appy_runtime::HostArray;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const SRC: &str = r#"import numpy as np
@@ -63,10 +63,10 @@ def divs(a, b, q, r):
         r[i] = a[i] % b[i]
 "#;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("appy-checked-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join("k.py"), SRC).unwrap();
+/// A scratch directory of one test, removed when the test ends, pass or fail.
+fn tmp(name: &str) -> tempfile::TempDir {
+    let d = tempfile::Builder::new().prefix(&format!("appy-checked-{name}-")).tempdir().unwrap();
+    std::fs::write(d.path().join("k.py"), SRC).unwrap();
     d
 }
 
@@ -108,11 +108,12 @@ fn read(dir: &Path, name: &str) -> HostArray {
 
 #[test]
 fn out_of_bounds_reads_and_writes_are_located_errors() {
-    let d = tmp("oob");
+    let scratch = tmp("oob");
+    let d = scratch.path();
     let n = 1001;
-    let args = [npy(&d, "a.npy", &f64s(n)), npy(&d, "b.npy", &f64s(n)), format!("n={n}")];
+    let args = [npy(d, "a.npy", &f64s(n)), npy(d, "b.npy", &f64s(n)), format!("n={n}")];
     for (func, line, col) in [("shift", 9, 16), ("write_past", 22, 9)] {
-        let o = run(&d, func, &args, true);
+        let o = run(d, func, &args, true);
         assert!(!o.status.success(), "{func}: {}", stderr(&o));
         let e = stderr(&o);
         let want = format!(
@@ -130,7 +131,7 @@ fn out_of_bounds_reads_and_writes_are_located_errors() {
     }
     // The same through the environment variable.
     let o = Command::new(env!("CARGO_BIN_EXE_appy"))
-        .current_dir(&d)
+        .current_dir(d)
         .args(["run", "k.py", "--func", "shift", "--device", "cpu"])
         .args(args.iter().flat_map(|a| ["--arg".to_string(), a.clone()]))
         .env("APPY_BOUNDS_CHECK", "1")
@@ -139,21 +140,22 @@ fn out_of_bounds_reads_and_writes_are_located_errors() {
         .unwrap();
     assert!(stderr(&o).contains("k.py:9:16: error: index"), "{}", stderr(&o));
     // In range, checked mode changes nothing.
-    let ok = [npy(&d, "a.npy", &f64s(n + 1)), npy(&d, "b.npy", &f64s(n)), format!("n={n}")];
-    let o = run(&d, "shift", &ok, true);
+    let ok = [npy(d, "a.npy", &f64s(n + 1)), npy(d, "b.npy", &f64s(n)), format!("n={n}")];
+    let o = run(d, "shift", &ok, true);
     assert!(o.status.success(), "{}", stderr(&o));
-    let b = read(&d, "b.npy");
+    let b = read(d, "b.npy");
     assert!((0..n).all(|i| b.get_f64(i) == 2.5 + i as f64));
 }
 
 #[test]
 fn negative_indices_count_from_the_end_in_checked_mode() {
-    let d = tmp("neg");
+    let scratch = tmp("neg");
+    let d = scratch.path();
     let n = 7;
-    let args = [npy(&d, "a.npy", &f64s(n)), npy(&d, "b.npy", &f64s(n)), format!("n={n}")];
-    let o = run(&d, "prev", &args, true);
+    let args = [npy(d, "a.npy", &f64s(n)), npy(d, "b.npy", &f64s(n)), format!("n={n}")];
+    let o = run(d, "prev", &args, true);
     assert!(o.status.success(), "{}", stderr(&o));
-    let b = read(&d, "b.npy");
+    let b = read(d, "b.npy");
     // Python: b[0] = a[-1].
     assert_eq!(b.get_f64(0), 1.5 + (n - 1) as f64);
     assert!((1..n).all(|i| b.get_f64(i) == 0.5 + i as f64));
@@ -161,14 +163,15 @@ fn negative_indices_count_from_the_end_in_checked_mode() {
 
 #[test]
 fn axes_views_and_atomics_are_checked() {
-    let d = tmp("axes");
+    let scratch = tmp("axes");
+    let d = scratch.path();
     let (r, c) = (5, 3);
     let v: Vec<f64> = (0..r * c).map(|i| i as f64).collect();
     let a = HostArray::from_f64(DType::F64, vec![r, c], &v);
     let o = run(
-        &d,
+        d,
         "column",
-        &[npy(&d, "A.npy", &a), npy(&d, "b.npy", &f64s(r)), "j=3".into()],
+        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=3".into()],
         true,
     );
     assert!(
@@ -177,25 +180,25 @@ fn axes_views_and_atomics_are_checked() {
         stderr(&o)
     );
     let o = run(
-        &d,
+        d,
         "column",
-        &[npy(&d, "A.npy", &a), npy(&d, "b.npy", &f64s(r)), "j=-1".into()],
+        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=-1".into()],
         true,
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let b = read(&d, "b.npy");
+    let b = read(d, "b.npy");
     assert!((0..r).all(|i| b.get_f64(i) == (i * c + 2) as f64));
     // A row view: its own length is the bound, not the base array's.
     let o = run(
-        &d,
+        d,
         "row_view",
-        &[npy(&d, "A.npy", &a), npy(&d, "b.npy", &f64s(2)), "k=2".into()],
+        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(2)), "k=2".into()],
         true,
     );
     assert!(stderr(&o).contains("out of bounds for axis 0 with size 3"), "{}", stderr(&o));
     // An atomic update.
     let idx = HostArray::from_f64(DType::I64, vec![4], &[0.0, 1.0, 9.0, 1.0]);
-    let o = run(&d, "hist", &[npy(&d, "idx.npy", &idx), npy(&d, "h.npy", &f64s(3))], true);
+    let o = run(d, "hist", &[npy(d, "idx.npy", &idx), npy(d, "h.npy", &f64s(3))], true);
     assert!(
         stderr(&o).contains("k.py:45:9: error: index 9 is out of bounds for axis 0 with size 3"),
         "{}",
@@ -205,20 +208,21 @@ fn axes_views_and_atomics_are_checked() {
 
 #[test]
 fn integer_division_by_zero_is_zero_with_one_warning() {
-    let d = tmp("div");
+    let scratch = tmp("div");
+    let d = scratch.path();
     // -2^63 is exact in f64.
     let a = HostArray::from_f64(DType::I64, vec![5], &[7.0, -7.0, 5.0, i64::MIN as f64, 9.0]);
     let b = HostArray::from_f64(DType::I64, vec![5], &[2.0, 2.0, 0.0, -1.0, 0.0]);
     let z = HostArray::from_f64(DType::I64, vec![5], &[3.0; 5]);
     let args = [
-        npy(&d, "a.npy", &a),
-        npy(&d, "b.npy", &b),
-        npy(&d, "q.npy", &z),
-        npy(&d, "r.npy", &z),
+        npy(d, "a.npy", &a),
+        npy(d, "b.npy", &b),
+        npy(d, "q.npy", &z),
+        npy(d, "r.npy", &z),
     ];
     for checked in [false, true] {
         let mut c = Command::new(env!("CARGO_BIN_EXE_appy"));
-        c.current_dir(&d)
+        c.current_dir(d)
             .args(["run", "k.py", "--func", "divs", "--device", "cpu", "--out", "out", "--repeat", "3"]);
         for x in &args {
             c.args(["--arg", x]);
@@ -231,8 +235,8 @@ fn integer_division_by_zero_is_zero_with_one_warning() {
         let e = stderr(&o);
         assert_eq!(e.matches("warning: divide by zero encountered").count(), 1, "{e}");
         assert_eq!(e.matches("warning: overflow encountered in floor_divide").count(), 1, "{e}");
-        let q = read(&d, "q.npy");
-        let r = read(&d, "r.npy");
+        let q = read(d, "q.npy");
+        let r = read(d, "r.npy");
         // NumPy: [3, -4, 0, INT64_MIN, 0] and [1, 1, 0, 0, 0].
         assert_eq!((0..5).map(|i| i64s(&q, i)).collect::<Vec<_>>(), [3, -4, 0, i64::MIN, 0]);
         assert_eq!((0..5).map(|i| i64s(&r, i)).collect::<Vec<_>>(), [1, 1, 0, 0, 0]);
@@ -241,10 +245,11 @@ fn integer_division_by_zero_is_zero_with_one_warning() {
 
 #[test]
 fn unchecked_code_has_no_checks() {
-    let d = tmp("ir");
+    let scratch = tmp("ir");
+    let d = scratch.path();
     let emit = |checked: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_appy-opt"));
-        c.current_dir(&d)
+        c.current_dir(d)
             .args(["k.py", "--func", "shift", "--signature", "f64[:],f64[:],int", "--emit=appy"]);
         if checked {
             c.arg("--bounds-check");
@@ -260,14 +265,15 @@ fn unchecked_code_has_no_checks() {
 
 #[test]
 fn negative_dimensions_are_errors() {
-    let d = tmp("negdim");
+    let scratch = tmp("negdim");
+    let d = scratch.path();
     std::fs::write(
         d.join("n.py"),
         "import numpy as np\nimport appy\n\n\n@appy.jit\ndef mk(n, m):\n    a = np.empty((n, m))\n    a[:, :] = 1.0\n    return a\n",
     )
     .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_appy"))
-        .current_dir(&d)
+        .current_dir(d)
         .args(["run", "n.py", "--func", "mk", "--device", "cpu", "--arg", "n=3", "--arg", "m=-2"])
         .env("APPY_CACHE_DIR", "")
         .output()
@@ -279,7 +285,7 @@ fn negative_dimensions_are_errors() {
         stderr(&o)
     );
     let o = Command::new(env!("CARGO_BIN_EXE_appy"))
-        .current_dir(&d)
+        .current_dir(d)
         .args([
             "run", "n.py", "--func", "mk", "--device", "cpu", "--arg", "n=3", "--arg", "m=0", "--out", "o",
         ])
@@ -293,16 +299,17 @@ fn negative_dimensions_are_errors() {
 fn negative_exponents_of_numpy_integer_powers_are_errors() {
     // NumPy raises `ValueError: Integers to negative integer powers are not allowed.`;
     // the check is always on (an exponent of unknown sign only).
-    let d = tmp("negpow");
+    let scratch = tmp("negpow");
+    let d = scratch.path();
     std::fs::write(
         d.join("p.py"),
         "import appy\n\n\n@appy.jit\ndef p(c, k):\n    for i in range(c.shape[0]):\n        c[i] = c[i] ** k\n",
     )
     .unwrap();
-    let c = npy(&d, "c.npy", &HostArray::from_f64(DType::I64, vec![4], &[1.0, 2.0, 3.0, 4.0]));
+    let c = npy(d, "c.npy", &HostArray::from_f64(DType::I64, vec![4], &[1.0, 2.0, 3.0, 4.0]));
     let go = |k: i64| {
         Command::new(env!("CARGO_BIN_EXE_appy"))
-            .current_dir(&d)
+            .current_dir(d)
             .args(["run", "p.py", "--func", "p", "--device", "cpu", "--arg", &c])
             .args(["--arg", &format!("k={k}"), "--out", "out"])
             .env("APPY_CACHE_DIR", "")
@@ -318,6 +325,6 @@ fn negative_exponents_of_numpy_integer_powers_are_errors() {
     );
     let o = go(3);
     assert!(o.status.success(), "{}", stderr(&o));
-    let r = read(&d, "c.npy");
+    let r = read(d, "c.npy");
     assert_eq!((0..4).map(|i| i64s(&r, i)).collect::<Vec<_>>(), vec![1, 8, 27, 64]);
 }

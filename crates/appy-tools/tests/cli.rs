@@ -19,10 +19,10 @@ fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("appy-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of one test, removed when the test ends, pass or fail.
+fn tmp(name: &str) -> tempfile::TempDir {
+    
+    tempfile::Builder::new().prefix(&format!("appy-cli-{name}-")).tempdir().unwrap()
 }
 
 fn write(dir: &Path, name: &str, a: &HostArray) -> String {
@@ -33,7 +33,8 @@ fn write(dir: &Path, name: &str, a: &HostArray) -> String {
 
 #[test]
 fn run_writes_arguments_and_return_value() {
-    let d = tmp("run");
+    let scratch = tmp("run");
+    let d = scratch.path();
     let n = 1001;
     let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
     let arr = HostArray::from_f64(DType::F64, vec![n], &a);
@@ -49,7 +50,7 @@ fn run_writes_arguments_and_return_value() {
         ])
         .args([
             "--arg",
-            &format!("A={}", write(&d, "a.npy", &arr)),
+            &format!("A={}", write(d, "a.npy", &arr)),
             "--arg",
             &format!("N={n}"),
             "--out",
@@ -71,7 +72,8 @@ fn run_writes_arguments_and_return_value() {
 
 #[test]
 fn command_line_errors_are_clean() {
-    let d = tmp("errors");
+    let scratch = tmp("errors");
+    let d = scratch.path();
     let file = examples().join("vector_add.py");
     let f = file.to_str().unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
@@ -191,7 +193,7 @@ fn command_line_errors_are_clean() {
     let arr = HostArray::from_f64(DType::F64, vec![4], &[1.0, 2.0, 3.0, 4.0]);
     let o = appy()
         .args(["run", src.to_str().unwrap(), "--func", "k", "--device", "cpu"])
-        .args(["--arg", &format!("a={}", write(&d, "a.npy", &arr)), "--arg", "N=4"])
+        .args(["--arg", &format!("a={}", write(d, "a.npy", &arr)), "--arg", "N=4"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
@@ -201,7 +203,8 @@ fn command_line_errors_are_clean() {
 
 #[test]
 fn tuned_bundles_and_bench() {
-    let d = tmp("tune");
+    let scratch = tmp("tune");
+    let d = scratch.path();
     let out = d.join("va.json");
     let st = appy()
         .args([
@@ -225,7 +228,7 @@ fn tuned_bundles_and_bench() {
     assert!((0..b.candidates()).all(|k| !b.candidate(k).ptx.is_empty()));
     // `appy bench` on the CPU.
     let a = HostArray::from_f64(DType::F32, vec![100], &vec![1.0; 100]);
-    let wa = write(&d, "a.npy", &a);
+    let wa = write(d, "a.npy", &a);
     let st = appy()
         .args(["bench", examples().join("vector_add.py").to_str().unwrap(), "--func", "vector_add"])
         .args([
@@ -253,12 +256,13 @@ fn tuned_bundles_and_bench() {
 /// Outputs are written all or nothing, never over an input, never two to one file.
 #[test]
 fn outputs_are_atomic_and_never_overwrite_inputs() {
-    let d = tmp("outputs");
+    let scratch = tmp("outputs");
+    let d = scratch.path();
     let f = examples().join("vector_add.py");
     let n = 7;
     let a = HostArray::from_f64(DType::F64, vec![n], &[1.5, 2.0, 3.0, -4.0, 5.0, 6.25, 7.0]);
-    let (wa, wb) = (write(&d, "a.npy", &a), write(&d, "b.npy", &a));
-    let c_in = write(&d, "C.npy", &HostArray::from_f64(DType::F64, vec![n], &[0.5; 7]));
+    let (wa, wb) = (write(d, "a.npy", &a), write(d, "b.npy", &a));
+    let c_in = write(d, "C.npy", &HostArray::from_f64(DType::F64, vec![n], &[0.5; 7]));
     let run = |out: &Path, c: &str| {
         appy()
             .args(["run", f.to_str().unwrap(), "--func", "vector_add", "--device", "cpu"])
@@ -296,7 +300,7 @@ fn outputs_are_atomic_and_never_overwrite_inputs() {
     assert_eq!(c.get_f64(3), -8.0);
     // --out over an input: refused, the input unchanged.
     let before = std::fs::read(d.join("C.npy")).unwrap();
-    let o = run(&d, &c_in);
+    let o = run(d, &c_in);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "{err}");
     assert!(
@@ -346,7 +350,8 @@ fn outputs_are_atomic_and_never_overwrite_inputs() {
 /// run, which compiles again and succeeds.
 #[test]
 fn crashes_are_reported_and_crashing_cache_entries_evicted() {
-    let d = tmp("crash");
+    let scratch = tmp("crash");
+    let d = scratch.path();
     let good = d.join("good.py");
     let bad = d.join("bad.py");
     let body = |index: &str| {
@@ -358,7 +363,7 @@ fn crashes_are_reported_and_crashing_cache_entries_evicted() {
     // Far out of bounds: an unmapped address.
     std::fs::write(&bad, body("i + 1099511627776")).unwrap();
     let a = HostArray::from_f64(DType::F64, vec![5], &[1.0, 2.0, 3.0, 4.0, 5.5]);
-    let wa = write(&d, "a.npy", &a);
+    let wa = write(d, "a.npy", &a);
     let run = |src: &Path, cache: &Path| {
         let mut cmd = appy();
         // No core files from the crashes.
@@ -428,7 +433,8 @@ fn crashes_are_reported_and_crashing_cache_entries_evicted() {
 /// errors, not another mistake.
 #[test]
 fn messages_name_the_users_mistake() {
-    let d = tmp("messages");
+    let scratch = tmp("messages");
+    let d = scratch.path();
     let check = |o: std::process::Output, want: &str| {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "succeeded: {err}");
@@ -500,7 +506,8 @@ fn messages_name_the_users_mistake() {
 /// print its input unchanged).
 #[test]
 fn opt_lowers_mlir_input_from_its_level() {
-    let d = tmp("levels");
+    let scratch = tmp("levels");
+    let d = scratch.path();
     let va = examples().join("rowwise.py");
     let emit = |input: &Path, level: &str| {
         let o = appy_opt()
@@ -570,12 +577,13 @@ fn opt_lowers_mlir_input_from_its_level() {
 /// for one.
 #[test]
 fn no_jitdump_directories_are_left() {
-    let d = tmp("jitdump");
+    let scratch = tmp("jitdump");
+    let d = scratch.path();
     let tmpdir = d.join("tmp");
     let _ = std::fs::remove_dir_all(&tmpdir);
     std::fs::create_dir_all(&tmpdir).unwrap();
     let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
-    let wa = write(&d, "a.npy", &a);
+    let wa = write(d, "a.npy", &a);
     let run = |jitdumpdir: Option<&Path>| {
         let mut cmd = appy();
         cmd.args(["run", examples().join("vector_add.py").to_str().unwrap(), "--func", "vector_add"])
@@ -608,9 +616,10 @@ fn print_matches_python() {
     // `print(...)` prints in program order with CPython's and NumPy's formatting.
     let root = examples().join("..");
     let file = root.join("tests/cases/printing.py");
-    let dir = tmp("print");
+    let scratch = tmp("print");
+    let dir = scratch.path();
     let a = HostArray::from_f64(DType::F64, vec![5], &[0.5, 1.25, -3.0, 1e-7, 123456789.0]);
-    let arg = write(&dir, "a.npy", &a);
+    let arg = write(dir, "a.npy", &a);
     let out = appy()
         .env("APPY_CACHE_DIR", "")
         .args(["run", file.to_str().unwrap(), "--func", "report", "--device", "cpu", "--arg"])
@@ -636,7 +645,8 @@ fn print_matches_python() {
 /// used (loop nests, no wrong sizes): all three agree with a plain triple loop.
 #[test]
 fn matrix_products_with_and_without_blas() {
-    let d = tmp("blas");
+    let scratch = tmp("blas");
+    let d = scratch.path();
     let (m, n, k) = (37usize, 29usize, 64usize);
     let val = |i: usize, s: f64| ((i as f64) * s).sin();
     let c: Vec<f64> = (0..m * n).map(|i| val(i, 0.37)).collect();
@@ -651,9 +661,9 @@ fn matrix_products_with_and_without_blas() {
         }
     }
     let args = [
-        format!("C={}", write(&d, "c.npy", &HostArray::from_f64(DType::F64, vec![m, n], &c))),
-        format!("A={}", write(&d, "a.npy", &HostArray::from_f64(DType::F64, vec![m, k], &a))),
-        format!("B={}", write(&d, "b.npy", &HostArray::from_f64(DType::F64, vec![k, n], &b))),
+        format!("C={}", write(d, "c.npy", &HostArray::from_f64(DType::F64, vec![m, n], &c))),
+        format!("A={}", write(d, "a.npy", &HostArray::from_f64(DType::F64, vec![m, k], &a))),
+        format!("B={}", write(d, "b.npy", &HostArray::from_f64(DType::F64, vec![k, n], &b))),
     ];
     let debian = Path::new("/usr/lib/x86_64-linux-gnu/libopenblas64.so.0").exists();
     let lp64 = Path::new("/usr/lib/x86_64-linux-gnu/libopenblas.so.0");
@@ -702,7 +712,8 @@ fn matrix_products_with_and_without_blas() {
 /// (not a number) asks for `--arg`.
 #[test]
 fn run_binds_default_parameter_values() {
-    let d = tmp("defaults");
+    let scratch = tmp("defaults");
+    let d = scratch.path();
     let src = d.join("k.py");
     std::fs::write(
         &src,
@@ -715,7 +726,7 @@ fn run_binds_default_parameter_values() {
         let _ = std::fs::remove_dir_all(&out);
         let mut c = appy();
         c.args(["run", src.to_str().unwrap(), "--func", "scale", "--device", "cpu"])
-            .args(["--arg", &format!("a={}", write(&d, "a.npy", &arr)), "--arg", "name=0"])
+            .args(["--arg", &format!("a={}", write(d, "a.npy", &arr)), "--arg", "name=0"])
             .args(extra)
             .args(["--out", out.to_str().unwrap()]);
         let o = c.output().unwrap();
@@ -739,7 +750,7 @@ fn run_binds_default_parameter_values() {
     let mut c = appy();
     c.args(["run", src.to_str().unwrap(), "--func", "scale", "--device", "cpu"]).args([
         "--arg",
-        &format!("a={}", write(&d, "a.npy", &arr)),
+        &format!("a={}", write(d, "a.npy", &arr)),
         "--arg",
         "n=3",
     ]);
@@ -776,7 +787,8 @@ fn opt_writes_to_devices_and_stdout() {
 /// what to install, not an internal compiler error; with libdevice it compiles.
 #[test]
 fn gpu_math_without_libdevice_says_what_to_install() {
-    let d = tmp("libdevice");
+    let scratch = tmp("libdevice");
+    let d = scratch.path();
     let src = d.join("k.py");
     std::fs::write(
         &src,

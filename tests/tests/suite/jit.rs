@@ -11,10 +11,9 @@ fn examples() -> PathBuf {
     root().join("examples")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("appy-jit-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory of one test, removed when the test ends, pass or fail.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("appy-jit-{name}-")).tempdir().unwrap()
 }
 
 #[test]
@@ -40,8 +39,8 @@ fn jit_caches_specialisations() {
 
 #[test]
 fn persistent_cache_is_reused_and_rebuilt_when_corrupt() {
-    let dir = tmp("cache");
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = tmp("cache");
+    let dir = scratch.path().join("cache");
     let src = std::fs::read_to_string(examples().join("vector_add.py")).unwrap();
     let call = |jit: &mut appy_runtime::jit::Jit| {
         let a = HostArray::from_f64(DType::F64, vec![3], &[1.0, 2.0, 3.0]);
