@@ -168,33 +168,18 @@ fn axes_views_and_atomics_are_checked() {
     let (r, c) = (5, 3);
     let v: Vec<f64> = (0..r * c).map(|i| i as f64).collect();
     let a = HostArray::from_f64(DType::F64, vec![r, c], &v);
-    let o = run(
-        d,
-        "column",
-        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=3".into()],
-        true,
-    );
+    let o = run(d, "column", &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=3".into()], true);
     assert!(
         stderr(&o).contains("k.py:29:16: error: index 3 is out of bounds for axis 1 with size 3"),
         "{}",
         stderr(&o)
     );
-    let o = run(
-        d,
-        "column",
-        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=-1".into()],
-        true,
-    );
+    let o = run(d, "column", &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(r)), "j=-1".into()], true);
     assert!(o.status.success(), "{}", stderr(&o));
     let b = read(d, "b.npy");
     assert!((0..r).all(|i| b.get_f64(i) == (i * c + 2) as f64));
     // A row view: its own length is the bound, not the base array's.
-    let o = run(
-        d,
-        "row_view",
-        &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(2)), "k=2".into()],
-        true,
-    );
+    let o = run(d, "row_view", &[npy(d, "A.npy", &a), npy(d, "b.npy", &f64s(2)), "k=2".into()], true);
     assert!(stderr(&o).contains("out of bounds for axis 0 with size 3"), "{}", stderr(&o));
     // An atomic update.
     let idx = HostArray::from_f64(DType::I64, vec![4], &[0.0, 1.0, 9.0, 1.0]);
@@ -214,12 +199,7 @@ fn integer_division_by_zero_is_zero_with_one_warning() {
     let a = HostArray::from_f64(DType::I64, vec![5], &[7.0, -7.0, 5.0, i64::MIN as f64, 9.0]);
     let b = HostArray::from_f64(DType::I64, vec![5], &[2.0, 2.0, 0.0, -1.0, 0.0]);
     let z = HostArray::from_f64(DType::I64, vec![5], &[3.0; 5]);
-    let args = [
-        npy(d, "a.npy", &a),
-        npy(d, "b.npy", &b),
-        npy(d, "q.npy", &z),
-        npy(d, "r.npy", &z),
-    ];
+    let args = [npy(d, "a.npy", &a), npy(d, "b.npy", &b), npy(d, "q.npy", &z), npy(d, "r.npy", &z)];
     for checked in [false, true] {
         let mut c = Command::new(env!("CARGO_BIN_EXE_appy"));
         c.current_dir(d)

@@ -21,7 +21,6 @@ fn examples() -> PathBuf {
 
 /// A scratch directory of one test, removed when the test ends, pass or fail.
 fn tmp(name: &str) -> tempfile::TempDir {
-    
     tempfile::Builder::new().prefix(&format!("appy-cli-{name}-")).tempdir().unwrap()
 }
 
