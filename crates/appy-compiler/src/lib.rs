@@ -239,16 +239,16 @@ impl Compiler {
     fn compile_gpu_on_stack(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options, mvls: &[i64]) -> DResult<Bundle> {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
-        let mut main = self.bundle_at(file, &l, args, opts)?;
+        let mut main = self.bundle_at(file, &l, args, opts, true)?;
         for &m in mvls.iter().filter(|m| **m != opts.mvl) {
             let o = Options { mvl: m, ..opts.clone() };
-            main.variants.push(self.bundle_at(file, &l, args, &o)?);
+            main.variants.push(self.bundle_at(file, &l, args, &o, true)?);
         }
         if !mvls.is_empty() {
             for c in 1..l.tune_choices {
                 let o = Options { tune: c, ..opts.clone() };
                 let lc = self.lower(file, &program, args, &o)?;
-                let mut b = self.bundle_at(file, &lc, args, &o)?;
+                let mut b = self.bundle_at(file, &lc, args, &o, true)?;
                 b.choice = c as u32;
                 main.variants.push(b);
             }
@@ -256,9 +256,15 @@ impl Compiler {
         Ok(main)
     }
 
-    fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
+    /// The bundle at `opts.mvl`; without `ptx`, the kernels' PTX is left out (the host
+    /// program and the kernels' parameters are all there).
+    fn bundle_at(&self, file: &SourceFile, l: &Lowered, args: &[ArgType], opts: &Options, ptx: bool) -> DResult<Bundle> {
         let gpu = self.run(file, l.module.clone(), &self.pipeline_to(Level::Gpu, opts), None)?;
-        let (ptx, kernels) = target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| e.to_diagnostic(file))?;
+        let (ptx, kernels) = if ptx {
+            target::nvptx::to_ptx(&self.ctx, &gpu, opts).map_err(|e| e.to_diagnostic(file))?
+        } else {
+            (String::new(), target::nvptx::kernel_infos(&gpu))
+        };
         let host = target::nvptx::host_module(&gpu);
         let program = appy_ir::host::lower(&host, &kernels).map_err(|e| e.to_diagnostic(file))?;
         Ok(Bundle {
@@ -276,6 +282,36 @@ impl Compiler {
             kernels,
             variants: vec![],
             choice: 0,
+        })
+    }
+
+    /// A GPU bundle without PTX, and its kernels as CPU functions in an LLVM-dialect
+    /// module: kernel `K` with launch parameters `p...` is `K(p..., groups)`, which runs
+    /// groups `[block_offset, block_offset + groups)` of the launch
+    /// ([`pipelines::appy_to_cpu_kernels`]). The bundle is [`Compiler::compile_gpu`]'s
+    /// but for the PTX; `cpu` chooses OpenMP and the vector math library for the CPU
+    /// functions. The runtime runs such a bundle on the host (`appy_runtime::host_device`).
+    pub fn compile_gpu_for_host(
+        &self,
+        file: &SourceFile,
+        func: &str,
+        args: &[ArgType],
+        opts: &Options,
+        cpu: &Options,
+    ) -> DResult<(Bundle, Module)> {
+        appy_ir::stack::deep(|| {
+            let program = self.parse(file, func)?;
+            let l = self.lower(file, &program, args, opts)?;
+            let bundle = self.bundle_at(file, &l, args, opts, false)?;
+            let t = pipelines::CpuTarget {
+                openmp: cpu.openmp,
+                vector_math: cpu.vector_math.clone(),
+                strided: vec![],
+                blas: false,
+                expand_erfc: cpu.expand_erfc,
+            };
+            let kernels = self.run(file, l.module, &pipelines::appy_to_cpu_kernels(opts.mvl, &t), None)?;
+            Ok((bundle, kernels))
         })
     }
 

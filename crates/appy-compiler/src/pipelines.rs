@@ -96,6 +96,20 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
     )
 }
 
+/// The passes that take the `appy` level to the GPU's kernels as CPU functions over a
+/// range of their groups (`appy-cpu-kernels`), in the LLVM dialect: [`appy_to_kernel`]
+/// and the GPU's outlining exactly as [`appy_to_gpu`] runs them (so the functions take
+/// the launches' parameters), then the CPU's loops and lowering. The runtime runs a
+/// GPU bundle's launches with them on the host.
+pub fn appy_to_cpu_kernels(mvl: i64, t: &CpuTarget) -> String {
+    format!(
+        "{},appy-gpu-sink-loads,appy-gpu-outline,appy-cpu-kernels,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax,{}",
+        appy_to_kernel(mvl),
+        t.openmp as u8,
+        cpu_to_llvm(t)
+    )
+}
+
 /// The CPU target's choices: OpenMP, the vector math library, strided parameters.
 #[derive(Clone, Debug, Default)]
 pub struct CpuTarget {

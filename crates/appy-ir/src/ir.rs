@@ -355,7 +355,9 @@ impl Printer<'_> {
                 }
                 self.out.push_str("{\n");
                 for (bi, b) in r.blocks.iter().enumerate() {
-                    if bi > 0 || !b.args.is_empty() {
+                    // An empty block is printed with its label: `{}` alone would
+                    // read back as a region without blocks.
+                    if bi > 0 || !b.args.is_empty() || b.ops.is_empty() {
                         let _ = write!(self.out, "{pad}^bb{bi}");
                         if !b.args.is_empty() {
                             self.out.push('(');

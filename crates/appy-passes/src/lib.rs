@@ -95,6 +95,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu::libm::INFO,
     expand_erfc::INFO,
     half_in_f32::INFO,
+    cpu::kernels::INFO,
     cpu::openmp::INFO,
     cpu::blas::INFO,
     cpu::fuse::INFO,

@@ -229,7 +229,7 @@ impl Host {
             ..opts.clone()
         }
     }
-    fn shared_libs(&self) -> Vec<String> {
+    pub(crate) fn shared_libs(&self) -> Vec<String> {
         self.libomp.iter().chain(&self.libmvec).map(|p| p.display().to_string()).collect()
     }
 }

@@ -18,6 +18,8 @@ pub mod exec;
 pub mod files;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+#[cfg(feature = "jit")]
+pub mod host_device;
 pub mod hostmath;
 #[cfg(feature = "jit")]
 pub mod jit;

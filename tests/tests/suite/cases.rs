@@ -1,6 +1,8 @@
 //! The `# test:` cases written above jitted functions in `tests/cases/*.py` and
-//! `examples/*.py` (see `appy_tests::cases`): each runs on the CPU back end on random
-//! inputs and is compared with CPython + NumPy running the same file.
+//! `examples/*.py` (see `appy_tests::cases`): each runs on random inputs on the CPU
+//! back end, and as a GPU bundle on the host device (its host program as on a GPU, each
+//! kernel launch run by the kernel's CPU function in three consecutive ranges of its
+//! groups), and is compared with CPython + NumPy running the same file.
 
 use appy_ir::diag::SourceFile;
 use appy_runtime::HostValue;
@@ -52,6 +54,38 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
         ..Default::default()
     };
     let got_ret = appy_tests::run_cpu(&compiler, &src, func, &mut got_args, &opts).map_err(|d| d.render())?;
+    check(spec, &params, &args, (&got_args, &got_ret), (&want_args, &want_ret))?;
+    let mut host_args = args.clone();
+    let host_ret =
+        run_on_host_device(&compiler, &src, func, &mut host_args, &opts).map_err(|e| format!("the GPU bundle on the host device: {e}"))?;
+    check(spec, &params, &args, (&host_args, &host_ret), (&want_args, &want_ret))
+        .map_err(|e| format!("the GPU bundle on the host device: {e}"))
+}
+
+/// The GPU bundle of `func`, run on the host device with each launch in three ranges of
+/// its groups.
+fn run_on_host_device(
+    compiler: &appy_compiler::Compiler,
+    src: &SourceFile,
+    func: &str,
+    args: &mut [HostValue],
+    opts: &appy_compiler::Options,
+) -> Result<Vec<HostValue>, String> {
+    use appy_runtime::host_device::{HostDevice, HostKernels};
+    appy_runtime::cpu::set_num_threads(Some(appy_tests::test_threads()));
+    let sig: Vec<_> = args.iter().map(|a| a.arg_type()).collect();
+    let (bundle, kernels) = HostKernels::compile(compiler, src, func, &sig, opts).map_err(|d| d.render())?;
+    let dev = HostDevice::new(3);
+    let (ret, _) = appy_runtime::exec::run(&dev, kernels.kernels(), &bundle, args, &Default::default(), &Default::default())
+        .map_err(|e| e.to_string())?;
+    Ok(ret)
+}
+
+type Values<'a> = (&'a [HostValue], &'a [HostValue]);
+
+/// Compares final arguments and return values `got` with NumPy's `want`.
+fn check(spec: &Spec, params: &[String], args: &[HostValue], got: Values<'_>, want: Values<'_>) -> Result<(), String> {
+    let ((got_args, got_ret), (want_args, want_ret)) = (got, want);
     let cmp = |what: &str, g: &HostValue, w: &HostValue| -> Result<(), String> {
         if spec.ulp > 0 {
             return compare_ulp(what, g, w, spec.ulp);
@@ -61,13 +95,13 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
             None => compare(what, g, w),
         }
     };
-    for ((p, g), w) in params.iter().zip(&got_args).zip(&want_args) {
+    for ((p, g), w) in params.iter().zip(got_args).zip(want_args) {
         cmp(&format!("argument {p}"), g, w)?;
     }
     if got_ret.len() != want_ret.len() {
         return Err(format!("{} return values, expected {}", got_ret.len(), want_ret.len()));
     }
-    for (i, (g, w)) in got_ret.iter().zip(&want_ret).enumerate() {
+    for (i, (g, w)) in got_ret.iter().zip(want_ret).enumerate() {
         let (gd, wd) = (g.to_array().dtype, w.to_array().dtype);
         if gd != wd && !spec.refld {
             return Err(format!("return value {i} is {gd:?}, NumPy returns {wd:?}"));
@@ -76,7 +110,7 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
     }
     // A case must exercise the function: it changes an argument or returns a value.
     let big = args.iter().any(|a| matches!(a, HostValue::Array(x) if x.len() >= 8));
-    if big && want_ret.is_empty() && got_args.iter().zip(&args).all(|(g, a)| g == a) {
+    if big && want_ret.is_empty() && got_args.iter().zip(args).all(|(g, a)| g == a) {
         return Err("the case does not exercise the function (no argument changed, nothing returned)".into());
     }
     Ok(())

@@ -221,12 +221,21 @@ pub fn privatise(b: &mut Builder, body: Vec<Op>, arrays: &[Privatised]) -> (Vec<
             .unwrap_or("f64")
             .to_string();
         let ds = dims(b, p.array);
+        // The allocation takes the dynamic sizes only (a kernel's reduction buffer
+        // is `memref<1xT>`).
+        let shape = appy_ir::types::MemRefType::parse(&ty).map(|t| t.shape).unwrap_or_default();
+        let dynamic: Vec<Value> = ds
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| shape.get(*k).is_none_or(|s| s.is_none()))
+            .map(|(_, d)| *d)
+            .collect();
         let copy = b.m.value(ty);
         b.push(
             Op::new("memref.alloc")
-                .with_operands(ds.iter().copied())
+                .with_operands(dynamic.iter().copied())
                 .with_results([copy])
-                .with_attr("operandSegmentSizes", format!("array<i32: {}, 0>", ds.len())),
+                .with_attr("operandSegmentSizes", format!("array<i32: {}, 0>", dynamic.len())),
         );
         let id = identity(b, p.kind, &elem);
         nest(b, &ds, &mut vec![], &mut |b, ivs| b.store(id, copy, ivs));

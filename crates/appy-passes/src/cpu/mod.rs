@@ -5,6 +5,7 @@ pub mod atomics;
 pub mod blas;
 pub mod exp;
 pub mod fuse;
+pub mod kernels;
 pub mod libm;
 pub mod minmax;
 pub mod openmp;

@@ -130,3 +130,5 @@ pub trait Device {
     /// minor of order `j` is not positive definite).
     fn potrf(&self, call: &PotrfCall) -> RunResult<i32>;
 }
+
+pub mod reference;

@@ -1,10 +1,10 @@
 //! A device in host memory for the executor's tests: memory is a map of allocations,
 //! copies and launches are recorded, kernels do nothing (what a launch moves and
 //! passes is what the tests check), and the library calls compute their results with
-//! plain loops, so that the executor's operand offsets and leading dimensions are
+//! the reference loops of [`crate::device::reference`], so that the executor's operand offsets and leading dimensions are
 //! checked by value.
 
-use crate::device::{Device, DevicePtr, GemmCall, GemvCall, PotrfCall, TrsvCall};
+use crate::device::{Device, DevicePtr, GemmCall, GemvCall, PotrfCall, TrsvCall, reference};
 use crate::error::{RunError, RunResult};
 use appy_ir::types::DType;
 use std::cell::{Cell, RefCell};
@@ -215,89 +215,33 @@ impl Device for Mock {
 
     fn gemm(&self, g: &GemmCall) -> RunResult<()> {
         self.log(Event::Library("gemm"));
-        let (dt, (a, lda), (b, ldb), (c, ldc)) = (g.dtype, g.a, g.b, g.c);
-        let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
-        for i in 0..g.m as usize {
-            for j in 0..g.n as usize {
-                let mut s = 0.0;
-                for p in 0..g.k as usize {
-                    let x = if g.trans_a {
-                        self.get(dt, a, p * lda + i)
-                    } else {
-                        self.get(dt, a, i * lda + p)
-                    };
-                    let y = if g.trans_b {
-                        self.get(dt, b, j * ldb + p)
-                    } else {
-                        self.get(dt, b, p * ldb + j)
-                    };
-                    s += x * y;
-                }
-                let old = if g.beta == 0.0 {
-                    0.0
-                } else {
-                    g.beta * self.get(dt, c, i * ldc + j)
-                };
-                self.set(dt, c, i * ldc + j, g.alpha * s + old);
-            }
-        }
+        reference::gemm(self, g);
         Ok(())
     }
 
     fn gemv(&self, g: &GemvCall) -> RunResult<()> {
         self.log(Event::Library("gemv"));
-        let (dt, lda) = (g.dtype, g.lda as usize);
-        let (out, inner) = if g.trans { (g.cols, g.rows) } else { (g.rows, g.cols) };
-        for i in 0..out as usize {
-            let mut s = 0.0;
-            for p in 0..inner as usize {
-                let aij = if g.trans {
-                    self.get(dt, g.a, p * lda + i)
-                } else {
-                    self.get(dt, g.a, i * lda + p)
-                };
-                s += aij * self.get(dt, g.x, p);
-            }
-            let old = if g.beta == 0.0 { 0.0 } else { g.beta * self.get(dt, g.y, i) };
-            self.set(dt, g.y, i, g.alpha * s + old);
-        }
+        reference::gemv(self, g);
         Ok(())
     }
 
     fn trsv(&self, t: &TrsvCall) -> RunResult<()> {
         self.log(Event::Library("trsv"));
-        let (dt, ld) = (t.dtype, t.ld as usize);
-        for i in 0..t.n as usize {
-            let mut s = self.get(dt, t.x, i);
-            for j in 0..i {
-                s -= self.get(dt, t.l, i * ld + j) * self.get(dt, t.x, j);
-            }
-            self.set(dt, t.x, i, s / self.get(dt, t.l, i * ld + i));
-        }
+        reference::trsv(self, t);
         Ok(())
     }
 
     fn potrf(&self, p: &PotrfCall) -> RunResult<i32> {
         self.log(Event::Library("potrf"));
-        let (dt, ld, a) = (p.dtype, p.ld, p.a);
-        for j in 0..p.n as usize {
-            let mut d = self.get(dt, a, j * ld + j);
-            for k in 0..j {
-                d -= self.get(dt, a, j * ld + k).powi(2);
-            }
-            if d.is_nan() || d <= 0.0 {
-                return Ok(j as i32 + 1);
-            }
-            let d = d.sqrt();
-            self.set(dt, a, j * ld + j, d);
-            for i in j + 1..p.n as usize {
-                let mut s = self.get(dt, a, i * ld + j);
-                for k in 0..j {
-                    s -= self.get(dt, a, i * ld + k) * self.get(dt, a, j * ld + k);
-                }
-                self.set(dt, a, i * ld + j, s / d);
-            }
-        }
-        Ok(0)
+        Ok(reference::potrf(self, p))
+    }
+}
+
+impl reference::Elements for Mock {
+    fn get(&self, dt: DType, base: DevicePtr, i: usize) -> f64 {
+        Mock::get(self, dt, base, i)
+    }
+    fn set(&self, dt: DType, base: DevicePtr, i: usize, v: f64) {
+        Mock::set(self, dt, base, i, v)
     }
 }
