@@ -139,13 +139,26 @@ pub enum OptKind {
     Tag,
     /// An iname: letters, digits and `_`, not starting with a digit (empty: none).
     Iname,
-    /// Inames with tags, `i:g.0,j:unr` (empty: none).
+    /// Inames with tags, `i:g.0,j:unr` (empty: none); the names may be globs.
     InameTags,
+    /// The loops a transform addresses: an iname or a glob over inames (`j*`: the
+    /// loops of source variable `j`); empty: none.
+    Loops,
+    /// Loopy's `within=` match expression over loops ([`analyses::within`]); empty:
+    /// every loop.
+    Within,
 }
 
 /// Whether `s` is a well-formed iname.
 fn is_iname(s: &str) -> bool {
     !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether `s` is an iname or a glob over inames (`*`, `?`).
+fn is_loop_pattern(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '*' || c == '?')
 }
 
 impl OptKind {
@@ -191,6 +204,18 @@ impl OptKind {
             OptKind::InameTags => {
                 parse_iname_tags(v)?;
             }
+            OptKind::Loops => {
+                if !v.is_empty() && !is_loop_pattern(v) {
+                    return Err(format!(
+                        "expects a loop name or a glob over names (letters, digits, `_`, `*`, `?`), got `{v}`"
+                    ));
+                }
+            }
+            OptKind::Within => {
+                if !v.is_empty() {
+                    analyses::within::Within::parse(v)?;
+                }
+            }
         }
         Ok(())
     }
@@ -206,6 +231,8 @@ impl OptKind {
             OptKind::Tag => "tag".into(),
             OptKind::Iname => "iname".into(),
             OptKind::InameTags => "iname:tag,...".into(),
+            OptKind::Loops => "iname or glob".into(),
+            OptKind::Within => "match expression".into(),
         }
     }
 }
@@ -240,6 +267,14 @@ impl PassOpt {
         default: "0",
         help: "for the CPU back end",
     };
+    /// `within`: Loopy's match expression restricting the loops a transform addresses
+    /// (every loop by default).
+    pub const WITHIN: PassOpt = PassOpt {
+        name: "within",
+        kind: OptKind::Within,
+        default: "",
+        help: "only the loops matching this expression (iname:, writes:, reads:, func:, line:, and, or, not)",
+    };
     /// `strided`: which parameters take strided views (none by default).
     pub const STRIDED: PassOpt = PassOpt {
         name: "strided",
@@ -262,10 +297,12 @@ impl PassOptions {
     /// against its declared type.
     pub fn parse(info: &PassInfo, text: &str) -> Result<PassOptions, String> {
         let mut given = vec![];
-        for kv in text.split_whitespace() {
+        for kv in option_words(text)? {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| format!("bad option `{kv}` (expected key=value)"))?;
+            // A value with spaces is quoted: within="writes:b and not iname:k".
+            let v = v.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(v);
             let Some(opt) = info.options.iter().find(|o| o.name == k) else {
                 let known: Vec<&str> = info.options.iter().map(|o| o.name).collect();
                 return Err(if known.is_empty() {
@@ -329,10 +366,51 @@ impl PassOptions {
         parse_iname_tags(self.text(key)?)
     }
 
+    /// A `Loops` option (empty when not given and without a default).
+    pub fn loops(&self, key: &str) -> Result<String, String> {
+        Ok(self.text(key)?.to_string())
+    }
+
+    /// The `within` option ([`PassOpt::WITHIN`]): `None` when not given.
+    pub fn within(&self) -> Result<Option<analyses::within::Within>, String> {
+        let v = self.text("within")?;
+        if v.is_empty() {
+            return Ok(None);
+        }
+        analyses::within::Within::parse(v).map(Some)
+    }
+
     /// The `mvl` option ([`PassOpt::MVL`]).
     pub fn mvl(&self) -> Result<i64, String> {
         self.int("mvl")
     }
+}
+
+/// The `key=value` words of a pass's options: separated by spaces, except inside
+/// double quotes.
+fn option_words(text: &str) -> Result<Vec<String>, String> {
+    let mut out = vec![];
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in text.chars() {
+        if c == '"' {
+            quoted = !quoted;
+            cur.push(c);
+        } else if c.is_whitespace() && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if quoted {
+        return Err(format!("an option's quote is not closed in `{text}`"));
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
 }
 
 /// Parses `i:g.0,j:unr` (an `InameTags` option).
@@ -342,8 +420,8 @@ fn parse_iname_tags(v: &str) -> Result<Vec<(String, Tag)>, String> {
         let (name, tag) = item
             .split_once(':')
             .ok_or_else(|| format!("expects `iname:tag` items, got `{item}`"))?;
-        if !is_iname(name) {
-            return Err(format!("expects a loop name before `:`, got `{name}`"));
+        if !is_loop_pattern(name) {
+            return Err(format!("expects a loop name or glob before `:`, got `{name}`"));
         }
         out.push((name.to_string(), tag.parse::<Tag>()?));
     }

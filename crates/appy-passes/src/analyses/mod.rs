@@ -4,6 +4,8 @@
 //! - `nest`: the depth of rectangular perfect nests of parallel loops;
 //! - `index`: the affine forms of subscripts over loop variables (what reordering
 //!   iterations must know);
+//! - `within`: the loops a transform addresses (a name or glob, Loopy's `within=`
+//!   match expressions);
 //! - `affine` (from `appy-ir`, as the frontend's race checker uses it too): affine forms
 //!   and the integer linear algebra of dependence tests.
 
@@ -12,3 +14,4 @@ pub mod barriers;
 pub mod index;
 pub mod nest;
 pub mod uniform;
+pub mod within;

@@ -9,8 +9,9 @@
 //! clause, never a silently wrong result. A multiple that the loop's constant bounds
 //! contradict is refused at compile time.
 
-use super::{no_such_loop, replace_named};
+use super::{Select, no_such_loop, replace_named};
 use crate::analyses::nest::{const_bounds, int_constants, trip_count};
+use crate::analyses::within::Within;
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op};
@@ -23,6 +24,8 @@ pub struct Assume {
     pub iname: String,
     /// What its trip count is a multiple of.
     pub multiple: i64,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -32,7 +35,7 @@ pub const INFO: PassInfo = PassInfo {
     options: &[
         PassOpt {
             name: "iname",
-            kind: crate::OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the loop",
         },
@@ -42,6 +45,7 @@ pub const INFO: PassInfo = PassInfo {
             default: "1",
             help: "what its trip count is a multiple of",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(Assume::from_options(o)?)),
@@ -51,7 +55,8 @@ impl Assume {
     /// The pass with the options of a pipeline (or of a `transform(assume(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<Assume, String> {
         Ok(Assume {
-            iname: o.iname("iname")?,
+            within: o.within()?,
+            iname: o.loops("iname")?,
             multiple: o.int("multiple")?,
         })
     }
@@ -63,7 +68,8 @@ impl Assume {
         }
         let consts = int_constants(&ops);
         let n = &self.iname;
-        let (out, found) = replace_named(ops, n, Default::default(), &mut |mut op, _| {
+        let sel = Select::new(func, &ops, n, self.within.as_ref());
+        let (out, found) = replace_named(ops, &sel, Default::default(), &mut |mut op, _| {
             if op.name != "scf.for" && op.name != "scf.parallel" {
                 return Err(IrError::user_at(&op, format!("`{n}` is not a loop")));
             }
@@ -85,7 +91,7 @@ impl Assume {
             Ok(vec![op])
         })?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, n, &out));
+            return Err(no_such_loop(func, INFO.name, &sel, &out));
         }
         Ok(out)
     }

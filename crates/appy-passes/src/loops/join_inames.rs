@@ -9,7 +9,8 @@
 //! after pure computations, `j`'s bounds do not depend on `i`, and neither loop has
 //! reductions. Anything else is refused at the outer loop's line.
 
-use super::{Place, no_such_loop, perfect_nest, replace_named};
+use super::{Place, Select, no_such_loop, perfect_nest, replace_named};
+use crate::analyses::within::Within;
 use crate::util::{ParallelParts, emit_trip_count, make_parallel, split_parallel};
 use crate::{OptKind, Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
@@ -25,6 +26,8 @@ pub struct JoinInames {
     pub outer: String,
     /// The loop directly inside it.
     pub inner: String,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -34,7 +37,7 @@ pub const INFO: PassInfo = PassInfo {
     options: &[
         PassOpt {
             name: "outer",
-            kind: OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the outer parallel loop",
         },
@@ -44,6 +47,7 @@ pub const INFO: PassInfo = PassInfo {
             default: "",
             help: "the parallel loop directly inside it",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(JoinInames::from_options(o)?)),
@@ -53,7 +57,8 @@ impl JoinInames {
     /// The pass with the options of a pipeline (or of a `transform(join(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<JoinInames, String> {
         Ok(JoinInames {
-            outer: o.iname("outer")?,
+            within: o.within()?,
+            outer: o.loops("outer")?,
             inner: o.iname("inner")?,
         })
     }
@@ -66,10 +71,11 @@ impl JoinInames {
                 "appy-join-inames needs the two loops: outer=NAME inner=NAME",
             ));
         }
-        let (out, found) = replace_named(ops, &self.outer, Place::default(), &mut |op, _| self.join(b, op))?;
+        let sel = Select::new(func, &ops, &self.outer, self.within.as_ref());
+        let (out, found) = replace_named(ops, &sel, Place::default(), &mut |op, _| self.join(b, op))?;
         if !found {
             // Nothing was replaced: `out` is the body as it was.
-            return Err(no_such_loop(func, INFO.name, &self.outer, &out));
+            return Err(no_such_loop(func, INFO.name, &sel, &out));
         }
         Ok(out)
     }

@@ -16,12 +16,14 @@ pub mod strip_mine;
 pub mod tag_inames;
 pub mod unroll;
 
+use crate::analyses::within::{Within, array_names, glob, loop_facts};
+use appy_ir::attrs::parse_str;
 use appy_ir::diag::IrError;
 use appy_ir::effects::is_pure;
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::schedule::LoopKind;
 use appy_ir::types::MemRefType;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Where a loop is in its function.
 #[derive(Clone, Copy, Debug, Default)]
@@ -33,44 +35,94 @@ pub(crate) struct Place {
 /// A rewrite of one loop into the ops that replace it.
 pub(crate) type LoopRewrite<'a> = dyn FnMut(Op, Place) -> Result<Vec<Op>, IrError> + 'a;
 
-/// Replaces the loop named `iname` (its only dimension's name) in `ops`, at any depth,
-/// by what `f` returns. Returns the new ops and whether the loop was found.
-pub(crate) fn replace_named(ops: Vec<Op>, iname: &str, place: Place, f: &mut LoopRewrite<'_>) -> Result<(Vec<Op>, bool), IrError> {
+/// The loops a transform addresses in one function: those whose name matches `name`
+/// (an iname or a glob) and that `within` matches ([`crate::analyses::within`]).
+pub(crate) struct Select<'a> {
+    name: &'a str,
+    within: Option<&'a Within>,
+    func: String,
+    arrays: HashMap<Value, String>,
+}
+
+impl<'a> Select<'a> {
+    /// The selection in function `func` whose body is `ops`.
+    pub fn new(func: &Op, ops: &[Op], name: &'a str, within: Option<&'a Within>) -> Select<'a> {
+        Select {
+            name,
+            within,
+            func: func.attr("sym_name").map(parse_str).unwrap_or("").to_string(),
+            arrays: if within.is_some() { array_names(func, ops) } else { HashMap::new() },
+        }
+    }
+
+    fn matches(&self, op: &Op, names: &[String], enclosing: &[String]) -> bool {
+        LoopKind::of(op).is_some()
+            && names.first().is_some_and(|n| glob(self.name, n))
+            && self
+                .within
+                .is_none_or(|w| w.matches(&loop_facts(op, &self.func, enclosing, &self.arrays)))
+    }
+
+    /// `named `j`` or `named `j` within `writes:b``, for messages.
+    pub fn describe(&self) -> String {
+        match self.within {
+            Some(w) => format!("named `{}` within `{}`", self.name, w.text()),
+            None => format!("named `{}`", self.name),
+        }
+    }
+}
+
+/// Replaces every loop `sel` selects in `ops` (whose only dimension's name matches), at
+/// any depth, by what `f` returns; a selected loop's body is not searched further.
+/// Returns the new ops and whether a loop was selected.
+pub(crate) fn replace_named(ops: Vec<Op>, sel: &Select<'_>, place: Place, f: &mut LoopRewrite<'_>) -> Result<(Vec<Op>, bool), IrError> {
+    let mut n = 0;
+    let out = replace_in(ops, sel, place, f, &mut vec![], &mut n)?;
+    Ok((out, n > 0))
+}
+
+fn replace_in(
+    ops: Vec<Op>,
+    sel: &Select<'_>,
+    place: Place,
+    f: &mut LoopRewrite<'_>,
+    enclosing: &mut Vec<String>,
+    n: &mut usize,
+) -> Result<Vec<Op>, IrError> {
     let mut out = Vec::with_capacity(ops.len());
-    let mut found = false;
     for mut op in ops {
-        if !found && LoopKind::of(&op).is_some() && op.inames().first().map(String::as_str) == Some(iname) {
-            if op.inames().len() != 1 {
+        let names = op.inames();
+        if sel.matches(&op, &names, enclosing) {
+            if names.len() != 1 {
                 return Err(IrError::user_at(
                     &op,
                     format!(
-                        "loop `{iname}` has {} dimensions; a transform addresses one-dimensional loops",
-                        op.inames().len()
+                        "loop `{}` has {} dimensions; a transform addresses one-dimensional loops",
+                        names[0],
+                        names.len()
                     ),
                 ));
             }
             out.extend(f(op, place)?);
-            found = true;
+            *n += 1;
             continue;
         }
-        if !found {
-            let inner = Place {
-                in_workers: place.in_workers || LoopKind::of(&op) == Some(LoopKind::Workers),
-            };
-            for r in &mut op.regions {
-                for blk in &mut r.blocks {
-                    if found {
-                        break;
-                    }
-                    let (ops, hit) = replace_named(std::mem::take(&mut blk.ops), iname, inner, f)?;
-                    blk.ops = ops;
-                    found |= hit;
-                }
+        let inner = Place {
+            in_workers: place.in_workers || LoopKind::of(&op) == Some(LoopKind::Workers),
+        };
+        let depth = enclosing.len();
+        if LoopKind::of(&op).is_some() {
+            enclosing.extend(names);
+        }
+        for r in &mut op.regions {
+            for blk in &mut r.blocks {
+                blk.ops = replace_in(std::mem::take(&mut blk.ops), sel, inner, f, enclosing, n)?;
             }
         }
+        enclosing.truncate(depth);
         out.push(op);
     }
-    Ok((out, found))
+    Ok(out)
 }
 
 /// Why the iterations of the sequential loop `op` are not independent, as `ilp` needs:
@@ -140,12 +192,12 @@ pub(crate) fn inames_in(ops: &[Op]) -> Vec<String> {
 }
 
 /// The error for a transform of a loop that the function does not have.
-pub(crate) fn no_such_loop(func: &Op, pass: &str, iname: &str, ops: &[Op]) -> IrError {
+pub(crate) fn no_such_loop(func: &Op, pass: &str, sel: &Select<'_>, ops: &[Op]) -> IrError {
     let names = inames_in(ops);
     let known = if names.is_empty() {
         "it has no named loops".to_string()
     } else {
         format!("its loops: {}", names.join(", "))
     };
-    IrError::user_at(func, format!("{pass}: no loop named `{iname}` in this function ({known})"))
+    IrError::user_at(func, format!("{pass}: no loop {} in this function ({known})", sel.describe()))
 }

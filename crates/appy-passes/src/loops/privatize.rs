@@ -18,9 +18,10 @@
 //! holds exactly what element `i` would. Anything else is refused at the use that
 //! breaks a condition, with the reason.
 
-use super::{no_such_loop, replace_named};
+use super::{Select, no_such_loop, replace_named};
 use crate::analyses::index::{IndexForm, Term, arith_ops, index_form_through};
 use crate::analyses::nest::int_constants;
+use crate::analyses::within::Within;
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -39,6 +40,8 @@ pub struct Privatize {
     pub array: String,
     /// The loop whose iterations get their own copy of their element.
     pub iname: String,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -54,10 +57,11 @@ pub const INFO: PassInfo = PassInfo {
         },
         PassOpt {
             name: "iname",
-            kind: crate::OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the loop",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(Privatize::from_options(o)?)),
@@ -83,8 +87,9 @@ impl Privatize {
     /// The pass with the options of a pipeline (or of a `transform(privatize(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<Privatize, String> {
         Ok(Privatize {
+            within: o.within()?,
             array: o.iname("array")?,
-            iname: o.iname("iname")?,
+            iname: o.loops("iname")?,
         })
     }
 
@@ -126,11 +131,12 @@ impl Privatize {
         let out = self.outside(&ops, m, size)?;
         let arith: Vec<Op> = arith_ops(&ops);
         let init = out.fill.clone();
-        let (mut new, found) = replace_named(ops, t, Default::default(), &mut |op, _| {
+        let sel = Select::new(func, &ops, t, self.within.as_ref());
+        let (mut new, found) = replace_named(ops, &sel, Default::default(), &mut |op, _| {
             Ok(vec![self.in_loop(b, op, m, &elem, init.clone(), &arith)?])
         })?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, t, &new));
+            return Err(no_such_loop(func, INFO.name, &sel, &new));
         }
         // The allocation, its fill, its frees and its sizes go.
         let mut sizes = HashMap::new();

@@ -14,8 +14,9 @@
 //!
 //! Anything else is refused at the outer loop's line, with the reason.
 
-use super::{Place, no_such_loop, perfect_nest, replace_named};
+use super::{Place, Select, no_such_loop, perfect_nest, replace_named};
 use crate::analyses::index::{self, Term};
+use crate::analyses::within::Within;
 use crate::{OptKind, Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
 use appy_ir::effects::{Access, effects};
@@ -29,6 +30,8 @@ pub struct Reorder {
     pub outer: String,
     /// The loop that becomes the outer one.
     pub inner: String,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -38,7 +41,7 @@ pub const INFO: PassInfo = PassInfo {
     options: &[
         PassOpt {
             name: "outer",
-            kind: OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the outer loop of the nest",
         },
@@ -48,6 +51,7 @@ pub const INFO: PassInfo = PassInfo {
             default: "",
             help: "the loop directly inside it",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(Reorder::from_options(o)?)),
@@ -57,7 +61,8 @@ impl Reorder {
     /// The pass with the options of a pipeline (or of a `transform(reorder(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<Reorder, String> {
         Ok(Reorder {
-            outer: o.iname("outer")?,
+            within: o.within()?,
+            outer: o.loops("outer")?,
             inner: o.iname("inner")?,
         })
     }
@@ -67,10 +72,11 @@ impl Reorder {
         if self.outer.is_empty() || self.inner.is_empty() {
             return Err(IrError::user_at(func, "appy-reorder needs the two loops: outer=NAME inner=NAME"));
         }
-        let (out, found) = replace_named(ops, &self.outer, Place::default(), &mut |op, _| self.interchange(m, op))?;
+        let sel = Select::new(func, &ops, &self.outer, self.within.as_ref());
+        let (out, found) = replace_named(ops, &sel, Place::default(), &mut |op, _| self.interchange(m, op))?;
         if !found {
             // Nothing was replaced: `out` is the body as it was.
-            return Err(no_such_loop(func, INFO.name, &self.outer, &out));
+            return Err(no_such_loop(func, INFO.name, &sel, &out));
         }
         Ok(out)
     }

@@ -21,8 +21,9 @@
 
 use super::assume::multiple_of;
 use super::strip_mine::StripMine;
-use super::{Place, carried_dependence, no_such_loop, replace_named};
+use super::{Place, Select, carried_dependence, no_such_loop, replace_named};
 use crate::analyses::nest::{const_bounds, int_constants, trip_count};
+use crate::analyses::within::Within;
 use crate::util::{contains, emit_trip_count, is_parallel};
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
@@ -42,6 +43,8 @@ pub struct SplitIname {
     pub outer: Tag,
     /// The tag of the loop inside a chunk.
     pub inner: Tag,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -51,7 +54,7 @@ pub const INFO: PassInfo = PassInfo {
     options: &[
         PassOpt {
             name: "iname",
-            kind: crate::OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the loop to split",
         },
@@ -73,6 +76,7 @@ pub const INFO: PassInfo = PassInfo {
             default: "for",
             help: "the tag of the loop inside a chunk",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(SplitIname::from_options(o)?)),
@@ -82,7 +86,8 @@ impl SplitIname {
     /// The pass with the options of a pipeline (or of a `transform(split(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<SplitIname, String> {
         Ok(SplitIname {
-            iname: o.iname("iname")?,
+            within: o.within()?,
+            iname: o.loops("iname")?,
             factor: o.int("factor")?,
             outer: o.tag("outer-tag")?,
             inner: o.tag("inner-tag")?,
@@ -95,12 +100,11 @@ impl SplitIname {
             return Err(IrError::user_at(func, "appy-split-iname needs the loop to split: iname=NAME"));
         }
         let consts = int_constants(&ops);
-        let (out, found) = replace_named(ops, &self.iname, Place::default(), &mut |op, place| {
-            self.split(b, op, place, &consts)
-        })?;
+        let sel = Select::new(func, &ops, &self.iname, self.within.as_ref());
+        let (out, found) = replace_named(ops, &sel, Place::default(), &mut |op, place| self.split(b, op, place, &consts))?;
         if !found {
             // Nothing was replaced: `out` is the body as it was.
-            return Err(no_such_loop(func, INFO.name, &self.iname, &out));
+            return Err(no_such_loop(func, INFO.name, &sel, &out));
         }
         Ok(out)
     }

@@ -8,8 +8,9 @@
 //! loop (`appy-split-iname{outer-tag=g.0 inner-tag=l.0}`), and a parallel loop is not
 //! made sequential here; each refusal says so at the loop's source line.
 
-use super::{Place, carried_dependence, no_such_loop, replace_named};
+use super::{Place, Select, carried_dependence, no_such_loop, replace_named};
 use crate::analyses::nest::{const_bounds, int_constants};
+use crate::analyses::within::Within;
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
 use appy_ir::ir::{Module, Op, Value};
@@ -21,18 +22,23 @@ use std::collections::HashMap;
 pub struct TagInames {
     /// Each loop's name and its new tag.
     pub tags: Vec<(String, Tag)>,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-tag-inames",
     description: "tag named loops (Loopy's tag_inames): unr, ilp, for, ord on sequential loops",
-    options: &[PassOpt {
-        name: "tags",
-        kind: crate::OptKind::InameTags,
-        default: "",
-        help: "the loops and their tags, `j:unr,k:ord`",
-    }],
+    options: &[
+        PassOpt {
+            name: "tags",
+            kind: crate::OptKind::InameTags,
+            default: "",
+            help: "the loops and their tags, `j:unr,k:ord`",
+        },
+        PassOpt::WITHIN,
+    ],
     file: file!(),
     make: |o| Ok(Box::new(TagInames::from_options(o)?)),
 };
@@ -41,6 +47,7 @@ impl TagInames {
     /// The pass with the options of a pipeline (or of a `transform(tag(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<TagInames, String> {
         Ok(TagInames {
+            within: o.within()?,
             tags: o.iname_tags("tags")?,
         })
     }
@@ -49,14 +56,15 @@ impl TagInames {
     pub(crate) fn apply(&self, m: &Module, func: &Op, mut ops: Vec<Op>) -> Result<Vec<Op>, IrError> {
         let consts = int_constants(&ops);
         for (name, tag) in &self.tags {
-            let (new, found) = replace_named(ops, name, Place::default(), &mut |mut op, _| {
+            let sel = Select::new(func, &ops, name, self.within.as_ref());
+            let (new, found) = replace_named(ops, &sel, Place::default(), &mut |mut op, _| {
                 check(m, &op, name, *tag, &consts)?;
                 op.set_tags(&[*tag]);
                 Ok(vec![op])
             })?;
             if !found {
                 // Nothing was replaced: `new` is the body as it was.
-                return Err(no_such_loop(func, INFO.name, name, &new));
+                return Err(no_such_loop(func, INFO.name, &sel, &new));
             }
             ops = new;
         }

@@ -34,7 +34,8 @@
 
 mod tiles;
 
-use super::{no_such_loop, replace_named};
+use super::{Select, no_such_loop, replace_named};
+use crate::analyses::within::Within;
 use crate::{Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::build::Builder;
 use appy_ir::diag::IrError;
@@ -55,6 +56,8 @@ pub struct AddPrefetch {
     pub name: String,
     /// The parallel loop whose groups load the array.
     pub iname: String,
+    /// Only the loops this matches (Loopy's `within=`).
+    pub within: Option<Within>,
 }
 
 /// The registry entry.
@@ -76,10 +79,11 @@ pub const INFO: PassInfo = PassInfo {
         },
         PassOpt {
             name: "iname",
-            kind: crate::OptKind::Iname,
+            kind: crate::OptKind::Loops,
             default: "",
             help: "the parallel loop whose groups share the prefetched elements",
         },
+        PassOpt::WITHIN,
     ],
     file: file!(),
     make: |o| Ok(Box::new(AddPrefetch::from_options(o)?)),
@@ -89,9 +93,10 @@ impl AddPrefetch {
     /// The pass with the options of a pipeline (or of a `transform(prefetch(...))` clause).
     pub fn from_options(o: &PassOptions) -> Result<AddPrefetch, String> {
         Ok(AddPrefetch {
+            within: o.within()?,
             array: o.int("array")?,
             name: o.iname("name")?,
-            iname: o.iname("iname")?,
+            iname: o.loops("iname")?,
         })
     }
 
@@ -113,11 +118,10 @@ impl AddPrefetch {
         }
         let a = self.array_value(b, func, &ops)?;
         let env = Env::of(&ops);
-        let (out, found) = replace_named(ops, &self.iname, Default::default(), &mut |op, _| {
-            Ok(vec![self.prefetch(b, op, a, &env)?])
-        })?;
+        let sel = Select::new(func, &ops, &self.iname, self.within.as_ref());
+        let (out, found) = replace_named(ops, &sel, Default::default(), &mut |op, _| Ok(vec![self.prefetch(b, op, a, &env)?]))?;
         if !found {
-            return Err(no_such_loop(func, INFO.name, &self.iname, &out));
+            return Err(no_such_loop(func, INFO.name, &sel, &out));
         }
         Ok(out)
     }
