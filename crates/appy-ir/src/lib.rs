@@ -33,6 +33,7 @@ pub mod rewrite;
 pub mod schedule;
 pub mod stack;
 pub mod status;
+pub mod steps;
 pub mod types;
 
 /// The default maximum vector length: 1024 lanes, run on the GPU by 256 threads of 4

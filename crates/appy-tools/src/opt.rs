@@ -78,6 +78,9 @@ pub enum Emit {
     Llvm,
     /// PTX text.
     Ptx,
+    /// The step schedule of the `gpu` level's host function (its kernels, library
+    /// calls and host loops in steps of independent nodes).
+    Schedule,
 }
 
 impl From<Emit> for Level {
@@ -91,6 +94,7 @@ impl From<Emit> for Level {
             Emit::Gpu => Level::Gpu,
             Emit::Llvm => Level::Llvm,
             Emit::Ptx => Level::Ptx,
+            Emit::Schedule => Level::Gpu,
         }
     }
 }
@@ -280,6 +284,13 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         None => appy_compiler::pipelines::between(from, level, opts.mvl)
             .map_err(|e| Diagnostic::bare(format!("--emit={}: {e}", level.name())))?,
     };
+    // The parameters' source names, which the `gpu` level no longer carries, name the
+    // arrays of a step schedule.
+    let arg_names: Vec<(String, String)> = module
+        .body()
+        .iter()
+        .filter_map(|f| Some((f.attr("sym_name")?.to_string(), f.attr(appy_ir::kernel::ARG_NAMES)?.to_string())))
+        .collect();
     let out = if pipeline.is_empty() {
         module
     } else if user_ir {
@@ -287,6 +298,15 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     } else {
         compiler.run(&file, module, &pipeline, after)?
     };
+    if a.emit == Some(Emit::Schedule) {
+        let mut out = out;
+        for f in out.body_mut().iter_mut() {
+            if let Some((_, names)) = arg_names.iter().find(|(n, _)| f.attr("sym_name") == Some(n.as_str())) {
+                f.set_attr(appy_ir::kernel::ARG_NAMES, names.clone());
+            }
+        }
+        return Ok(appy_ir::steps::of_module(&out).iter().map(|s| s.render()).collect());
+    }
     if level == Level::Ptx {
         let (ptx, _) = appy_compiler::target::nvptx::to_ptx(&compiler.ctx, &out, &opts).map_err(|e| ir_error(&e))?;
         return Ok(ptx);
