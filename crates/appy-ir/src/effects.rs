@@ -149,6 +149,28 @@ pub fn effects(op: &Op) -> Effects {
     }
 }
 
+/// A view or cast of a memref (its first operand): it names the same memory.
+pub fn is_view(op: &Op) -> bool {
+    matches!(
+        op.name.as_str(),
+        "memref.cast"
+            | "memref.subview"
+            | "memref.reinterpret_cast"
+            | "memref.collapse_shape"
+            | "memref.expand_shape"
+            | "memref.memory_space_cast"
+    )
+}
+
+/// The root of a memref value, through views and casts ([`is_view`]), to the
+/// allocation or parameter; `def` gives a value's defining op.
+pub fn root<'a>(mut v: Value, def: impl Fn(Value) -> Option<&'a Op>) -> Value {
+    while let Some(op) = def(v).filter(|op| is_view(op)) {
+        v = op.operands[0];
+    }
+    v
+}
+
 /// An op with no memory effect and no regions: it may be moved, duplicated or dropped
 /// (if unused) freely.
 pub fn is_pure(op: &Op) -> bool {

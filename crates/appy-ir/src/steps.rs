@@ -120,7 +120,7 @@ fn kernel_effects(m: &Module) -> KernelEffects {
                     }
                 });
             }
-            let root = |v: Value| root_of(v, &|v| defs.get(&v));
+            let root = |v: Value| crate::effects::root(v, |v| defs.get(&v));
             let mut rw = vec![(false, false); blk.args.len()];
             for o in &blk.ops {
                 o.walk(&mut |x| {
@@ -147,26 +147,6 @@ fn kernel_effects(m: &Module) -> KernelEffects {
         }
     }
     out
-}
-
-/// The root of a memref value through views and casts.
-fn root_of<'a>(mut v: Value, def: &dyn Fn(Value) -> Option<&'a Op>) -> Value {
-    while let Some(op) = def(v) {
-        if matches!(
-            op.name.as_str(),
-            "memref.cast"
-                | "memref.subview"
-                | "memref.reinterpret_cast"
-                | "memref.collapse_shape"
-                | "memref.expand_shape"
-                | "memref.memory_space_cast"
-        ) {
-            v = op.operands[0];
-        } else {
-            break;
-        }
-    }
-    v
 }
 
 /// A node's accesses while it is being formed.
@@ -207,7 +187,7 @@ fn of_function(f: &Op, kernels: &KernelEffects) -> Steps {
             continue;
         }
         let mut acc = Acc::default();
-        collect(op, kernels, &|v| root_of(v, &|v| defs.get(&v).copied()), &mut acc);
+        collect(op, kernels, &|v| crate::effects::root(v, |v| defs.get(&v).copied()), &mut acc);
         // Arrays are allocated with `memref.alloc`; `memref.alloca` makes the host's
         // scalar slots.
         let allocates = op.walk_any(&|o| o.name == "memref.alloc");

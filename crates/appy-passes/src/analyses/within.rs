@@ -242,15 +242,8 @@ pub fn array_names(func: &Op, ops: &[Op]) -> HashMap<Value, String> {
                 && let Some(r) = o.results.first()
             {
                 names.insert(*r, parse_str(n).to_string());
-            } else if matches!(
-                o.name.as_str(),
-                "memref.cast"
-                    | "memref.subview"
-                    | "memref.reinterpret_cast"
-                    | "memref.collapse_shape"
-                    | "memref.expand_shape"
-                    | "memref.memory_space_cast"
-            ) && let (Some(src), Some(r)) = (o.operands.first(), o.results.first())
+            } else if appy_ir::effects::is_view(o)
+                && let (Some(src), Some(r)) = (o.operands.first(), o.results.first())
                 && let Some(n) = names.get(src).cloned()
             {
                 names.insert(*r, n);

@@ -61,23 +61,8 @@ pub fn is_statement(o: &Op) -> bool {
 }
 
 /// The root of a memref value: through casts and views, to the allocation or parameter.
-pub fn root(mut v: Value, defs: &HashMap<Value, &Op>) -> Value {
-    while let Some(op) = defs.get(&v) {
-        if matches!(
-            op.name.as_str(),
-            "memref.cast"
-                | "memref.subview"
-                | "memref.reinterpret_cast"
-                | "memref.collapse_shape"
-                | "memref.expand_shape"
-                | "memref.memory_space_cast"
-        ) {
-            v = op.operands[0];
-        } else {
-            break;
-        }
-    }
-    v
+pub fn root(v: Value, defs: &HashMap<Value, &Op>) -> Value {
+    appy_ir::effects::root(v, |v| defs.get(&v).copied())
 }
 
 /// The statements of `kernel` in order, with their accesses; `ivs` are the kernel's

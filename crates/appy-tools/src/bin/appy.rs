@@ -129,7 +129,9 @@ enum Cmd {
         /// `bench: min median max` in milliseconds.
         #[arg(long, default_value_t = 0)]
         bench: usize,
-        /// Print `stats: launches=N htod_bytes=N dtoh_bytes=N tiles=N` for the (last) run.
+        /// Print `stats: launches=N htod_bytes=N dtoh_bytes=N tiles=N nodes=N steps=N
+        /// width=N` for the (last) run; the last three are the step schedule's (its
+        /// nodes, its steps, the most nodes of one step).
         #[arg(long)]
         stats: bool,
         /// Put the array arguments in device buffers first and pass those (the runtime
@@ -445,8 +447,12 @@ fn exec_bundle(
         timing = t;
     }
     if stats {
+        // The step schedule of the function (`appy-opt --emit=schedule`): how many of its
+        // nodes could run at once.
+        let sched = appy_ir::steps::of_module(&b.host).into_iter().find(|s| s.func == b.func);
+        let (nodes, steps, width) = sched.map(|s| (s.graph.node_count(), s.steps.len(), s.width())).unwrap_or_default();
         println!(
-            "stats: launches={} htod_bytes={} dtoh_bytes={} tiles={}",
+            "stats: launches={} htod_bytes={} dtoh_bytes={} tiles={} nodes={nodes} steps={steps} width={width}",
             timing.launches, timing.htod_bytes, timing.dtoh_bytes, timing.tiles
         );
     }
