@@ -8,6 +8,8 @@
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],f64[:,:]' --emit=appy | appy-opt - --pass-pipeline='appy-split-iname{iname=j* factor=4 inner-tag=unr within="not reads:c"}' | filecheck %s --check-prefix=BOTH
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],f64[:,:]' --emit=appy | not appy-opt - --pass-pipeline='appy-split-iname{iname=j* factor=4 within="writes:d"}' 2>&1 | filecheck %s --check-prefix=NONE
 # RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],f64[:,:]' --emit=appy | not appy-opt - --pass-pipeline='appy-split-iname{iname=j* factor=4 within="id:s1"}' 2>&1 | filecheck %s --check-prefix=BAD
+# A refusal names the loop the pattern selected.
+# RUN: appy-opt %s --signature 'f64[:,:],f64[:,:],f64[:,:]' --emit=appy | not appy-opt - --pass-pipeline='appy-split-iname{iname=i* factor=4 inner-tag=unr}' 2>&1 | filecheck %s --check-prefix=LOOP
 import appy
 
 
@@ -30,3 +32,4 @@ def two(a, b, c):
 # BOTH: appy.inames = ["j_1_inner"]
 # NONE: error: appy-split-iname: no loop named `j*` within `writes:d` in this function (its loops: i, j, j_1)
 # BAD: option within `id:` selects statements, which exist from the kernel level on
+# LOOP: error: loop `i` is parallel

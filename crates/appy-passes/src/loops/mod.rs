@@ -103,7 +103,14 @@ fn replace_in(
                     ),
                 ));
             }
-            out.extend(f(op, place)?);
+            let actual = names[0].clone();
+            // A refusal names the loop, not the pattern that selected it.
+            out.extend(f(op, place).map_err(|mut e| {
+                if sel.name != actual {
+                    e.message = e.message.replace(&format!("`{}`", sel.name), &format!("`{actual}`"));
+                }
+                e
+            })?);
             *n += 1;
             continue;
         }
