@@ -6,8 +6,12 @@ roofline plot.
 
 Later files override earlier ones kernel by kernel (each run measures all its
 frameworks in one process on one GPU). Peers: torch, torch_compile, jax, cupy. A second
-table lists every framework's first call (`first_run_ms`: for appy, compile +
-autotuning + one run, from an empty compile cache)."""
+table lists every framework's first call (`first_run_ms`: for appy, the compile of its
+first candidate + one run, from an empty compile cache), with appy's median and the
+kernels where appy's first call is not below both JAX's and torch.compile's;
+`--warm RUN.json` adds appy's first calls of a second process on the same cache.
+
+    python3 benchmarks/npbench/report.py RUN.json [--warm WARM.json] [--plot out.png]"""
 import argparse
 import json
 import math
@@ -22,7 +26,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--plot")
+    ap.add_argument("--warm", help="a run of appy_rs on the compile cache the first run filled")
     a = ap.parse_args()
+    warm = json.load(open(a.warm))["kernels"] if a.warm else {}
     kernels, ceilings, source = {}, {}, {}
     for path in a.runs:
         d = json.load(open(path))
@@ -32,7 +38,7 @@ def main():
             source[k] = path.split("/")[-1]
     print("| kernel | preset | appy ms | torch ms | torch.compile ms | JAX ms | CuPy ms | best peer | best peer / appy | appy roofline |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    ratios, points = [], []
+    ratios, points, ok_ratio = [], [], {}
     for k in ORDER:
         if k not in kernels:
             print(f"| {k} | | not run | | | | | | | |")
@@ -56,6 +62,7 @@ def main():
         if ok("appy_rs") and best:
             r = fw[best]["median_ms"] / appy["median_ms"]
             ratios.append(r)
+            ok_ratio[k] = r
             ratio = f"{r:.2f}"
             t = appy["median_ms"] / 1e3
             c = ceilings[k]
@@ -78,19 +85,46 @@ def main():
                 and any(kernels[k]['frameworks'].get(f, {}).get('status') == 'ok' and kernels[k]['frameworks'][f].get('correct')
                         and kernels[k]['frameworks'][f]['median_ms'] * 2 < kernels[k]['frameworks']['appy_rs']['median_ms'] for f in PEERS)]
         print(f"more than 2x slower than the best peer: {', '.join(slow) or 'none'}")
+        below = [k for k in ORDER if k in kernels and ok_ratio.get(k, 1.0) < 1.0]
+        print(f"below 1.0: {len(below)} ({', '.join(f'{k} {ok_ratio[k]:.2f}' for k in below) or 'none'})")
     # First calls: compile (+ autotune for appy) + one run, per framework.
-    print("\n| kernel | appy first call ms | torch.compile | JAX | CuPy | torch (eager) |")
-    print("|---|---|---|---|---|---|")
+    print("\n| kernel | appy first call ms | torch.compile | JAX | CuPy | torch (eager) |" + (" appy, warm cache |" if warm else ""))
+    print("|---|---|---|---|---|---|" + ("---|" if warm else ""))
+    firsts, warms, behind = [], [], []
     for k in ORDER:
         if k not in kernels:
             continue
         fw = kernels[k]["frameworks"]
 
-        def first(f):
-            x = fw.get(f, {})
-            return f"{x['first_run_ms']:.4g}" if x.get("status") == "ok" and "first_run_ms" in x else "–"
+        def ms(f, fws=fw):
+            x = fws.get(f, {})
+            return x["first_run_ms"] if x.get("status") == "ok" and "first_run_ms" in x else None
 
-        print(f"| {k} | {first('appy_rs')} | {first('torch_compile')} | {first('jax')} | {first('cupy')} | {first('torch')} |")
+        def first(f, fws=fw):
+            x = ms(f, fws)
+            return "–" if x is None else f"{x:.4g}"
+
+        mine = ms("appy_rs")
+        if mine is not None:
+            firsts.append(mine)
+            if any(ms(f) is not None and ms(f) <= mine for f in ("jax", "torch_compile")):
+                behind.append(k)
+        w = ""
+        if warm:
+            w = first("appy_rs", warm.get(k, {}).get("frameworks", {}))
+            if w != "–":
+                warms.append(float(w))
+            w = f" {w} |"
+        print(f"| {k} | {first('appy_rs')} | {first('torch_compile')} | {first('jax')} | {first('cupy')} | {first('torch')} |{w}")
+
+    def median(v):
+        v = sorted(v)
+        return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+    if firsts:
+        print(f"\nappy first call: median {median(firsts):.1f} ms over {len(firsts)} kernels"
+              + (f"; warm cache, new process: median {median(warms):.1f} ms" if warms else ""))
+        print(f"first call not below both JAX's and torch.compile's: {', '.join(behind) or 'none'}")
     if a.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -20,14 +20,14 @@
 use appy_ir::bundle::Bundle;
 use appy_ir::types::DType;
 use appy_runtime::HostValue;
-use appy_runtime::gpu::{Gpu, Loaded};
+use appy_runtime::gpu::{Candidates, Gpu};
 use std::ffi::{CStr, c_char};
 
 /// A loaded bundle.
 pub struct Handle {
     gpu: Gpu,
     bundle: Bundle,
-    loaded: Vec<Loaded>,
+    loaded: Candidates,
 }
 
 fn set_err(err: *mut c_char, len: usize, msg: &str) {
@@ -137,7 +137,8 @@ pub unsafe extern "C" fn appy_call(
         args.push(v);
     }
     let r = appy_runtime::tune::choose(&h.gpu, &h.bundle, &h.loaded, &args)
-        .and_then(|c| h.gpu.run(h.bundle.candidate(c), &h.loaded[c], &mut args));
+        .and_then(|c| Ok((c, h.loaded.get(&h.gpu, &h.bundle, c)?)))
+        .and_then(|(c, l)| h.gpu.run(h.bundle.candidate(c), l, &mut args));
     match r {
         Ok(_) => 0,
         Err(e) => {

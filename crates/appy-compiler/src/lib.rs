@@ -240,20 +240,59 @@ impl Compiler {
         let program = self.parse(file, func)?;
         let l = self.lower(file, &program, args, opts)?;
         let mut main = self.bundle_at(file, &l, args, opts, true)?;
-        for &m in mvls.iter().filter(|m| **m != opts.mvl) {
-            let o = Options { mvl: m, ..opts.clone() };
-            main.variants.push(self.bundle_at(file, &l, args, &o, true)?);
-        }
-        if !mvls.is_empty() {
-            for c in 1..l.tune_choices {
-                let o = Options { tune: c, ..opts.clone() };
+        for o in Self::variant_options(opts, mvls, l.tune_choices) {
+            let mut b = if o.tune == opts.tune {
+                // Another vector length: the `appy` level does not depend on it.
+                self.bundle_at(file, &l, args, &o, true)?
+            } else {
                 let lc = self.lower(file, &program, args, &o)?;
-                let mut b = self.bundle_at(file, &lc, args, &o, true)?;
-                b.choice = c as u32;
-                main.variants.push(b);
-            }
+                self.bundle_at(file, &lc, args, &o, true)?
+            };
+            b.choice = o.tune as u32;
+            main.variants.push(b);
         }
         Ok(main)
+    }
+
+    /// The options of the autotuning candidates after the first (`opts` itself), in the
+    /// order of [`Bundle::variants`] that [`Compiler::compile_gpu_tuned`] makes: each
+    /// other vector length of `mvls`, then, when `mvls` is not empty, each further value
+    /// of the program's `tune(...)` lists (`tune_choices` values in all, from
+    /// [`Compiler::tune_choices`]). Each compiles alone with
+    /// [`Compiler::compile_gpu_candidate`], so the candidates can be compiled by several
+    /// compilers at once and assembled in this order.
+    pub fn variant_options(opts: &Options, mvls: &[i64], tune_choices: usize) -> Vec<Options> {
+        let mut v: Vec<Options> = mvls
+            .iter()
+            .filter(|m| **m != opts.mvl)
+            .map(|&m| Options { mvl: m, ..opts.clone() })
+            .collect();
+        if !mvls.is_empty() {
+            v.extend((1..tune_choices).map(|c| Options { tune: c, ..opts.clone() }));
+        }
+        v
+    }
+
+    /// How many values the `tune(...)` lists of `func`'s `transform(...)` clauses have
+    /// (1 without any): the frontend alone, no MLIR.
+    pub fn tune_choices(file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<usize> {
+        appy_ir::stack::deep(|| {
+            let program = appy_frontend::parse_function(file, func)?;
+            let lo = LowerOptions {
+                bounds_check: opts.bounds_check,
+                tune: opts.tune,
+            };
+            Ok(appy_frontend::lower::lower(file, &program, args, &lo)?.tune_choices)
+        })
+    }
+
+    /// One autotuning candidate of [`Compiler::compile_gpu_tuned`] compiled alone (the
+    /// options from [`Compiler::variant_options`]): identical to the variant that
+    /// `compile_gpu_tuned` makes for these options.
+    pub fn compile_gpu_candidate(&self, file: &SourceFile, func: &str, args: &[ArgType], opts: &Options) -> DResult<Bundle> {
+        let mut b = self.compile_gpu(file, func, args, opts)?;
+        b.choice = opts.tune as u32;
+        Ok(b)
     }
 
     /// The bundle at `opts.mvl`; without `ptx`, the kernels' PTX is left out (the host

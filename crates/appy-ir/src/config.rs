@@ -36,6 +36,8 @@ pub const CACHE_DIR: &str = "APPY_CACHE_DIR";
 pub const ALWAYS_COMPILE: &str = "APPY_ALWAYS_COMPILE";
 /// `APPY_AUTOTUNE`: autotune GPU specialisations.
 pub const AUTOTUNE: &str = "APPY_AUTOTUNE";
+/// `APPY_COMPILE_THREADS`: background compilers of autotuning candidates.
+pub const COMPILE_THREADS: &str = "APPY_COMPILE_THREADS";
 /// `APPY_PRINT_AUTOTUNING`: print the autotuner's timings and choices.
 pub const PRINT_AUTOTUNING: &str = "APPY_PRINT_AUTOTUNING";
 /// `APPY_DEVICE_BUDGET`: device memory a call may use, in bytes.
@@ -84,7 +86,13 @@ pub const VARS: &[Var] = &[
     Var {
         name: AUTOTUNE,
         default: "on",
-        doc: "`0` turns autotuning of GPU specialisations off",
+        doc: "`0` turns autotuning of GPU specialisations off. On, the Python package's first call of a specialisation runs the default vector length (1024) while the other candidates compile in the background, and its second call tunes (waiting for them if need be); `first` compiles and tunes every candidate before the first call runs",
+        scope: Scope::User,
+    },
+    Var {
+        name: COMPILE_THREADS,
+        default: "one fewer than the cores, from 1 to 7",
+        doc: "threads that compile autotuning candidates in the background",
         scope: Scope::User,
     },
     Var {
@@ -290,6 +298,16 @@ pub fn bounds_check() -> bool {
 /// `APPY_AUTOTUNE` (on unless `0`).
 pub fn autotune() -> bool {
     get(AUTOTUNE).is_none_or(|v| v != "0")
+}
+
+/// `APPY_AUTOTUNE=first`: tune before the first call runs.
+pub fn autotune_first_call() -> bool {
+    get(AUTOTUNE).is_some_and(|v| v == "first")
+}
+
+/// `APPY_COMPILE_THREADS`, when a positive number.
+pub fn compile_threads() -> Option<usize> {
+    get(COMPILE_THREADS).and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
 }
 
 /// `APPY_PRINT_AUTOTUNING`.

@@ -30,9 +30,13 @@ pub enum Target {
 pub enum Artifact {
     /// For the CPU, with its code (LLVM dialect) for `dump_code`.
     Cpu(appy_runtime::cpu::CpuFunction, String),
-    /// For the GPU.
-    Gpu(Box<appy_ir::bundle::Bundle>),
+    /// For the GPU; with the whole tuned bundle to come when this is its first
+    /// candidate alone (`appy_runtime::background`).
+    Gpu(Box<appy_ir::bundle::Bundle>, Option<Pending>),
 }
+
+/// The whole tuned bundle, compiled in the background.
+pub type Pending = std::sync::mpsc::Receiver<Result<appy_ir::bundle::Bundle, Diagnostic>>;
 
 /// The outcome of a job: the artifact, the trial of its first call when it came from
 /// the persistent cache (see `appy_runtime::cache::Trial`), and the seconds the worker
@@ -106,9 +110,16 @@ fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, Option<appy_runtime:
             let (f, code) = c.value;
             Ok((Artifact::Cpu(f, code), c.trial))
         }
+        Target::Gpu { tune: true } if !appy_ir::config::autotune_first_call() => {
+            use appy_runtime::background::{First, compile_gpu_first};
+            match compile_gpu_first(compiler, &job.file, &job.func, &job.sig, &opts, dir.as_deref())? {
+                First::Tuned(c) => Ok((Artifact::Gpu(Box::new(c.value), None), c.trial)),
+                First::Deferred(d) => Ok((Artifact::Gpu(Box::new(d.first.value), Some(d.rest)), d.first.trial)),
+            }
+        }
         Target::Gpu { tune } => {
             let c = appy_runtime::jit::compile_gpu_cached(compiler, &job.file, &job.func, &job.sig, &opts, tune, dir.as_deref())?;
-            Ok((Artifact::Gpu(Box::new(c.value)), c.trial))
+            Ok((Artifact::Gpu(Box::new(c.value), None), c.trial))
         }
     }
 }

@@ -10,7 +10,7 @@ use appy_ir::diag::{Diagnostic, SourceFile, Span};
 use appy_ir::types::{ArgType, DType};
 use appy_runtime::RunError;
 use appy_runtime::cpu::{CpuFunction, RawArg, RawResult, scalar_bits};
-use appy_runtime::gpu::{Loaded, RunOptions};
+use appy_runtime::gpu::{Candidates, RunOptions};
 use appy_runtime::{Device, HostArray, HostValue};
 use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
@@ -47,7 +47,10 @@ enum Spec {
     Cpu(CpuFunction),
     Gpu {
         bundle: Box<appy_ir::bundle::Bundle>,
-        loaded: Vec<Loaded>,
+        loaded: Candidates,
+        /// When `bundle` is the first candidate alone: the whole tuned bundle, being
+        /// compiled in the background, taken at the next call (`take_tuned`).
+        pending: Mutex<Option<compile::Pending>>,
     },
 }
 
@@ -256,17 +259,89 @@ impl Kernel {
         let key = (target, a.args.iter().map(|x| x.arg_type()).collect::<Vec<_>>());
         let found = self.specs.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
         let spec = match found {
+            Some(s) if matches!(&*s, Spec::Gpu { pending, .. } if pending.lock().unwrap_or_else(|e| e.into_inner()).is_some()) => {
+                self.take_tuned(py, &key, s)?
+            }
             Some(s) => s,
             None => self.specialise(py, key.clone())?,
         };
         Ok((key, spec))
     }
 
+    /// A later call of a specialisation whose first call ran its first candidate alone:
+    /// the whole tuned bundle replaces it, once the background compilers are done
+    /// (waited for without the GIL; Ctrl-C stops the wait, and the next call waits
+    /// again). If a candidate failed to compile, the first candidate goes on running,
+    /// untuned, with a warning.
+    fn take_tuned(&self, py: Python<'_>, key: &SpecKey, spec: Arc<Spec>) -> PyResult<Arc<Spec>> {
+        let Spec::Gpu { pending, .. } = &*spec else { return Ok(spec) };
+        // Another thread may have taken it.
+        let Some(rx) = pending.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Ok(spec);
+        };
+        let t0 = std::time::Instant::now();
+        let mut rx = Some(rx);
+        let got = loop {
+            let r = rx.take().expect("receiver");
+            let (r, got) = py.detach(move || {
+                let got = r.recv_timeout(std::time::Duration::from_millis(50));
+                (r, got)
+            });
+            match got {
+                Ok(o) => break Some(o),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                        return Err(e);
+                    }
+                    rx = Some(r);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        if crate::log::pending() {
+            crate::log::flush_logs(py)?;
+        }
+        match got {
+            Some(Ok(b)) => {
+                crate::log::log(
+                    py,
+                    20,
+                    &format!(
+                        "{}: {} autotuning candidates ready (waited {:.1} ms)",
+                        self.func,
+                        b.candidates(),
+                        t0.elapsed().as_secs_f64() * 1e3
+                    ),
+                );
+                let tuned = Arc::new(Spec::Gpu {
+                    loaded: Candidates::new(&b),
+                    bundle: Box::new(b),
+                    pending: Mutex::new(None),
+                });
+                self.specs
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(key.clone(), tuned.clone());
+                Ok(tuned)
+            }
+            Some(Err(d)) => {
+                crate::log::log(
+                    py,
+                    30,
+                    &format!("{}: not autotuned, a candidate failed to compile: {}", self.func, d.message),
+                );
+                Ok(spec)
+            }
+            None => Ok(spec),
+        }
+    }
+
     fn run(&self, py: Python<'_>, a: &Args<'_>) -> PyResult<Py<PyAny>> {
         let (key, spec) = self.prepare(py, a)?;
         let r = match &*spec {
             Spec::Cpu(f) => self.run_cpu(py, f, a),
-            Spec::Gpu { bundle, loaded } => self.run_gpu(py, bundle, loaded, a),
+            Spec::Gpu { bundle, loaded, .. } => self.run_gpu(py, bundle, loaded, a),
         };
         if self.any_trials.load(std::sync::atomic::Ordering::Acquire) {
             self.settle_trial(py, &key, &r);
@@ -327,11 +402,14 @@ impl Kernel {
                 }
                 Spec::Cpu(f)
             }
-            Artifact::Gpu(bundle) => {
+            Artifact::Gpu(bundle, pending) => {
                 self.dump(py, &bundle.ptx)?;
                 if self.verbose_blocks {
                     let names: Vec<&str> = bundle.kernels.iter().map(|k| k.name.as_str()).collect();
                     let mut mvls: Vec<i64> = std::iter::once(bundle.mvl).chain(bundle.variants.iter().map(|v| v.mvl)).collect();
+                    if pending.is_some() {
+                        mvls.extend(appy_ir::TUNE_MVLS);
+                    }
                     mvls.sort_unstable();
                     mvls.dedup();
                     print_code(
@@ -342,7 +420,9 @@ impl Kernel {
                             names.len(),
                             names.join(", "),
                             mvls.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", "),
-                            if mvls.len() > 1 {
+                            if pending.is_some() {
+                                "the first call runs MVL 1024 while the others compile in the background; the second call tunes"
+                            } else if mvls.len() > 1 {
                                 "autotuned on the first call"
                             } else {
                                 "not tuned"
@@ -350,25 +430,15 @@ impl Kernel {
                         ),
                     )?;
                 }
-                let loaded = py.detach(|| {
-                    let gpu = crate::gpu()?;
-                    let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
-                    g.load_candidates(&bundle).map_err(String::from)
-                });
-                let loaded = match loaded {
-                    Ok(l) => l,
-                    Err(e) => {
-                        // Code from the cache the driver rejects is evicted.
-                        if let Some(t) = trial {
-                            t.failed();
-                        }
-                        return Err(runtime_error(
-                            py,
-                            format!("`{}`: the GPU rejected the compiled code: {e}", self.func),
-                        ));
-                    }
-                };
-                Spec::Gpu { bundle, loaded }
+                // Candidates load on their first use: code from the cache that the
+                // driver rejects fails that call, and the entry is evicted then
+                // (`settle_trial`).
+                let loaded = Candidates::new(&bundle);
+                Spec::Gpu {
+                    bundle,
+                    loaded,
+                    pending: Mutex::new(pending),
+                }
             }
         };
         crate::log::log(
@@ -470,7 +540,7 @@ impl Kernel {
         }
     }
 
-    fn run_gpu(&self, py: Python<'_>, b: &appy_ir::bundle::Bundle, loaded: &[Loaded], a: &Args<'_>) -> PyResult<Py<PyAny>> {
+    fn run_gpu(&self, py: Python<'_>, b: &appy_ir::bundle::Bundle, loaded: &Candidates, a: &Args<'_>) -> PyResult<Py<PyAny>> {
         let mut vals = Vec::with_capacity(a.args.len());
         for x in &a.args {
             vals.push(match x {
@@ -510,7 +580,8 @@ impl Kernel {
                 results_on_device: on_device,
                 interrupt: Some(&stop),
             };
-            let (res, _) = g.run_with(b.candidate(k), &loaded[k], &mut vals, &opts)?;
+            let l = loaded.get(&g, b, k)?;
+            let (res, _) = g.run_with(b.candidate(k), l, &mut vals, &opts)?;
             // Results in new device memory belong to the caller from here on.
             let mut owned = vec![];
             for v in &res {

@@ -158,3 +158,48 @@ def test_device_gpu_and_cpu_choice():
     assert x.tolist() == [3.0] * 4
     assert any(s.startswith("cpu(") for s in K.increment_by_1.signatures())
     assert any(s.startswith("gpu(") for s in K.increment_by_1.signatures())
+
+
+def test_first_call_runs_one_candidate_then_tunes(tmp_path):
+    """The first call compiles and runs the default vector length alone; the second
+    takes the other candidates (compiled in the background) and tunes; a new process
+    loads the whole tuned bundle and its decision from the cache and compiles nothing.
+    Every call's result is NumPy's."""
+    src = textwrap.dedent('''
+        import appy
+
+        @appy.jit
+        def scaled(a, b, s):
+            #pragma parallel for simd
+            for i in range(a.shape[0]):
+                b[i] = s * a[i] + b[i]
+    ''')
+    (tmp_path / "sc.py").write_text(src)
+    child = textwrap.dedent('''
+        import logging, sys
+        import numpy as np, appy
+        from sc import scaled
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="LOG %(message)s")
+        rng = np.random.default_rng(3)
+        for n in (257, 257, 257, 100003):
+            a, b = rng.standard_normal(n), rng.standard_normal(n)
+            want = 1.5 * a + b
+            scaled(a, b, 1.5)
+            assert np.allclose(b, want), n
+            print("call ok", n, flush=True)
+    ''')
+    env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path), APPY_CACHE_DIR=str(tmp_path / "cache"),
+               APPY_PRINT_AUTOTUNING="1", APPY_AUTOTUNE="1")
+    first = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("call ok") == 4
+    log = first.stdout + first.stderr
+    assert "compiled scaled(" in log, log
+    assert "autotuning candidates ready" in log, log
+    # Tuned at the second call, and again for the new size's bucket.
+    assert log.count("chose") == 2, log
+    second = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    log = second.stdout + second.stderr
+    assert "loaded from the cache" in log and "compiled scaled(" not in log, log
+    assert "candidates ready" not in log and "chose" not in log and "(cached)" in log, log

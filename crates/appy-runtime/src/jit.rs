@@ -100,7 +100,7 @@ type Key = (String, Vec<ArgType>, Vec<bool>);
 enum Compiled {
     Cpu(crate::cpu::CpuFunction),
     #[cfg(feature = "cuda")]
-    Gpu(Box<appy_ir::bundle::Bundle>, Vec<crate::gpu::Loaded>),
+    Gpu(Box<appy_ir::bundle::Bundle>, crate::gpu::Candidates),
 }
 
 impl Jit {
@@ -215,7 +215,8 @@ impl Jit {
             Compiled::Gpu(b, loaded) => {
                 let gpu = self.gpu.as_ref().expect("GPU specialisations need a GPU");
                 let k = crate::tune::choose(gpu, b, loaded, args).map_err(Diagnostic::bare)?;
-                let mut t = gpu.bench(b.candidate(k), &loaded[k], args, reps + 1).map_err(Diagnostic::bare)?;
+                let l = loaded.get(gpu, b, k).map_err(Diagnostic::bare)?;
+                let mut t = gpu.bench(b.candidate(k), l, args, reps + 1).map_err(Diagnostic::bare)?;
                 t.remove(0);
                 Ok(t)
             }
@@ -390,7 +391,9 @@ impl Jit {
             Compiled::Gpu(b, loaded) => {
                 let gpu = self.gpu.as_ref().expect("GPU specialisations need a GPU");
                 let before = args.to_vec();
-                let run = crate::tune::choose(gpu, b, loaded, args).and_then(|k| gpu.run(b.candidate(k), &loaded[k], args));
+                let run = crate::tune::choose(gpu, b, loaded, args)
+                    .and_then(|k| Ok((k, loaded.get(gpu, b, k)?)))
+                    .and_then(|(k, l)| gpu.run(b.candidate(k), l, args));
                 match run {
                     Ok((r, _)) => Ok(r),
                     Err(e) if trial.is_none() && self.device == Device::Auto && !matches!(e, crate::RunError::Checked(_)) => {
@@ -449,7 +452,7 @@ impl Jit {
     fn compile(&mut self, func: &str, sig: &[ArgType], strided: &[bool]) -> DResult<(Compiled, Option<crate::cache::Trial>)> {
         #[cfg(feature = "cuda")]
         if self.gpu.is_some() {
-            let mut c = compile_gpu_cached(
+            let c = compile_gpu_cached(
                 &self.compiler,
                 &self.file,
                 func,
@@ -458,36 +461,16 @@ impl Jit {
                 self.tune,
                 self.cache_dir.as_deref(),
             )?;
-            let gpu = self.gpu.as_ref().expect("checked");
-            let mut loaded = gpu.load_candidates(&c.value);
-            if let (Err(e), Some(t)) = (&loaded, c.trial.take()) {
-                // Code from the cache that the driver rejects: evict it, compile again.
-                tracing::warn!("the GPU rejected `{func}` loaded from the cache ({e}); compiling it again");
-                t.failed();
-                c = compile_gpu_cached(
-                    &self.compiler,
-                    &self.file,
-                    func,
-                    sig,
-                    &self.opts,
-                    self.tune,
-                    self.cache_dir.as_deref(),
-                )?;
-                loaded = gpu.load_candidates(&c.value);
-            }
+            // Candidates load on first use: a rejection by the driver then fails the
+            // call, which evicts code from the cache (the trial) or, with
+            // `Device::Auto`, runs on the CPU (`call_unlocated`).
+            let loaded = crate::gpu::Candidates::new(&c.value);
             if c.from_disk {
                 self.disk_hits += 1;
             } else {
                 self.compilations += 1;
             }
-            match loaded {
-                Ok(loaded) => return Ok((Compiled::Gpu(Box::new(c.value), loaded), c.trial)),
-                Err(e) if self.device == Device::Auto => {
-                    tracing::warn!("the GPU rejected `{func}` ({e}); running on the CPU");
-                    self.gpu = None;
-                }
-                Err(e) => return Err(Diagnostic::bare(e)),
-            }
+            return Ok((Compiled::Gpu(Box::new(c.value), loaded), c.trial));
         }
         if self.device == Device::Gpu {
             return Err(Diagnostic::bare(
@@ -567,36 +550,67 @@ pub fn compile_gpu_cached(
     tune: bool,
     cache_dir: Option<&std::path::Path>,
 ) -> DResult<Cached<appy_ir::bundle::Bundle>> {
+    if let Some(c) = lookup_gpu_cached(file, func, sig, opts, tune, cache_dir) {
+        return Ok(c);
+    }
     let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-    let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
-    if let Some(d) = cache_dir
-        && let Some(v) = crate::cache::load(d, &key)
-    {
-        // The IR nests as deep as the source's statements (see `appy_ir::stack`).
-        let bundle = appy_ir::stack::deep(|| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok());
-        match bundle.filter(|b| bundle_agrees(b, file, func, sig, opts.mvl, mvls)) {
-            Some(b) => {
-                return Ok(Cached {
-                    value: b,
-                    from_disk: true,
-                    trial: Some(crate::cache::begin_trial(d, &key)),
-                });
-            }
-            None => {
-                tracing::warn!("appy cache: the GPU entry for `{func}` does not match the function; rebuilding");
-                crate::cache::evict(d, &key);
-            }
-        }
-    }
     let b = compiler.compile_gpu_tuned(file, func, sig, opts, mvls)?;
-    if let Some(d) = cache_dir {
-        crate::cache::store(d, &key, serde_json::to_value(&b).expect("bundle serializes"));
-    }
+    store_gpu_cached(file, func, sig, opts, tune, cache_dir, &b);
     Ok(Cached {
         value: b,
         from_disk: false,
         trial: None,
     })
+}
+
+/// The bundle that [`compile_gpu_cached`] would load from the persistent cache in
+/// `cache_dir`, if there is one that agrees with the function (one that does not is
+/// evicted).
+#[cfg(feature = "cuda")]
+pub fn lookup_gpu_cached(
+    file: &SourceFile,
+    func: &str,
+    sig: &[ArgType],
+    opts: &Options,
+    tune: bool,
+    cache_dir: Option<&std::path::Path>,
+) -> Option<Cached<appy_ir::bundle::Bundle>> {
+    let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
+    let d = cache_dir?;
+    let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
+    let v = crate::cache::load(d, &key)?;
+    // The IR nests as deep as the source's statements (see `appy_ir::stack`).
+    let bundle = appy_ir::stack::deep(|| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok());
+    match bundle.filter(|b| bundle_agrees(b, file, func, sig, opts.mvl, mvls)) {
+        Some(b) => Some(Cached {
+            value: b,
+            from_disk: true,
+            trial: Some(crate::cache::begin_trial(d, &key)),
+        }),
+        None => {
+            tracing::warn!("appy cache: the GPU entry for `{func}` does not match the function; rebuilding");
+            crate::cache::evict(d, &key);
+            None
+        }
+    }
+}
+
+/// Stores `b` in the persistent cache in `cache_dir` (if any) under the key that
+/// [`compile_gpu_cached`] looks up for these arguments.
+#[cfg(feature = "cuda")]
+pub fn store_gpu_cached(
+    file: &SourceFile,
+    func: &str,
+    sig: &[ArgType],
+    opts: &Options,
+    tune: bool,
+    cache_dir: Option<&std::path::Path>,
+    b: &appy_ir::bundle::Bundle,
+) {
+    if let Some(d) = cache_dir {
+        let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
+        crate::cache::store(d, &key, serde_json::to_value(b).expect("bundle serializes"));
+    }
 }
 
 /// Whether a cached bundle is the one compiling `func` for `sig` would make, as far as

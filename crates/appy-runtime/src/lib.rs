@@ -7,6 +7,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod array;
+#[cfg(all(feature = "jit", feature = "cuda"))]
+pub mod background;
 #[cfg(feature = "jit")]
 pub mod blas;
 pub mod cache;

@@ -11,7 +11,7 @@
 
 use crate::array::HostValue;
 use crate::error::{RunError, RunResult};
-use crate::gpu::{BenchOptions, Gpu, Loaded};
+use crate::gpu::{BenchOptions, Candidates, Gpu};
 use appy_ir::bundle::Bundle;
 
 /// The shape bucket of a call.
@@ -63,7 +63,7 @@ pub fn key_on(device: &str, b: &Bundle, args: &[HostValue]) -> String {
 }
 
 /// Picks the candidate of `b` to run for `args`: from the cache, or by timing them.
-pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue]) -> RunResult<usize> {
+pub fn choose(gpu: &Gpu, b: &Bundle, loaded: &Candidates, args: &[HostValue]) -> RunResult<usize> {
     choose_with(gpu, b, loaded, args, None)
 }
 
@@ -77,7 +77,13 @@ pub const TUNING_BUDGET: f64 = 1.0;
 /// [`choose`] that asks `interrupt` between the host loop iterations of the timed
 /// calls (Ctrl-C in Python): `true` stops with [`crate::error::RunError::Interrupted`]
 /// and records nothing.
-pub fn choose_with(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], interrupt: Option<&dyn Fn() -> bool>) -> RunResult<usize> {
+pub fn choose_with(
+    gpu: &Gpu,
+    b: &Bundle,
+    loaded: &Candidates,
+    args: &[HostValue],
+    interrupt: Option<&dyn Fn() -> bool>,
+) -> RunResult<usize> {
     let n = b.candidates();
     // Nothing to choose: one candidate, or no kernels at all (the work is library calls,
     // e.g. cuBLAS / cuSOLVER, which the vector length does not affect).
@@ -97,7 +103,7 @@ pub fn choose_with(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue],
 type MemoKey = (usize, String, usize, String);
 static MEMO: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<MemoKey, usize>>> = std::sync::LazyLock::new(Default::default);
 
-fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], interrupt: Option<&dyn Fn() -> bool>) -> RunResult<usize> {
+fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &Candidates, args: &[HostValue], interrupt: Option<&dyn Fn() -> bool>) -> RunResult<usize> {
     let n = b.candidates();
     let key = key(gpu, b, args);
     let dir = crate::cache::dir();
@@ -157,18 +163,25 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &[Loaded], args: &[HostValue], int
         stop_after: Some(TUNING_BUDGET),
     };
     let mut times = vec![f64::INFINITY; n];
-    for (k, l) in loaded.iter().enumerate().take(n) {
+    for (k, time) in times.iter_mut().enumerate() {
         if t0.elapsed().as_secs_f64() > TUNING_BUDGET {
             over.set(true);
         }
         if over.get() {
             break;
         }
+        let l = match loaded.get(gpu, b, k) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!("autotuning: candidate {} failed to load: {e}", label(b.candidate(k)));
+                continue;
+            }
+        };
         // Three calls; the first also moves the data, so the best of the other two counts.
         match gpu.bench_with(b.candidate(k), l, &targs, 3, &opts) {
             // A call longer than the budget (one kernel, no host loop to stop in).
             Ok(t) if t.len() < 3 => over.set(true),
-            Ok(t) => times[k] = t[1..].iter().copied().fold(f64::INFINITY, f64::min),
+            Ok(t) => *time = t[1..].iter().copied().fold(f64::INFINITY, f64::min),
             Err(RunError::Interrupted) if !user_stop.get() => {}
             Err(RunError::Interrupted) => break,
             Err(e) => tracing::warn!("autotuning: candidate {} failed: {e}", label(b.candidate(k))),

@@ -231,8 +231,53 @@ impl Gpu {
     }
 
     /// Loads every autotuning candidate of a bundle ([`Bundle::candidate`] order).
-    pub fn load_candidates(&self, b: &Bundle) -> RunResult<Vec<Loaded>> {
-        (0..b.candidates()).map(|k| self.load(b.candidate(k))).collect()
+    /// Loads every candidate of a bundle now (the driver checks all of them).
+    pub fn load_candidates(&self, b: &Bundle) -> RunResult<Candidates> {
+        let c = Candidates::new(b);
+        for k in 0..b.candidates() {
+            c.get(self, b, k)?;
+        }
+        Ok(c)
+    }
+}
+
+/// A bundle's autotuning candidates, each loaded on the device at its first use:
+/// loading hands the PTX to the driver, which compiles it for the device, so a call
+/// whose tuning decision is known (from the cache) loads only its own candidate.
+pub struct Candidates {
+    slots: Vec<std::sync::OnceLock<Loaded>>,
+}
+
+impl Candidates {
+    /// Nothing loaded yet, one slot per candidate of `b`.
+    pub fn new(b: &Bundle) -> Self {
+        Candidates {
+            slots: (0..b.candidates()).map(|_| std::sync::OnceLock::new()).collect(),
+        }
+    }
+
+    /// Candidate `k` of `b` (the bundle these slots were made for), loaded on `gpu` if
+    /// it is not yet.
+    pub fn get(&self, gpu: &Gpu, b: &Bundle, k: usize) -> RunResult<&Loaded> {
+        let slot = self
+            .slots
+            .get(k)
+            .ok_or_else(|| RunError::Bundle(format!("no candidate {k} (the bundle has {})", self.slots.len())))?;
+        if let Some(l) = slot.get() {
+            return Ok(l);
+        }
+        let _span = tracing::debug_span!("load", func = %b.func, candidate = k).entered();
+        let t0 = std::time::Instant::now();
+        let l = gpu.load(b.candidate(k))?;
+        tracing::debug!("loaded candidate {k} of `{}` in {:.2} ms", b.func, t0.elapsed().as_secs_f64() * 1e3);
+        // Another thread may have loaded it meanwhile: theirs is kept.
+        let _ = slot.set(l);
+        Ok(slot.get().expect("just set"))
+    }
+
+    /// How many candidates are loaded.
+    pub fn loaded(&self) -> usize {
+        self.slots.iter().filter(|s| s.get().is_some()).count()
     }
 }
 

@@ -414,7 +414,7 @@ fn exec_bundle(
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
-    let all = gpu.load_candidates(&b).map_err(Diagnostic::bare)?;
+    let all = appy_runtime::gpu::Candidates::new(&b);
     let mut inputs = vec![Input {
         path: path.to_path_buf(),
         what: "the bundle".into(),
@@ -422,7 +422,7 @@ fn exec_bundle(
     let orig = bind_args_from(&Params::of_bundle(&b.params), raw, &mut inputs)?;
     // Autotuning (bundles compiled with --tune): pick the candidate for these shapes.
     let k = appy_runtime::tune::choose(&gpu, &b, &all, &orig).map_err(Diagnostic::bare)?;
-    let loaded = &all[k];
+    let loaded = all.get(&gpu, &b, k).map_err(Diagnostic::bare)?;
     let b = b.candidate(k).clone();
     let _running = appy_tools::fault::Running::new(&b.func);
     let mut timing = appy_runtime::gpu::Timing::default();
