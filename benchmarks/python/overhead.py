@@ -8,7 +8,7 @@ Numba CUDA per-call overhead, in one process.
 On the CPU (no GPU, or --cpu): appy's CPU back end on NumPy arrays, next to the NumPy
 expression. On the GPU: every framework on its own device arrays; each figure is the
 best of 5 rounds of `reps` calls, each call followed by a device synchronize (appy's
-calls return when the work is done), and the kernel time alone (CUDA events around
+calls on device arrays return once queued, as the peers' do), and the kernel time alone (CUDA events around
 back-to-back launches of the CuPy kernel) is printed so the overhead above it shows.
 Missing peers are skipped."""
 import argparse

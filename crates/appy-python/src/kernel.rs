@@ -576,9 +576,12 @@ impl Kernel {
                 })
             };
             let k = appy_runtime::tune::choose_with(&g, b, loaded, &vals, Some(&stop))?;
+            // On device arrays the call returns once its work is queued on the
+            // default stream, as CuPy's and torch's do (docs/PYTHON.md, "Devices").
             let opts = RunOptions {
                 results_on_device: on_device,
                 interrupt: Some(&stop),
+                return_early: on_device,
             };
             let l = loaded.get(&g, b, k)?;
             let (res, _) = g.run_with(b.candidate(k), l, &mut vals, &opts)?;

@@ -37,6 +37,12 @@ pub struct RunOptions<'a> {
     /// stops the call with [`RunError::Interrupted`] (e.g. Ctrl-C in an embedding
     /// interpreter). Kernels already launched finish first.
     pub interrupt: Option<&'a dyn Fn() -> bool>,
+    /// Return once the work is queued, without waiting for it, when nothing of the call
+    /// comes back to the host: every array argument is a device array, results stay on
+    /// the device, and no kernel reports through the status buffer. The work is on the
+    /// CUDA default (legacy) stream, which orders it before later work on the default
+    /// stream and before every copy to the host, as CuPy's and torch's calls are.
+    pub return_early: bool,
 }
 
 /// Timing of one call.
@@ -66,12 +72,16 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The settings from `APPY_DEVICE_BUDGET` and `APPY_SYNC_LAUNCHES`.
+    /// The settings from `APPY_DEVICE_BUDGET` and `APPY_SYNC_LAUNCHES`, read once per
+    /// process (a call does not pay for reading the environment).
     pub fn from_env() -> Limits {
-        Limits {
-            budget: appy_ir::config::device_budget(),
-            sync_launches: appy_ir::config::sync_launches(),
-        }
+        static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+        LIMITS
+            .get_or_init(|| Limits {
+                budget: appy_ir::config::device_budget(),
+                sync_launches: appy_ir::config::sync_launches(),
+            })
+            .clone()
     }
 }
 
@@ -182,6 +192,12 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// After a synchronised call: the status buffer's error (an index out of bounds in
     /// checked mode, a negative dimension), else its warnings queued.
+    /// Whether the call's status buffer is in device memory (a kernel reports through
+    /// it), so reading it waits for the kernels.
+    fn status_on_device(&self) -> bool {
+        self.status.is_some_and(|id| self.mems[id].host.is_none())
+    }
+
     fn check_status(&mut self) -> RunResult<()> {
         let (Some(id), Some(st)) = (self.status, self.sites) else {
             return Ok(());
@@ -295,8 +311,8 @@ fn run_abi<D: Device>(
     for a in args.iter() {
         a.check_size()?;
     }
-    let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
-    if sig != b.args {
+    if args.len() != b.args.len() || args.iter().zip(&b.args).any(|(a, t)| a.arg_type() != *t) {
+        let sig: Vec<ArgType> = args.iter().map(|a| a.arg_type()).collect();
         return Err(RunError::Arguments(format!(
             "arguments ({}) do not match the bundle's signature ({})",
             sig.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "),
@@ -332,9 +348,13 @@ fn run_abi<D: Device>(
             return Err(e);
         }
     };
-    dev.synchronize()?;
-    if ex.timing.kernel_s == 0.0 {
-        ex.timing.kernel_s = t0.elapsed().as_secs_f64();
+    let early =
+        opts.return_early && opts.results_on_device && !args.iter().any(|a| matches!(a, HostValue::Array(_))) && !ex.status_on_device();
+    if !early {
+        dev.synchronize()?;
+        if ex.timing.kernel_s == 0.0 {
+            ex.timing.kernel_s = t0.elapsed().as_secs_f64();
+        }
     }
     // An index out of bounds (checked mode) or a negative dimension: an error instead
     // of results.

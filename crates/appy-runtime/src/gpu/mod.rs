@@ -95,23 +95,12 @@ impl Gpu {
 
     /// Loads a bundle's PTX.
     pub fn load(&self, b: &Bundle) -> RunResult<Loaded> {
-        let mut funcs = vec![];
-        let module = if b.ptx.is_empty() {
-            None
-        } else {
-            let m = self
-                .ctx
-                .load_module(cudarc::nvrtc::Ptx::from_src(b.ptx.clone()))
-                .map_err(|e| RunError::Bundle(format!("the CUDA driver rejected the PTX: {e:?}")))?;
-            for k in &b.kernels {
-                let f = m
-                    .load_function(&k.name)
-                    .map_err(|e| RunError::Bundle(format!("kernel {} not found in the PTX: {e:?}", k.name)))?;
-                funcs.push(f);
-            }
-            Some(m)
-        };
-        Ok(Loaded { _module: module, funcs })
+        self.loader().load(b)
+    }
+
+    /// What loads modules on this device from any thread.
+    pub fn loader(&self) -> Loader {
+        Loader { ctx: self.ctx.clone() }
     }
 
     fn bind(&self) -> RunResult<()> {
@@ -241,6 +230,37 @@ impl Gpu {
     }
 }
 
+/// Loads bundles' PTX on a device, from any thread ([`Gpu::loader`]). Loading is where
+/// the driver compiles the PTX for the device: tens to hundreds of milliseconds for a
+/// large kernel.
+#[derive(Clone)]
+pub struct Loader {
+    ctx: Arc<CudaContext>,
+}
+
+impl Loader {
+    /// Loads a bundle's PTX (the kernels of one candidate).
+    pub fn load(&self, b: &Bundle) -> RunResult<Loaded> {
+        let mut funcs = vec![];
+        let module = if b.ptx.is_empty() {
+            None
+        } else {
+            let m = self
+                .ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(b.ptx.clone()))
+                .map_err(|e| RunError::Bundle(format!("the CUDA driver rejected the PTX: {e:?}")))?;
+            for k in &b.kernels {
+                let f = m
+                    .load_function(&k.name)
+                    .map_err(|e| RunError::Bundle(format!("kernel {} not found in the PTX: {e:?}", k.name)))?;
+                funcs.push(f);
+            }
+            Some(m)
+        };
+        Ok(Loaded { _module: module, funcs })
+    }
+}
+
 /// A bundle's autotuning candidates, each loaded on the device at its first use:
 /// loading hands the PTX to the driver, which compiles it for the device, so a call
 /// whose tuning decision is known (from the cache) loads only its own candidate.
@@ -259,6 +279,11 @@ impl Candidates {
     /// Candidate `k` of `b` (the bundle these slots were made for), loaded on `gpu` if
     /// it is not yet.
     pub fn get(&self, gpu: &Gpu, b: &Bundle, k: usize) -> RunResult<&Loaded> {
+        self.get_with(&gpu.loader(), b, k)
+    }
+
+    /// [`Candidates::get`] with a [`Loader`], from any thread.
+    pub fn get_with(&self, loader: &Loader, b: &Bundle, k: usize) -> RunResult<&Loaded> {
         let slot = self
             .slots
             .get(k)
@@ -268,11 +293,29 @@ impl Candidates {
         }
         let _span = tracing::debug_span!("load", func = %b.func, candidate = k).entered();
         let t0 = std::time::Instant::now();
-        let l = gpu.load(b.candidate(k))?;
+        let l = loader.load(b.candidate(k))?;
         tracing::debug!("loaded candidate {k} of `{}` in {:.2} ms", b.func, t0.elapsed().as_secs_f64() * 1e3);
         // Another thread may have loaded it meanwhile: theirs is kept.
         let _ = slot.set(l);
         Ok(slot.get().expect("just set"))
+    }
+
+    /// Loads every candidate not loaded yet, one after another (the driver serialises
+    /// loads: on an H200, loading 7 candidates on 7 threads took as long as one after
+    /// another, and held up a launch meanwhile); a candidate that fails to load is left
+    /// for [`Candidates::get`] to report.
+    pub fn preload(&self, loader: &Loader, b: &Bundle) {
+        let t0 = std::time::Instant::now();
+        for k in 0..self.slots.len() {
+            if let Err(e) = self.get_with(loader, b, k) {
+                tracing::debug!("candidate {k} of `{}` did not load: {e}", b.func);
+            }
+        }
+        tracing::debug!(
+            "loaded the candidates of `{}` in {:.2} ms",
+            b.func,
+            t0.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     /// How many candidates are loaded.

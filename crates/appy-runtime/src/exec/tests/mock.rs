@@ -41,6 +41,8 @@ pub struct Mock {
     pub quiet: bool,
     /// Number of launches.
     pub launched: Cell<usize>,
+    /// Number of waits for the device ([`Device::synchronize`]).
+    pub synced: Cell<usize>,
 }
 
 impl Mock {
@@ -53,6 +55,7 @@ impl Mock {
             free: Some(1 << 30),
             quiet: false,
             launched: Cell::new(0),
+            synced: Cell::new(0),
         }
     }
 
@@ -198,6 +201,7 @@ impl Device for Mock {
     }
 
     fn synchronize(&self) -> RunResult<()> {
+        self.synced.set(self.synced.get() + 1);
         Ok(())
     }
 

@@ -202,6 +202,7 @@ fn interrupt_stops_a_host_loop() {
     let opts = RunOptions {
         results_on_device: false,
         interrupt: Some(&stop),
+        return_early: false,
     };
     let t0 = std::time::Instant::now();
     let e = run(&dev, &kernels, &bundle, &mut [], &opts, &Limits::default()).unwrap_err();

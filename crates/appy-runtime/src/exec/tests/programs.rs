@@ -662,6 +662,7 @@ fn returned_arrays() {
     let opts = RunOptions {
         results_on_device: true,
         interrupt: None,
+        return_early: false,
     };
     let dev = Mock::new();
     let kernels = vec![(); b.kernels.len()];
@@ -673,6 +674,50 @@ fn returned_arrays() {
     // The caller's buffer is live and readable.
     let mut bytes = vec![0u8; n * 4];
     dev.read(*ptr, &mut bytes).unwrap();
+}
+
+/// With `return_early`, a call on device arrays returns without waiting for its
+/// kernels; one with a host array, or without the option, waits.
+#[test]
+fn calls_on_device_arrays_may_return_early() {
+    let b = compile("interior", "f64[:,:],f64[:,:],int,int");
+    let (m, n) = (6usize, 9usize);
+    use crate::device::Device;
+    let run_with = |device_a: bool, early: bool| {
+        let dev = Mock::new();
+        let pb = dev.malloc(m * n * 8).unwrap();
+        let a = if device_a {
+            HostValue::Device {
+                ptr: dev.malloc(m * n * 8).unwrap(),
+                dtype: DType::F64,
+                shape: vec![m, n],
+            }
+        } else {
+            HostValue::Array(HostArray::zeros(DType::F64, vec![m, n]))
+        };
+        let mut args = [
+            a,
+            HostValue::Device {
+                ptr: pb,
+                dtype: DType::F64,
+                shape: vec![m, n],
+            },
+            HostValue::Int(m as i64, DType::I64, true),
+            HostValue::Int(n as i64, DType::I64, true),
+        ];
+        let opts = RunOptions {
+            results_on_device: true,
+            interrupt: None,
+            return_early: early,
+        };
+        let kernels = vec![(); b.kernels.len()];
+        run(&dev, &kernels, &b, &mut args, &opts, &Limits::default()).unwrap();
+        assert_eq!(dev.launched.get(), 1);
+        dev.synced.get()
+    };
+    assert_eq!(run_with(true, true), 0);
+    assert!(run_with(true, false) > 0);
+    assert!(run_with(false, true) > 0);
 }
 
 /// An array with constant dimensions: canonicalisation makes its allocation static and
