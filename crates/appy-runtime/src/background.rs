@@ -15,7 +15,7 @@
 //! [`Compiler::compile_gpu_tuned`] makes, so a later process loads it and its tuning
 //! decision and compiles nothing.
 
-use crate::jit::{Cached, compile_gpu_cached, lookup_gpu_cached, store_gpu_cached};
+use crate::jit::{Cached, GpuSpec, compile_gpu_cached};
 use appy_compiler::{Compiler, Options};
 use appy_ir::bundle::Bundle;
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
@@ -54,7 +54,14 @@ pub fn compile_gpu_first(
     opts: &Options,
     cache_dir: Option<&std::path::Path>,
 ) -> DResult<First> {
-    if let Some(c) = lookup_gpu_cached(file, func, sig, opts, true, cache_dir) {
+    let tuned = GpuSpec {
+        file,
+        func,
+        sig,
+        opts,
+        tune: true,
+    };
+    if let Some(c) = tuned.lookup(cache_dir) {
         return Ok(First::Tuned(c));
     }
     let first = compile_gpu_cached(compiler, file, func, sig, opts, false, cache_dir)?;
@@ -97,7 +104,14 @@ fn finish(
         let r = assemble(&file, &func, &sig, &opts, first);
         match &r {
             Ok(b) => {
-                store_gpu_cached(&file, &func, &sig, &opts, true, cache_dir.as_deref(), b);
+                let tuned = GpuSpec {
+                    file: &file,
+                    func: &func,
+                    sig: &sig,
+                    opts: &opts,
+                    tune: true,
+                };
+                tuned.store(cache_dir.as_deref(), b);
                 tracing::debug!(
                     "`{func}`: {} more candidates compiled in the background in {:.1} ms",
                     b.variants.len(),

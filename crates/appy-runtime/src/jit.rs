@@ -550,12 +550,18 @@ pub fn compile_gpu_cached(
     tune: bool,
     cache_dir: Option<&std::path::Path>,
 ) -> DResult<Cached<appy_ir::bundle::Bundle>> {
-    if let Some(c) = lookup_gpu_cached(file, func, sig, opts, tune, cache_dir) {
+    let spec = GpuSpec {
+        file,
+        func,
+        sig,
+        opts,
+        tune,
+    };
+    if let Some(c) = spec.lookup(cache_dir) {
         return Ok(c);
     }
-    let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-    let b = compiler.compile_gpu_tuned(file, func, sig, opts, mvls)?;
-    store_gpu_cached(file, func, sig, opts, tune, cache_dir, &b);
+    let b = compiler.compile_gpu_tuned(file, func, sig, opts, spec.mvls())?;
+    spec.store(cache_dir, &b);
     Ok(Cached {
         value: b,
         from_disk: false,
@@ -563,53 +569,73 @@ pub fn compile_gpu_cached(
     })
 }
 
-/// The bundle that [`compile_gpu_cached`] would load from the persistent cache in
-/// `cache_dir`, if there is one that agrees with the function (one that does not is
-/// evicted).
+/// What a GPU specialisation is compiled from, all of which its persistent-cache key
+/// names: the function of a source for argument types, the options, and whether the
+/// bundle holds the autotuning candidates.
 #[cfg(feature = "cuda")]
-pub fn lookup_gpu_cached(
-    file: &SourceFile,
-    func: &str,
-    sig: &[ArgType],
-    opts: &Options,
-    tune: bool,
-    cache_dir: Option<&std::path::Path>,
-) -> Option<Cached<appy_ir::bundle::Bundle>> {
-    let mvls: &[i64] = if tune { &appy_ir::TUNE_MVLS } else { &[] };
-    let d = cache_dir?;
-    let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
-    let v = crate::cache::load(d, &key)?;
-    // The IR nests as deep as the source's statements (see `appy_ir::stack`).
-    let bundle = appy_ir::stack::deep(|| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok());
-    match bundle.filter(|b| bundle_agrees(b, file, func, sig, opts.mvl, mvls)) {
-        Some(b) => Some(Cached {
-            value: b,
-            from_disk: true,
-            trial: Some(crate::cache::begin_trial(d, &key)),
-        }),
-        None => {
-            tracing::warn!("appy cache: the GPU entry for `{func}` does not match the function; rebuilding");
-            crate::cache::evict(d, &key);
-            None
-        }
-    }
+#[derive(Clone, Copy)]
+pub struct GpuSpec<'a> {
+    /// The source.
+    pub file: &'a SourceFile,
+    /// The function.
+    pub func: &'a str,
+    /// The argument types.
+    pub sig: &'a [ArgType],
+    /// The options.
+    pub opts: &'a Options,
+    /// With every autotuning candidate ([`appy_ir::TUNE_MVLS`]).
+    pub tune: bool,
 }
 
-/// Stores `b` in the persistent cache in `cache_dir` (if any) under the key that
-/// [`compile_gpu_cached`] looks up for these arguments.
 #[cfg(feature = "cuda")]
-pub fn store_gpu_cached(
-    file: &SourceFile,
-    func: &str,
-    sig: &[ArgType],
-    opts: &Options,
-    tune: bool,
-    cache_dir: Option<&std::path::Path>,
-    b: &appy_ir::bundle::Bundle,
-) {
-    if let Some(d) = cache_dir {
-        let key = cache_key(if tune { "gpu-tuned" } else { "gpu" }, file, func, sig, opts);
-        crate::cache::store(d, &key, serde_json::to_value(b).expect("bundle serializes"));
+impl GpuSpec<'_> {
+    /// The vector lengths of the candidates (none beyond `opts.mvl` untuned).
+    pub fn mvls(&self) -> &'static [i64] {
+        if self.tune { &appy_ir::TUNE_MVLS } else { &[] }
+    }
+
+    fn key(&self) -> String {
+        cache_key(
+            if self.tune { "gpu-tuned" } else { "gpu" },
+            self.file,
+            self.func,
+            self.sig,
+            self.opts,
+        )
+    }
+
+    /// The bundle that [`compile_gpu_cached`] would load from the persistent cache in
+    /// `cache_dir`, if there is one that agrees with the function (one that does not is
+    /// evicted).
+    pub fn lookup(&self, cache_dir: Option<&std::path::Path>) -> Option<Cached<appy_ir::bundle::Bundle>> {
+        let d = cache_dir?;
+        let key = self.key();
+        let v = crate::cache::load(d, &key)?;
+        // The IR nests as deep as the source's statements (see `appy_ir::stack`).
+        let bundle = appy_ir::stack::deep(|| serde_json::from_value::<appy_ir::bundle::Bundle>(v).ok());
+        match bundle.filter(|b| bundle_agrees(b, self.file, self.func, self.sig, self.opts.mvl, self.mvls())) {
+            Some(b) => Some(Cached {
+                value: b,
+                from_disk: true,
+                trial: Some(crate::cache::begin_trial(d, &key)),
+            }),
+            None => {
+                tracing::warn!(
+                    "appy cache: the GPU entry for `{}` does not match the function; rebuilding",
+                    self.func
+                );
+                crate::cache::evict(d, &key);
+                None
+            }
+        }
+    }
+
+    /// Stores `b` in the persistent cache in `cache_dir` (if any) under the key that
+    /// [`GpuSpec::lookup`] reads.
+    pub fn store(&self, cache_dir: Option<&std::path::Path>, b: &appy_ir::bundle::Bundle) {
+        if let Some(d) = cache_dir {
+            crate::cache::store(d, &self.key(), serde_json::to_value(b).expect("bundle serializes"));
+        }
     }
 }
 

@@ -368,26 +368,29 @@ fn scratchpads_are_not_parameters() {
     assert_eq!(dev.copied(), (n * 8 + (n - 1) * 8, (n - 1) * 8));
 }
 
+/// A float64 array of `shape` in the mock device's memory, and its address.
+fn device_f64(dev: &Mock, shape: Vec<usize>) -> (HostValue, u64) {
+    use crate::device::Device;
+    let ptr = dev.malloc(shape.iter().product::<usize>() * 8).unwrap();
+    let v = HostValue::Device {
+        ptr,
+        dtype: DType::F64,
+        shape,
+    };
+    (v, ptr)
+}
+
 /// Arrays already on the device are used in place: nothing is copied or allocated.
 #[test]
 fn device_arguments_move_nothing() {
     let b = compile("interior", "f64[:,:],f64[:,:],int,int");
     let (m, n) = (6usize, 9usize);
     let dev = Mock::new();
-    use crate::device::Device;
-    let pa = dev.malloc(m * n * 8).unwrap();
-    let pb = dev.malloc(m * n * 8).unwrap();
+    let (a, pa) = device_f64(&dev, vec![m, n]);
+    let (b_, pb) = device_f64(&dev, vec![m, n]);
     let mut args = [
-        HostValue::Device {
-            ptr: pa,
-            dtype: DType::F64,
-            shape: vec![m, n],
-        },
-        HostValue::Device {
-            ptr: pb,
-            dtype: DType::F64,
-            shape: vec![m, n],
-        },
+        a,
+        b_,
         HostValue::Int(m as i64, DType::I64, true),
         HostValue::Int(n as i64, DType::I64, true),
     ];
@@ -682,26 +685,16 @@ fn returned_arrays() {
 fn calls_on_device_arrays_may_return_early() {
     let b = compile("interior", "f64[:,:],f64[:,:],int,int");
     let (m, n) = (6usize, 9usize);
-    use crate::device::Device;
     let run_with = |device_a: bool, early: bool| {
         let dev = Mock::new();
-        let pb = dev.malloc(m * n * 8).unwrap();
         let a = if device_a {
-            HostValue::Device {
-                ptr: dev.malloc(m * n * 8).unwrap(),
-                dtype: DType::F64,
-                shape: vec![m, n],
-            }
+            device_f64(&dev, vec![m, n]).0
         } else {
             HostValue::Array(HostArray::zeros(DType::F64, vec![m, n]))
         };
         let mut args = [
             a,
-            HostValue::Device {
-                ptr: pb,
-                dtype: DType::F64,
-                shape: vec![m, n],
-            },
+            device_f64(&dev, vec![m, n]).0,
             HostValue::Int(m as i64, DType::I64, true),
             HostValue::Int(n as i64, DType::I64, true),
         ];
