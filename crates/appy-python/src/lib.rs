@@ -83,6 +83,15 @@ fn get_device() -> &'static str {
     }
 }
 
+/// Stops the background compilers of autotuning candidates at exit (registered with
+/// `atexit` by the package): candidates not started are dropped, and this waits, at
+/// most 5 s, for those being compiled, so that no thread is inside LLVM when the
+/// process exits.
+#[pyfunction]
+fn shutdown_compilers(py: Python<'_>) -> bool {
+    py.detach(|| appy_runtime::background::shutdown(std::time::Duration::from_secs(5)))
+}
+
 /// Whether a CUDA driver and a GPU are usable (opens the GPU on the first call).
 #[pyfunction]
 fn gpu_available(py: Python<'_>) -> bool {
@@ -182,6 +191,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_libomp, m)?)?;
     m.add_function(wrap_pyfunction!(doctor, m)?)?;
     m.add_function(wrap_pyfunction!(log::flush_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(shutdown_compilers, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_MVL", appy_ir::DEFAULT_MVL)?;
     Ok(())

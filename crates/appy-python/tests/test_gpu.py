@@ -203,3 +203,32 @@ def test_first_call_runs_one_candidate_then_tunes(tmp_path):
     log = second.stdout + second.stderr
     assert "loaded from the cache" in log and "compiled scaled(" not in log, log
     assert "candidates ready" not in log and "chose" not in log and "(cached)" in log, log
+
+
+def test_a_single_call_exits_cleanly(tmp_path):
+    """A process whose only call returns while the other candidates are still being
+    compiled in the background exits cleanly and at once (the compilers stop at exit),
+    with NumPy's result."""
+    (tmp_path / "one.py").write_text(textwrap.dedent('''
+        import appy
+
+        @appy.jit
+        def twice(a, b):
+            #pragma parallel for simd
+            for i in range(a.shape[0]):
+                b[i] = 2.0 * a[i] + b[i]
+    '''))
+    child = textwrap.dedent('''
+        import numpy as np
+        from one import twice
+        a, b = np.arange(1009.0), np.ones(1009)
+        twice(a, b)
+        assert np.array_equal(b, 2.0 * np.arange(1009.0) + 1.0)
+        print("ok", flush=True)
+    ''')
+    env = dict(os.environ, PYTHONPATH=pythonpath(tmp_path), APPY_CACHE_DIR=str(tmp_path / "cache"), APPY_AUTOTUNE="1")
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", (p.returncode, p.stdout, p.stderr)
+    assert "candidates failed" not in p.stderr, p.stderr
+    assert time.perf_counter() - t0 < 60

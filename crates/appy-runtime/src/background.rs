@@ -21,6 +21,7 @@ use appy_ir::bundle::Bundle;
 use appy_ir::diag::{DResult, Diagnostic, SourceFile};
 use appy_ir::types::ArgType;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -118,6 +119,7 @@ fn finish(
                     t0.elapsed().as_secs_f64() * 1e3
                 );
             }
+            Err(_) if STOPPING.load(Ordering::SeqCst) => {}
             Err(e) => tracing::warn!("`{func}`: autotuning candidates failed to compile ({}); not tuning", e.message),
         }
         let _ = reply.send(r);
@@ -196,13 +198,47 @@ fn pool() -> &'static Pool {
     })
 }
 
+/// Set by [`shutdown`]: tasks not started are answered with an error, not compiled.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+/// Tasks being compiled now.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Stops the background compilers before the process exits: tasks not started are
+/// dropped (their bundles are not assembled, and nothing is stored in the cache), and
+/// this waits, at most `timeout`, for those being compiled. A process that exits while
+/// a thread is inside LLVM could otherwise crash in LLVM's static destructors. The
+/// Python package calls it at exit (`atexit`); returns whether every task finished.
+pub fn shutdown(timeout: std::time::Duration) -> bool {
+    STOPPING.store(true, Ordering::SeqCst);
+    let t0 = std::time::Instant::now();
+    while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
+        if t0.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    true
+}
+
 fn worker(rx: &Mutex<Receiver<Task>>) {
     let mut compiler: Option<Compiler> = None;
     loop {
-        let task = match rx.lock().unwrap_or_else(|e| e.into_inner()).recv() {
-            Ok(t) => t,
-            Err(_) => return,
+        let task = {
+            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+            let task = match rx.recv() {
+                Ok(t) => t,
+                Err(_) => return,
+            };
+            // Counted before the queue is let go, so that `shutdown` never sees a
+            // task between the queue and the count.
+            IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+            task
         };
+        if STOPPING.load(Ordering::SeqCst) {
+            let _ = task.reply.send((task.index, Err(Diagnostic::bare("the process is exiting"))));
+            IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
         // The context is made on the first task: threads that never get one cost nothing.
         let c = compiler.get_or_insert_with(Compiler::new);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -219,6 +255,7 @@ fn worker(rx: &Mutex<Receiver<Task>>) {
             )))
         });
         let _ = task.reply.send((task.index, r));
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -41,6 +41,9 @@ try:
     from . import _native
     from ._native import DeviceArray
     __version__ = _native.__version__
+    # No background compiler may be inside LLVM when the process exits.
+    import atexit as _atexit
+    _atexit.register(_native.shutdown_compilers)
 except ImportError:  # only usable with APPY_DISABLE_JIT=1
     if not _disabled():
         raise
