@@ -42,6 +42,8 @@ pub const COMPILE_THREADS: &str = "APPY_COMPILE_THREADS";
 pub const PRINT_AUTOTUNING: &str = "APPY_PRINT_AUTOTUNING";
 /// `APPY_DEVICE_BUDGET`: device memory a call may use, in bytes.
 pub const DEVICE_BUDGET: &str = "APPY_DEVICE_BUDGET";
+/// `APPY_DEVICES`: the GPUs launches are split between.
+pub const DEVICES: &str = "APPY_DEVICES";
 /// `APPY_SYNC_LAUNCHES`: synchronise after every kernel launch.
 pub const SYNC_LAUNCHES: &str = "APPY_SYNC_LAUNCHES";
 /// `APPY_VERIFY_EACH`: verify the IR after every Rust pass in release builds.
@@ -93,6 +95,12 @@ pub const VARS: &[Var] = &[
         name: COMPILE_THREADS,
         default: "one fewer than the cores, from 1 to 7",
         doc: "threads that compile autotuning candidates in the background",
+        scope: Scope::User,
+    },
+    Var {
+        name: DEVICES,
+        default: "1",
+        doc: "the GPUs `appy exec` splits every kernel launch between: a count (the first N devices) or `all`; each GPU runs a contiguous range of the launch's groups on its own copy of the data, which moves between GPUs directly (docs/MAPPING.md)",
         scope: Scope::User,
     },
     Var {
@@ -308,6 +316,16 @@ pub fn autotune_first_call() -> bool {
 /// `APPY_COMPILE_THREADS`, when a positive number.
 pub fn compile_threads() -> Option<usize> {
     get(COMPILE_THREADS).and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
+}
+
+/// `APPY_DEVICES`: `Some(n)` for a count (1 when unset or not understood), `None` for
+/// `all`.
+pub fn devices() -> Option<usize> {
+    match get(DEVICES) {
+        Some(v) if v.trim() == "all" => None,
+        Some(v) => Some(v.trim().parse().ok().filter(|n| *n > 0).unwrap_or(1)),
+        None => Some(1),
+    }
 }
 
 /// `APPY_PRINT_AUTOTUNING`.

@@ -189,6 +189,13 @@ impl Device for HostDevice {
         Ok(())
     }
 
+    fn copy_from_peer(&self, dst: DevicePtr, _from: &Self, src: DevicePtr, bytes: usize) -> RunResult<()> {
+        // SAFETY: both are the executor's allocations (of two host devices), within
+        // their size.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) };
+        Ok(())
+    }
+
     fn launch(&self, kernel: &KernelFn, _name: &str, grid: [u32; 3], _block: [u32; 3], params: &mut [u64]) -> RunResult<()> {
         self.launched.set(self.launched.get() + 1);
         let n: u64 = grid.iter().map(|&g| g as u64).product();

@@ -60,6 +60,13 @@ impl IndexBox {
             hi: self.hi.iter().zip(&other.hi).map(|(a, b)| *a.max(b)).collect(),
         }
     }
+    /// The indices in both (empty when they do not meet).
+    pub fn intersect(&self, other: &IndexBox) -> IndexBox {
+        IndexBox {
+            lo: self.lo.iter().zip(&other.lo).map(|(a, b)| *a.max(b)).collect(),
+            hi: self.hi.iter().zip(&other.hi).map(|(a, b)| *a.min(b)).collect(),
+        }
+    }
     /// `self \ other` as disjoint boxes.
     pub fn subtract(&self, other: &IndexBox) -> Vec<IndexBox> {
         if self.is_empty() {

@@ -9,6 +9,7 @@ use appy_runtime::HostValue;
 use appy_tests::cases::{Spec, compare_ulp, specs_in};
 use appy_tests::{Rng, compare, root};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Runs every case of every file in `dir`; returns the failures.
 fn run_dir(dir: &str) -> Vec<String> {
@@ -55,31 +56,45 @@ fn run_case(path: &Path, func: &str, spec: &Spec, k: usize) -> Result<(), String
     };
     let got_ret = appy_tests::run_cpu(&compiler, &src, func, &mut got_args, &opts).map_err(|d| d.render())?;
     check(spec, &params, &args, (&got_args, &got_ret), (&want_args, &want_ret))?;
-    let mut host_args = args.clone();
-    let host_ret =
-        run_on_host_device(&compiler, &src, func, &mut host_args, &opts).map_err(|e| format!("the GPU bundle on the host device: {e}"))?;
-    check(spec, &params, &args, (&host_args, &host_ret), (&want_args, &want_ret))
-        .map_err(|e| format!("the GPU bundle on the host device: {e}"))
-}
-
-/// The GPU bundle of `func`, run on the host device with each launch in three ranges of
-/// its groups.
-fn run_on_host_device(
-    compiler: &appy_compiler::Compiler,
-    src: &SourceFile,
-    func: &str,
-    args: &mut [HostValue],
-    opts: &appy_compiler::Options,
-) -> Result<Vec<HostValue>, String> {
-    use appy_runtime::host_device::{HostDevice, HostKernels};
+    use appy_runtime::host_device::HostKernels;
     appy_runtime::cpu::set_num_threads(Some(appy_tests::test_threads()));
     let sig: Vec<_> = args.iter().map(|a| a.arg_type()).collect();
-    let (bundle, kernels) = HostKernels::compile(compiler, src, func, &sig, opts).map_err(|d| d.render())?;
-    let dev = HostDevice::new(3);
-    let (ret, _) = appy_runtime::exec::run(&dev, kernels.kernels(), &bundle, args, &Default::default(), &Default::default())
+    let (bundle, kernels) = HostKernels::compile(&compiler, &src, func, &sig, &opts).map_err(|d| d.render())?;
+    for (devices, what) in [(1, "on the host device"), (3, "split between three host devices")] {
+        let mut host_args = args.clone();
+        let host_ret =
+            run_on_host_devices(&bundle, &kernels, devices, &mut host_args).map_err(|e| format!("the GPU bundle {what}: {e}"))?;
+        check(spec, &params, &args, (&host_args, &host_ret), (&want_args, &want_ret)).map_err(|e| format!("the GPU bundle {what}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The GPU bundle of `func` run on `devices` host devices: on one, each launch runs in
+/// three ranges of its groups; on several, each launch is split between them (each
+/// device with its own memory, data moving between them as between GPUs), with
+/// unequal shares.
+fn run_on_host_devices(
+    bundle: &appy_ir::bundle::Bundle,
+    kernels: &appy_runtime::host_device::HostKernels,
+    devices: usize,
+    args: &mut [HostValue],
+) -> Result<Vec<HostValue>, String> {
+    use appy_runtime::host_device::HostDevice;
+    let devs: Vec<HostDevice> = (0..devices).map(|_| HostDevice::new(if devices == 1 { 3 } else { 1 })).collect();
+    let pairs: Vec<_> = devs.iter().map(|d| (d, kernels.kernels())).collect();
+    let weights: Vec<f64> = (0..devices).map(|d| 1.0 + d as f64).collect();
+    let (ret, t) = appy_runtime::exec::run_split(&pairs, &weights, bundle, args, &Default::default(), &Default::default())
         .map_err(|e| e.to_string())?;
+    SPLIT.0.fetch_add(t.split.0, Ordering::Relaxed);
+    SPLIT.1.fetch_add(t.split.1, Ordering::Relaxed);
+    PEER_BYTES.fetch_add(t.peer_bytes, Ordering::Relaxed);
     Ok(ret)
 }
+
+/// Launches split between host devices, launches that were not, and bytes copied
+/// between the devices, over all cases.
+static SPLIT: (AtomicUsize, AtomicUsize) = (AtomicUsize::new(0), AtomicUsize::new(0));
+static PEER_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 type Values<'a> = (&'a [HostValue], &'a [HostValue]);
 
@@ -120,5 +135,19 @@ fn check(spec: &Spec, params: &[String], args: &[HostValue], got: Values<'_>, wa
 fn cases() {
     let mut failures = run_dir("tests/cases");
     failures.extend(run_dir("examples"));
+    let (split, whole, peer) = (
+        SPLIT.0.load(Ordering::Relaxed),
+        SPLIT.1.load(Ordering::Relaxed),
+        PEER_BYTES.load(Ordering::Relaxed),
+    );
+    eprintln!(
+        "split between host devices: {split} launches split, {whole} not (ranges writing the same elements), {peer} bytes between devices"
+    );
+    // The split runs must exercise splitting and the copies between devices.
+    let all = appy_ir::config::test_var("APPY_CASES_ONLY").is_none();
+    assert!(
+        !all || !failures.is_empty() || (split > 100 && whole > 0 && peer > 0),
+        "the split runs split too little"
+    );
     assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
 }

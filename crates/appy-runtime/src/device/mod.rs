@@ -115,6 +115,18 @@ pub trait Device {
     fn dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> RunResult<()>;
     /// Waits for everything launched so far.
     fn synchronize(&self) -> RunResult<()>;
+    /// Makes this device the one the calling thread's operations go to. The executor
+    /// calls it before it uses one of several devices ([`crate::exec::run_split`]); a
+    /// call on one device never needs it.
+    fn activate(&self) -> RunResult<()> {
+        Ok(())
+    }
+    /// Copies `bytes` bytes at `src` on device `from` to `dst` on this device, device to
+    /// device (peer to peer over NVLink or PCIe on GPUs), without waiting on the host:
+    /// the copy comes after the work queued on `from` so far, the work queued on this
+    /// device after it comes after the copy, and so does the work queued on `from`
+    /// after it (which may overwrite `src`).
+    fn copy_from_peer(&self, dst: DevicePtr, from: &Self, src: DevicePtr, bytes: usize) -> RunResult<()>;
     /// Launches `kernel` on a grid of `grid` blocks of `block` threads with parameters
     /// `params` (one 8-byte cell each).
     fn launch(&self, kernel: &Self::Kernel, name: &str, grid: [u32; 3], block: [u32; 3], params: &mut [u64]) -> RunResult<()>;

@@ -259,6 +259,10 @@ impl<D: Device> Executor<'_, D> {
                 let elems = bytes / dtype.size();
                 if *stack {
                     self.mems.push(Mem::slot(*dtype, dims, elems));
+                } else if self.split() {
+                    let id = self.alloc_spread(*dtype, dims, bytes.max(1))?;
+                    self.set(*dst, HV::Mem(id));
+                    return Ok(());
                 } else {
                     let bytes = bytes.max(1);
                     let ptr = self.dev.alloc(bytes)?;

@@ -21,7 +21,7 @@ type TileRange = (usize, usize, usize, bool);
 
 impl<D: Device> Executor<'_, D> {
     /// A launch's arguments as the access analysis sees them.
-    fn launch_args(&self, args: &[HV], params: &[Param]) -> Vec<LaunchArg> {
+    pub(super) fn launch_args(&self, args: &[HV], params: &[Param]) -> Vec<LaunchArg> {
         args.iter()
             .zip(params)
             .map(|(v, p)| match *v {
@@ -34,7 +34,7 @@ impl<D: Device> Executor<'_, D> {
 
     /// The boxes launch `k` with `largs` on `grid` blocks of `block` threads accesses
     /// (remembered: host loops repeat the same launches).
-    fn accesses(&mut self, k: usize, largs: Vec<LaunchArg>, grid: i64, block: i64) -> Rc<Accesses> {
+    pub(super) fn accesses(&mut self, k: usize, largs: Vec<LaunchArg>, grid: i64, block: i64) -> Rc<Accesses> {
         let key = (k, grid, block, largs);
         if let Some(a) = self.analyses.get(&key) {
             return a.clone();
@@ -54,6 +54,9 @@ impl<D: Device> Executor<'_, D> {
                 args.len(),
                 kp.params.len()
             )));
+        }
+        if self.split() {
+            return self.launch_split(k, grid[0] * grid[1] * grid[2], block, args);
         }
         if self.tiled {
             return self.launch_tiled(k, args, grid[0] * grid[1] * grid[2], block);
@@ -101,7 +104,7 @@ impl<D: Device> Executor<'_, D> {
     /// Kernel parameters, one 8-byte cell each (memrefs expand to descriptors).
     /// `ptrs` replaces the (allocated, aligned) pointers of some parameters (tiles);
     /// `offset` replaces the last parameter (the block offset).
-    fn marshal(
+    pub(super) fn marshal(
         &self,
         k: usize,
         args: &[HV],
@@ -155,12 +158,25 @@ impl<D: Device> Executor<'_, D> {
     }
 
     fn raw_launch(&mut self, k: usize, cells: &mut [u64], grid: [i64; 3], block: [i64; 3]) -> RunResult<()> {
+        let (dev, kernels) = (self.dev, self.kernels);
+        self.raw_launch_on(dev, &kernels[k], k, cells, grid, block)
+    }
+
+    /// Launches kernel `k` (loaded on `dev` as `kernel`) with parameter cells `cells`.
+    pub(super) fn raw_launch_on(
+        &mut self,
+        dev: &D,
+        kernel: &D::Kernel,
+        k: usize,
+        cells: &mut [u64],
+        grid: [i64; 3],
+        block: [i64; 3],
+    ) -> RunResult<()> {
         let t0 = Instant::now();
         let name = &self.p.kernels[k].name;
-        self.dev
-            .launch(&self.kernels[k], name, grid.map(|g| g as u32), block.map(|b| b as u32), cells)?;
+        dev.launch(kernel, name, grid.map(|g| g as u32), block.map(|b| b as u32), cells)?;
         if self.limits.sync_launches {
-            self.dev.synchronize().map_err(|e| RunError::Kernel {
+            dev.synchronize().map_err(|e| RunError::Kernel {
                 kernel: name.clone(),
                 detail: format!("failed: {e}"),
             })?;

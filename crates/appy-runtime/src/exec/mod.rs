@@ -13,6 +13,7 @@ mod launch;
 mod library;
 mod residency;
 pub mod scalar;
+mod split;
 #[cfg(test)]
 mod tests;
 
@@ -59,6 +60,11 @@ pub struct Timing {
     pub dtoh_bytes: usize,
     /// Tiles run by launches split to fit the memory budget.
     pub tiles: usize,
+    /// Bytes copied from one device to another (launches split between devices).
+    pub peer_bytes: usize,
+    /// Launches split between devices, and launches that could not be split (their
+    /// ranges of groups may write the same elements) and ran on one device.
+    pub split: (usize, usize),
 }
 
 /// Settings of the executor that come from the environment.
@@ -125,6 +131,10 @@ pub struct Executor<'a, D: Device> {
     /// Access analyses of launches, by kernel and launch arguments (a host loop
     /// launches the same kernels with the same arguments at every step).
     analyses: launch::Analyses,
+    /// In a call split between devices ([`run_split`]): devices 1, 2, ... with their
+    /// kernels (device 0 is `dev`), and each device's share of a launch's groups.
+    peers: Vec<(&'a D, &'a [D::Kernel])>,
+    weights: Vec<f64>,
 }
 
 impl<'a, D: Device> Executor<'a, D> {
@@ -152,7 +162,22 @@ impl<'a, D: Device> Executor<'a, D> {
             scratch: vec![],
             cells: vec![],
             analyses: Default::default(),
+            peers: vec![],
+            weights: vec![],
         })
+    }
+
+    /// Splits every launch of the call between `dev` and `peers` (devices 1, 2, ...,
+    /// with their kernels), in proportion to `weights` (one per device, `dev`'s first;
+    /// equal shares when empty). Must come before [`Executor::bind_args`].
+    pub fn with_peers(mut self, peers: Vec<(&'a D, &'a [D::Kernel])>, weights: &[f64]) -> Self {
+        self.weights = if weights.len() == 1 + peers.len() {
+            weights.to_vec()
+        } else {
+            vec![1.0; 1 + peers.len()]
+        };
+        self.peers = peers;
+        self
     }
 
     /// Binds the host function's parameters to the call's arguments (host arrays get
@@ -292,19 +317,46 @@ pub fn run<D: Device>(
     opts: &RunOptions<'_>,
     limits: &Limits,
 ) -> RunResult<(Vec<HostValue>, Timing)> {
+    run_split(&[(dev, kernels)], &[], b, args, opts, limits)
+}
+
+/// [`run`] with every kernel launch split between `devs` (each with the bundle's
+/// kernels loaded on it; the first is the main device, which runs library calls and
+/// launches that cannot be split): each device runs a contiguous range of the
+/// launch's groups, in proportion to `weights` (one per device; equal when empty), on
+/// the parts of the arrays that range accesses, which move between devices directly
+/// (see the `split` module). Results are those of one device. A call with device arrays,
+/// results left on the device, or arguments beyond the memory budget (tiles) runs on
+/// the first device alone.
+pub fn run_split<D: Device>(
+    devs: &[(&D, &[D::Kernel])],
+    weights: &[f64],
+    b: &Bundle,
+    args: &mut [HostValue],
+    opts: &RunOptions<'_>,
+    limits: &Limits,
+) -> RunResult<(Vec<HostValue>, Timing)> {
+    let Some(&(dev, kernels)) = devs.first() else {
+        return Err(RunError::Arguments("no device to run on".into()));
+    };
+    let one_device = opts.results_on_device || args.iter().any(|a| matches!(a, HostValue::Device { .. }));
+    let peers = if one_device { vec![] } else { devs[1..].to_vec() };
     // Complex arrays are passed as float arrays of one more axis (`ArgType::abi`).
     let complex = HostValue::all_to_abi(args);
-    let r = run_abi(dev, kernels, b, args, opts, limits);
+    let r = run_abi(dev, kernels, peers, weights, b, args, opts, limits);
     HostValue::all_from_abi(args, &complex);
     r
 }
 
-fn run_abi<D: Device>(
-    dev: &D,
-    kernels: &[D::Kernel],
-    b: &Bundle,
+#[allow(clippy::too_many_arguments)]
+fn run_abi<'a, D: Device>(
+    dev: &'a D,
+    kernels: &'a [D::Kernel],
+    peers: Vec<(&'a D, &'a [D::Kernel])>,
+    weights: &[f64],
+    b: &'a Bundle,
     args: &mut [HostValue],
-    opts: &RunOptions<'_>,
+    opts: &RunOptions<'a>,
     limits: &Limits,
 ) -> RunResult<(Vec<HostValue>, Timing)> {
     // Shapes from callers (device arrays, C callers): their sizes must not overflow.
@@ -331,7 +383,8 @@ fn run_abi<D: Device>(
         None => dev.free_memory().map(|free| free / 10 * 9).unwrap_or(usize::MAX),
     };
     let tiled = arg_bytes > budget;
-    let mut ex = Executor::new(dev, kernels, b, tiled, limits)?;
+    let peers = if tiled { vec![] } else { peers };
+    let mut ex = Executor::new(dev, kernels, b, tiled, limits)?.with_peers(peers, weights);
     ex.budget = budget;
     ex.interrupt = opts.interrupt;
     if let Err(e) = ex.bind_args(args) {
@@ -343,7 +396,7 @@ fn run_abi<D: Device>(
         Ok(r) => r,
         Err(e) => {
             // Finish what was launched before giving the buffers back.
-            let _ = dev.synchronize();
+            let _ = ex.synchronize_all();
             ex.free_all();
             return Err(e);
         }
@@ -351,7 +404,7 @@ fn run_abi<D: Device>(
     let early =
         opts.return_early && opts.results_on_device && !args.iter().any(|a| matches!(a, HostValue::Array(_))) && !ex.status_on_device();
     if !early {
-        dev.synchronize()?;
+        ex.synchronize_all()?;
         if ex.timing.kernel_s == 0.0 {
             ex.timing.kernel_s = t0.elapsed().as_secs_f64();
         }

@@ -27,6 +27,9 @@ pub(crate) struct Mem {
     pub shadow: Option<Vec<u8>>,
     pub valid: Vec<IndexBox>,
     pub dirty: Vec<IndexBox>,
+    /// In a call split between devices: the array's buffer on each device and where
+    /// its contents are current ([`super::split`]; `valid` and `dirty` are unused).
+    pub spread: Option<Box<super::split::Spread>>,
 }
 
 impl Mem {
@@ -41,6 +44,7 @@ impl Mem {
             shadow: None,
             valid: vec![],
             dirty: vec![],
+            spread: None,
         }
     }
     /// A host scalar slot (`memref.alloca`) of `elems` elements.
@@ -60,6 +64,9 @@ impl<D: Device> Executor<'_, D> {
     /// Makes a host array available to kernels: device memory is allocated (none when
     /// launches run in tiles), and parts are copied when a kernel first accesses them.
     pub(crate) fn upload(&mut self, arr: &HostArray) -> RunResult<usize> {
+        if self.split() {
+            return self.upload_spread(arr);
+        }
         let bytes = arr.data.len().max(1);
         let ptr = if self.tiled { 0 } else { self.dev.alloc(bytes)? };
         let mut m = Mem::new(ptr, if ptr == 0 { 0 } else { bytes }, arr.dtype, arr.shape.clone());
@@ -80,6 +87,12 @@ impl<D: Device> Executor<'_, D> {
     /// kernels wrote come back from the device into the host copy.
     pub(crate) fn download(&mut self, id: usize, out: &mut [u8]) -> RunResult<()> {
         if out.is_empty() {
+            return Ok(());
+        }
+        if self.mems[id].spread.is_some() {
+            let whole = IndexBox::whole(&self.mems[id].shape);
+            self.need_on_host(id, &whole)?;
+            out.copy_from_slice(self.mems[id].shadow.as_ref().expect("split arrays have a host copy"));
             return Ok(());
         }
         self.dev.synchronize()?;
@@ -107,6 +120,14 @@ impl<D: Device> Executor<'_, D> {
     /// Before a launch: copies the parts of `id` that the kernel accesses and whose
     /// device copy is not current; `written` is marked dirty.
     pub(crate) fn make_valid(&mut self, id: usize, need: &IndexBox, written: Option<&IndexBox>) -> RunResult<()> {
+        if self.mems[id].spread.is_some() {
+            // Library calls run on device 0.
+            self.need_on(id, 0, need)?;
+            if let Some(w) = written {
+                self.wrote_on(id, 0, w);
+            }
+            return Ok(());
+        }
         let m = &mut self.mems[id];
         let Some(shadow) = m.shadow.as_ref() else { return Ok(()) };
         let es = m.dtype.size();
@@ -149,6 +170,9 @@ impl<D: Device> Executor<'_, D> {
 
     /// Gives every buffer the call allocated back (to the pool).
     pub fn free_all(&mut self) {
+        for id in 0..self.mems.len() {
+            self.release_spread(id);
+        }
         for m in &mut self.mems {
             if m.host.is_none() && !m.freed && m.ptr != 0 {
                 if m.bytes > 0 {
@@ -163,6 +187,10 @@ impl<D: Device> Executor<'_, D> {
 
     /// `memref.dealloc`.
     pub(crate) fn dealloc(&mut self, id: usize) -> RunResult<()> {
+        if self.mems[id].spread.is_some() {
+            self.release_spread(id);
+            return Ok(());
+        }
         let m = &mut self.mems[id];
         if m.host.is_none() && !m.freed {
             if m.bytes > 0 {
@@ -181,6 +209,8 @@ impl<D: Device> Executor<'_, D> {
         let dt = m.dtype;
         let raw: u64 = if let Some(h) = &m.host {
             h[flat]
+        } else if m.spread.is_some() {
+            self.read_spread(id, flat)?
         } else if let Some(sh) = m.shadow.as_ref().filter(|_| !self.on_device(id, flat)) {
             let mut w = [0u8; 8];
             w[..dt.size()].copy_from_slice(&sh[flat * dt.size()..(flat + 1) * dt.size()]);
@@ -216,6 +246,9 @@ impl<D: Device> Executor<'_, D> {
             (DType::F16 | DType::BF16, HV::F(f)) => dt.half().expect("16-bit float").from_f64(f) as u64,
             _ => return Err(RunError::Bundle("store of a mismatched value".into())),
         };
+        if self.mems[id].spread.is_some() {
+            return self.write_spread(id, flat, raw);
+        }
         let on_device = self.on_device(id, flat);
         let m = &mut self.mems[id];
         if let Some(sh) = &mut m.shadow {

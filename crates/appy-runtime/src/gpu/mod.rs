@@ -38,6 +38,9 @@ pub struct Gpu {
     /// Device buffers of finished calls, by size, for reuse (allocating device memory
     /// synchronises and costs tens of microseconds per buffer).
     pool: std::sync::Mutex<HashMap<usize, Vec<u64>>>,
+    /// An event that orders copies between devices ([`Device::copy_from_peer`]),
+    /// created on first use.
+    event: std::cell::OnceCell<RunResult<sys::CUevent>>,
 }
 
 // SAFETY: the cuBLAS and cuSOLVER handles (raw pointers) may be used from any thread,
@@ -72,12 +75,17 @@ pub struct Loaded {
 impl Gpu {
     /// Opens device 0. Fails cleanly (no abort) when no driver or device is present.
     pub fn open() -> RunResult<Gpu> {
+        Self::open_ordinal(0)
+    }
+
+    /// Opens device `ordinal` (CUDA's numbering, after `CUDA_VISIBLE_DEVICES`).
+    pub fn open_ordinal(ordinal: usize) -> RunResult<Gpu> {
         if !unsafe { sys::is_culib_present() } {
             return Err(RunError::Unavailable(
                 "no CUDA driver found (libcuda.so could not be loaded)".to_string(),
             ));
         }
-        let ctx = CudaContext::new(0).map_err(|e| RunError::Unavailable(format!("no usable CUDA device: {e:?}")))?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| RunError::Unavailable(format!("no usable CUDA device {ordinal}: {e:?}")))?;
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,
@@ -85,7 +93,75 @@ impl Gpu {
             blas: std::cell::OnceCell::new(),
             solver: std::cell::OnceCell::new(),
             pool: Default::default(),
+            event: std::cell::OnceCell::new(),
         })
+    }
+
+    /// The number of CUDA devices (0 without a driver).
+    pub fn count() -> usize {
+        if !unsafe { sys::is_culib_present() } {
+            return 0;
+        }
+        CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+    }
+
+    /// Opens devices `0..n` (all of them when `n` is `None`, at most as many as there
+    /// are) and lets each pair that can copy peer to peer do so directly (NVLink or
+    /// PCIe), for the launches split between them ([`crate::exec::run_split`]).
+    pub fn open_many(n: Option<usize>) -> RunResult<Vec<Gpu>> {
+        let count = Self::count();
+        if count == 0 {
+            return Err(RunError::Unavailable("no usable CUDA device".into()));
+        }
+        let n = n.unwrap_or(count).clamp(1, count);
+        let gpus = (0..n).map(Self::open_ordinal).collect::<RunResult<Vec<_>>>()?;
+        for a in &gpus {
+            a.bind()?;
+            for b in &gpus {
+                if std::ptr::eq(a, b) {
+                    continue;
+                }
+                let mut can = 0;
+                unsafe { sys::cuDeviceCanAccessPeer(&mut can, a.ctx.cu_device(), b.ctx.cu_device()) }
+                    .result()
+                    .map_err(|e| RunError::driver("asking for peer access", e))?;
+                if can == 0 {
+                    tracing::info!(
+                        "devices {} and {} cannot access each other: their copies go through the host",
+                        a.ordinal(),
+                        b.ordinal()
+                    );
+                    continue;
+                }
+                let r = unsafe { sys::cuCtxEnablePeerAccess(b.ctx.cu_ctx(), 0) };
+                if r != sys::CUresult::CUDA_SUCCESS && r != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                    return Err(RunError::driver("enabling peer access", format!("{r:?}")));
+                }
+            }
+        }
+        if let Some(g) = gpus.first() {
+            g.bind()?;
+        }
+        Ok(gpus)
+    }
+
+    /// The device's CUDA ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// This device's event for ordering copies between devices.
+    fn event(&self) -> RunResult<sys::CUevent> {
+        self.event
+            .get_or_init(|| {
+                self.bind()?;
+                let mut ev = std::ptr::null_mut();
+                unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) }
+                    .result()
+                    .map_err(|e| RunError::driver("creating an event", e))?;
+                Ok(ev)
+            })
+            .clone()
     }
 
     /// Whether a GPU can be used.
@@ -125,6 +201,68 @@ impl Gpu {
     ) -> RunResult<(Vec<HostValue>, Timing)> {
         self.bind()?;
         crate::exec::run(self, &loaded.funcs, b, args, opts, &Limits::from_env())
+    }
+
+    /// [`Gpu::run_with`] with every launch split between `gpus` (from
+    /// [`Gpu::open_many`]; the first runs library calls and launches that cannot be
+    /// split), `loaded[d]` the bundle's kernels on `gpus[d]`, in proportion to
+    /// `weights` (equal when empty). See [`crate::exec::run_split`].
+    pub fn run_split(
+        gpus: &[Gpu],
+        loaded: &[&Loaded],
+        weights: &[f64],
+        b: &Bundle,
+        args: &mut [HostValue],
+        opts: &RunOptions<'_>,
+    ) -> RunResult<(Vec<HostValue>, Timing)> {
+        let devs = Self::pairs(gpus, loaded)?;
+        devs[0].0.bind()?;
+        crate::exec::run_split(&devs, weights, b, args, opts, &Limits::from_env())
+    }
+
+    fn pairs<'g>(gpus: &'g [Gpu], loaded: &[&'g Loaded]) -> RunResult<Vec<(&'g Gpu, &'g [CudaFunction])>> {
+        if gpus.is_empty() || gpus.len() != loaded.len() {
+            return Err(RunError::Arguments(format!(
+                "{} devices and {} loaded bundles",
+                gpus.len(),
+                loaded.len()
+            )));
+        }
+        Ok(gpus.iter().zip(loaded).map(|(g, l)| (g, &l.funcs[..])).collect())
+    }
+
+    /// Times `reps` calls split between `gpus` as [`Gpu::run_split`] runs them, on data
+    /// that stays on the devices between calls (the first call also moves it there):
+    /// the wall-clock time of each call until every device has finished, in seconds.
+    pub fn bench_split(
+        gpus: &[Gpu],
+        loaded: &[&Loaded],
+        weights: &[f64],
+        b: &Bundle,
+        args: &[HostValue],
+        reps: usize,
+    ) -> RunResult<Vec<f64>> {
+        let devs = Self::pairs(gpus, loaded)?;
+        devs[0].0.bind()?;
+        let limits = Limits {
+            budget: None,
+            ..Limits::from_env()
+        };
+        let mut ex = Executor::new(devs[0].0, devs[0].1, b, false, &limits)?.with_peers(devs[1..].to_vec(), weights);
+        let r = (|| {
+            ex.bind_args(args)?;
+            let mut times = vec![];
+            for _ in 0..reps {
+                let t0 = std::time::Instant::now();
+                ex.run_body()?;
+                ex.synchronize_all()?;
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            Ok(times)
+        })();
+        let _ = ex.synchronize_all();
+        ex.free_all();
+        r
     }
 
     /// Times `reps` calls on device-resident copies of `args`: returns the time of each
@@ -328,6 +466,11 @@ impl Drop for Gpu {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         self.trim();
+        if let Some(Ok(ev)) = self.event.get() {
+            unsafe {
+                let _ = sys::cuEventDestroy_v2(*ev);
+            }
+        }
     }
 }
 
@@ -380,6 +523,37 @@ impl Device for Gpu {
 
     fn synchronize(&self) -> RunResult<()> {
         self.stream.synchronize().map_err(|e| RunError::driver("kernel execution", e))
+    }
+
+    fn activate(&self) -> RunResult<()> {
+        self.bind()
+    }
+
+    fn copy_from_peer(&self, dst: DevicePtr, from: &Gpu, src: DevicePtr, bytes: usize) -> RunResult<()> {
+        let (src_ev, dst_ev) = (from.event()?, self.event()?);
+        // The copy waits for `from`'s work so far; `from`'s later work waits for the
+        // copy; no host wait either way.
+        from.bind()?;
+        unsafe { sys::cuEventRecord(src_ev, from.stream.cu_stream()) }
+            .result()
+            .map_err(|e| RunError::driver("recording an event", e))?;
+        self.bind()?;
+        unsafe {
+            sys::cuStreamWaitEvent(self.stream.cu_stream(), src_ev, 0)
+                .result()
+                .map_err(|e| RunError::driver("waiting for an event", e))?;
+            sys::cuMemcpyPeerAsync(dst, self.ctx.cu_ctx(), src, from.ctx.cu_ctx(), bytes, self.stream.cu_stream())
+                .result()
+                .map_err(|e| RunError::driver("copying between devices", e))?;
+            sys::cuEventRecord(dst_ev, self.stream.cu_stream())
+                .result()
+                .map_err(|e| RunError::driver("recording an event", e))?;
+        }
+        from.bind()?;
+        unsafe { sys::cuStreamWaitEvent(from.stream.cu_stream(), dst_ev, 0) }
+            .result()
+            .map_err(|e| RunError::driver("waiting for an event", e))?;
+        self.bind()
     }
 
     fn launch(&self, kernel: &CudaFunction, name: &str, grid: [u32; 3], block: [u32; 3], params: &mut [u64]) -> RunResult<()> {

@@ -119,26 +119,70 @@ enum Cmd {
         /// Arguments as for `run`.
         #[arg(long = "arg")]
         args: Vec<String>,
-        /// Output directory.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Run this many times and report the times.
-        #[arg(long, default_value_t = 1)]
-        repeat: usize,
-        /// Also time this many calls on device-resident data (no transfers) and print
-        /// `bench: min median max` in milliseconds.
-        #[arg(long, default_value_t = 0)]
-        bench: usize,
-        /// Print `stats: launches=N htod_bytes=N dtoh_bytes=N tiles=N nodes=N steps=N
-        /// width=N` for the (last) run; the last three are the step schedule's (its
-        /// nodes, its steps, the most nodes of one step).
-        #[arg(long)]
-        stats: bool,
-        /// Put the array arguments in device buffers first and pass those (the runtime
-        /// then copies nothing; the stats count only the runtime's own copies).
-        #[arg(long)]
-        resident: bool,
+        #[command(flatten)]
+        opts: ExecOpts,
     },
+}
+
+/// `appy exec`'s options.
+#[derive(clap::Args)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+struct ExecOpts {
+    /// Output directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run this many times and report the times.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Also time this many calls on device-resident data (no transfers) and print
+    /// `bench: min median max` in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    bench: usize,
+    /// Print `stats: launches=N htod_bytes=N dtoh_bytes=N tiles=N nodes=N steps=N
+    /// width=N peer_bytes=N split=N unsplit=N` for the (last) run; nodes, steps and
+    /// width are the step schedule's (its nodes, its steps, the most nodes of one
+    /// step), the last three the split between GPUs' (bytes copied GPU to GPU,
+    /// launches split, launches run whole because their ranges may write the same
+    /// elements).
+    #[arg(long)]
+    stats: bool,
+    /// Put the array arguments in device buffers first and pass those (the runtime
+    /// then copies nothing; the stats count only the runtime's own copies).
+    #[arg(long)]
+    resident: bool,
+    /// Split every kernel launch between this many GPUs (`all`: every GPU), each
+    /// running a contiguous range of its groups on its own copy of the data, which
+    /// moves between GPUs directly (default: `APPY_DEVICES`, else 1). Given, even as
+    /// 1, the call runs (and `--bench` times) as split calls do.
+    #[arg(long)]
+    devices: Option<String>,
+    /// Each GPU's share of a split launch's groups, e.g. `3,1` (default: equal).
+    #[arg(long, value_delimiter = ',')]
+    weights: Vec<f64>,
+}
+
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+impl ExecOpts {
+    /// The GPUs to split launches between (`None`: all), from `--devices` or
+    /// `APPY_DEVICES`; checks `--weights`.
+    fn device_count(&self) -> Result<Option<usize>, Diagnostic> {
+        if self.weights.iter().any(|w| !w.is_finite() || *w < 0.0) || (!self.weights.is_empty() && self.weights.iter().sum::<f64>() <= 0.0)
+        {
+            return Err(Diagnostic::bare(
+                "--weights: expected non-negative shares, not all zero, e.g. `3,1`",
+            ));
+        }
+        Ok(match self.devices.as_deref().map(str::trim) {
+            None => appy_ir::config::devices(),
+            Some("all") => None,
+            Some(n) => Some(
+                n.parse::<usize>()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or_else(|| Diagnostic::bare(format!("--devices {n}: expected a positive count or `all`")))?,
+            ),
+        })
+    }
 }
 
 /// `--device` ([`Device`]).
@@ -389,30 +433,19 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             repeat,
             mvl,
         } => bench_source(&file, &func, &args, device.into(), repeat, mvl),
-        Cmd::Exec {
-            bundle,
-            args,
-            out,
-            repeat,
-            bench,
-            stats,
-            resident,
-        } => exec_bundle(&bundle, &args, &out, repeat, bench, stats, resident),
+        Cmd::Exec { bundle, args, opts } => exec_bundle(&bundle, &args, &opts),
     }
 }
 
 #[cfg(feature = "cuda")]
-fn exec_bundle(
-    path: &Path,
-    raw: &[String],
-    out: &Option<PathBuf>,
-    repeat: usize,
-    bench: usize,
-    stats: bool,
-    resident: bool,
-) -> Result<(), Diagnostic> {
+fn exec_bundle(path: &Path, raw: &[String], o: &ExecOpts) -> Result<(), Diagnostic> {
+    let (out, repeat, bench, stats, resident) = (&o.out, o.repeat, o.bench, o.stats, o.resident);
+    let devices = o.device_count()?;
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
+    if devices != Some(1) || o.devices.is_some() {
+        return exec_split(path, &b, raw, o, devices);
+    }
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
     let all = appy_runtime::gpu::Candidates::new(&b);
     let mut inputs = vec![Input {
@@ -447,14 +480,7 @@ fn exec_bundle(
         timing = t;
     }
     if stats {
-        // The step schedule of the function (`appy-opt --emit=schedule`): how many of its
-        // nodes could run at once.
-        let sched = appy_ir::steps::of_module(&b.host).into_iter().find(|s| s.func == b.func);
-        let (nodes, steps, width) = sched.map(|s| (s.graph.node_count(), s.steps.len(), s.width())).unwrap_or_default();
-        println!(
-            "stats: launches={} htod_bytes={} dtoh_bytes={} tiles={} nodes={nodes} steps={steps} width={width}",
-            timing.launches, timing.htod_bytes, timing.dtoh_bytes, timing.tiles
-        );
+        print_stats(&b, &timing);
     }
     report(&times);
     write_outputs(out, &b.params, &last.0, &last.1, &inputs)?;
@@ -463,6 +489,87 @@ fn exec_bundle(
         t.remove(0);
         t.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
         println!("bench: {:.6} {:.6} {:.6}", t[0] * 1e3, t[t.len() / 2] * 1e3, t[t.len() - 1] * 1e3);
+    }
+    Ok(())
+}
+
+/// `stats: ...` of `appy exec --stats` for a call's timing.
+#[cfg(feature = "cuda")]
+fn print_stats(b: &appy_ir::bundle::Bundle, timing: &appy_runtime::gpu::Timing) {
+    // The step schedule of the function (`appy-opt --emit=schedule`): how many of its
+    // nodes could run at once.
+    let sched = appy_ir::steps::of_module(&b.host).into_iter().find(|s| s.func == b.func);
+    let (nodes, steps, width) = sched.map(|s| (s.graph.node_count(), s.steps.len(), s.width())).unwrap_or_default();
+    println!(
+        "stats: launches={} htod_bytes={} dtoh_bytes={} tiles={} nodes={nodes} steps={steps} width={width} peer_bytes={} split={} unsplit={}",
+        timing.launches, timing.htod_bytes, timing.dtoh_bytes, timing.tiles, timing.peer_bytes, timing.split.0, timing.split.1
+    );
+}
+
+/// `appy exec` with every launch split between several GPUs (`--devices`).
+#[cfg(feature = "cuda")]
+fn exec_split(path: &Path, b: &appy_ir::bundle::Bundle, raw: &[String], o: &ExecOpts, devices: Option<usize>) -> Result<(), Diagnostic> {
+    use appy_runtime::gpu::{Candidates, Gpu};
+    if o.resident {
+        return Err(Diagnostic::bare(
+            "--resident runs on one GPU (a call on device arrays is not split); leave out --devices or --resident",
+        ));
+    }
+    let gpus = Gpu::open_many(devices).map_err(Diagnostic::bare)?;
+    if devices.is_some_and(|n| n > gpus.len()) {
+        tracing::warn!("{} GPUs asked for, {} present: using those", devices.unwrap_or(0), gpus.len());
+    }
+    if !o.weights.is_empty() && o.weights.len() != gpus.len() {
+        return Err(Diagnostic::bare(format!(
+            "--weights: {} shares for {} GPUs",
+            o.weights.len(),
+            gpus.len()
+        )));
+    }
+    let mut inputs = vec![Input {
+        path: path.to_path_buf(),
+        what: "the bundle".into(),
+    }];
+    let orig = bind_args_from(&Params::of_bundle(&b.params), raw, &mut inputs)?;
+    // The tuning decision is GPU 0's for the whole launch (the split does not retune).
+    let cands: Vec<Candidates> = gpus.iter().map(|_| Candidates::new(b)).collect();
+    let k = appy_runtime::tune::choose(&gpus[0], b, &cands[0], &orig).map_err(Diagnostic::bare)?;
+    let loaded = gpus
+        .iter()
+        .zip(&cands)
+        .map(|(g, c)| c.get(g, b, k))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Diagnostic::bare)?;
+    let b = b.candidate(k).clone();
+    let _running = appy_tools::fault::Running::new(&b.func);
+    let (mut times, mut last, mut timing) = (vec![], (orig.clone(), vec![]), Default::default());
+    for _ in 0..o.repeat.max(1) {
+        let mut args = orig.clone();
+        let t0 = std::time::Instant::now();
+        let (res, t) = Gpu::run_split(&gpus, &loaded, &o.weights, &b, &mut args, &Default::default()).map_err(program_error)?;
+        for w in appy_runtime::status::take_warnings() {
+            eprintln!("{w}");
+        }
+        times.push(t0.elapsed().as_secs_f64());
+        last = (args, res);
+        timing = t;
+    }
+    if o.stats {
+        print_stats(&b, &timing);
+    }
+    report(&times);
+    write_outputs(&o.out, &b.params, &last.0, &last.1, &inputs)?;
+    if o.bench > 0 {
+        let mut t = Gpu::bench_split(&gpus, &loaded, &o.weights, &b, &orig, o.bench + 1).map_err(Diagnostic::bare)?;
+        t.remove(0);
+        t.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+        println!(
+            "bench: {:.6} {:.6} {:.6} on {} GPUs",
+            t[0] * 1e3,
+            t[t.len() / 2] * 1e3,
+            t[t.len() - 1] * 1e3,
+            gpus.len()
+        );
     }
     Ok(())
 }
@@ -511,8 +618,7 @@ fn run_resident(
 }
 
 #[cfg(not(feature = "cuda"))]
-#[allow(clippy::too_many_arguments)]
-fn exec_bundle(_: &Path, _: &[String], _: &Option<PathBuf>, _: usize, _: usize, _: bool, _: bool) -> Result<(), Diagnostic> {
+fn exec_bundle(_: &Path, _: &[String], _: &ExecOpts) -> Result<(), Diagnostic> {
     Err(Diagnostic::bare("this appy was built without the GPU runner (feature `cuda`)"))
 }
 

@@ -23,6 +23,8 @@ pub enum Event {
     Launch(String, [u32; 3], [u32; 3], Vec<u64>),
     /// A library call, by name.
     Library(&'static str),
+    /// A copy from another device into this one: destination, source, bytes.
+    Peer(DevicePtr, DevicePtr, usize),
 }
 
 /// A recorded launch: kernel, grid, block, parameter cells.
@@ -203,6 +205,13 @@ impl Device for Mock {
     fn synchronize(&self) -> RunResult<()> {
         self.synced.set(self.synced.get() + 1);
         Ok(())
+    }
+
+    fn copy_from_peer(&self, dst: DevicePtr, from: &Self, src: DevicePtr, bytes: usize) -> RunResult<()> {
+        self.log(Event::Peer(dst, src, bytes));
+        let mut tmp = vec![0u8; bytes];
+        from.read(src, &mut tmp)?;
+        self.write(dst, &tmp)
     }
 
     fn launch(&self, _: &(), name: &str, grid: [u32; 3], block: [u32; 3], params: &mut [u64]) -> RunResult<()> {

@@ -6,6 +6,8 @@
 mod mock;
 #[cfg(feature = "jit")]
 mod programs;
+#[cfg(feature = "jit")]
+mod split;
 
 use super::{Limits, RunOptions, Timing, run};
 use crate::array::{HostArray, HostValue};

@@ -182,7 +182,7 @@ fn values(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
         .collect()
 }
 
-fn array(shape: Vec<usize>, seed: u64) -> HostArray {
+pub(super) fn array(shape: Vec<usize>, seed: u64) -> HostArray {
     let n = shape.iter().product();
     HostArray::from_f64(DType::F64, shape, &values(n, seed, -1.0, 1.0))
 }
