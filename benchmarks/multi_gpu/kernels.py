@@ -36,3 +36,16 @@ def matmul_loops(A, B, C):
             for k in range(K):
                 acc += A[i, k] * B[k, j]
             C[i, j] = acc
+
+
+@appy.jit
+def dot_hist(a, b, h):
+    s = 0.0
+    #pragma parallel for simd shared(s)
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        #pragma atomic
+        h[i % 16] += a[i]
+    return s

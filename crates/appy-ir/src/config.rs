@@ -100,7 +100,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: DEVICES,
         default: "1",
-        doc: "the GPUs `appy exec` splits every kernel launch between: a count (the first N devices) or `all`; each GPU runs a contiguous range of the launch's groups on its own copy of the data, which moves between GPUs directly (docs/MAPPING.md)",
+        doc: "the GPUs calls split every kernel launch between (`appy exec`, and the Python package's calls on host arrays): a count (the first N devices) or `all`; each GPU runs a contiguous range of the launch's groups on its own copy of the data, which moves between GPUs directly (docs/MAPPING.md)",
         scope: Scope::User,
     },
     Var {

@@ -97,6 +97,16 @@ impl Reduction {
         }
     }
 
+    /// The reduction a `memref.atomic_rmw` of kind `kind` accumulates, and whether it is
+    /// the float one (`None` for kinds no reduction uses: `assign`, bitwise ones,
+    /// unsigned and NaN-skipping ones).
+    pub fn of_atomic_kind(kind: AtomicKind) -> Option<(Reduction, bool)> {
+        Self::ALL
+            .into_iter()
+            .flat_map(|r| [(r, true), (r, false)])
+            .find(|(r, f)| r.atomic_kind(*f) == kind)
+    }
+
     /// The `gpu.all_reduce` operation (`#gpu<all_reduce_op KIND>`).
     pub fn all_reduce_kind(self, float: bool) -> &'static str {
         match (self, float) {
@@ -118,6 +128,9 @@ mod tests {
     fn one_vocabulary() {
         for r in Reduction::ALL {
             assert_eq!(Reduction::parse(r.name()), Some(r));
+            for f in [true, false] {
+                assert_eq!(Reduction::of_atomic_kind(r.atomic_kind(f)), Some((r, f)));
+            }
             for f in [true, false] {
                 assert_eq!(Reduction::of_arith_op(r.arith_op(f)), Some((r, f)));
                 // The atomic kind applies the same arith op as the combiner.

@@ -48,6 +48,9 @@ enum Spec {
     Gpu {
         bundle: Box<appy_ir::bundle::Bundle>,
         loaded: Candidates,
+        /// The candidates on GPUs 1, 2, ... when calls split their launches between
+        /// GPUs (`APPY_DEVICES`), made at the first such call.
+        peers: std::sync::OnceLock<Vec<Candidates>>,
         /// When `bundle` is the first candidate alone: the whole tuned bundle, being
         /// compiled in the background, taken at the next call (`take_tuned`).
         pending: Mutex<Option<compile::Pending>>,
@@ -316,6 +319,7 @@ impl Kernel {
                 );
                 let tuned = Arc::new(Spec::Gpu {
                     loaded: Candidates::new(&b),
+                    peers: Default::default(),
                     bundle: Box::new(b),
                     pending: Mutex::new(None),
                 });
@@ -341,7 +345,7 @@ impl Kernel {
         let (key, spec) = self.prepare(py, a)?;
         let r = match &*spec {
             Spec::Cpu(f) => self.run_cpu(py, f, a),
-            Spec::Gpu { bundle, loaded, .. } => self.run_gpu(py, bundle, loaded, a),
+            Spec::Gpu { bundle, loaded, peers, .. } => self.run_gpu(py, bundle, (loaded, peers), a),
         };
         if self.any_trials.load(std::sync::atomic::Ordering::Acquire) {
             self.settle_trial(py, &key, &r);
@@ -437,6 +441,7 @@ impl Kernel {
                 Spec::Gpu {
                     bundle,
                     loaded,
+                    peers: Default::default(),
                     pending: Mutex::new(pending),
                 }
             }
@@ -540,7 +545,15 @@ impl Kernel {
         }
     }
 
-    fn run_gpu(&self, py: Python<'_>, b: &appy_ir::bundle::Bundle, loaded: &Candidates, a: &Args<'_>) -> PyResult<Py<PyAny>> {
+    /// A call on the GPU (`loaded`: the candidates on GPU 0 and, when launches are split
+    /// between GPUs, on the others).
+    fn run_gpu(
+        &self,
+        py: Python<'_>,
+        b: &appy_ir::bundle::Bundle,
+        (loaded, peers): (&Candidates, &std::sync::OnceLock<Vec<Candidates>>),
+        a: &Args<'_>,
+    ) -> PyResult<Py<PyAny>> {
         let mut vals = Vec::with_capacity(a.args.len());
         for x in &a.args {
             vals.push(match x {
@@ -565,7 +578,8 @@ impl Kernel {
         let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
         let r = py.detach(|| {
             let gpu = crate::gpu().map_err(RunError::Unavailable)?;
-            let g = gpu.lock().unwrap_or_else(|e| e.into_inner());
+            let gpus = gpu.lock().unwrap_or_else(|e| e.into_inner());
+            let g = &gpus[0];
             let stop = || {
                 Python::attach(|py| match py.check_signals() {
                     Ok(()) => false,
@@ -575,7 +589,7 @@ impl Kernel {
                     }
                 })
             };
-            let k = appy_runtime::tune::choose_with(&g, b, loaded, &vals, Some(&stop))?;
+            let k = appy_runtime::tune::choose_with(g, b, loaded, &vals, Some(&stop))?;
             // On device arrays the call returns once its work is queued on the
             // default stream, as CuPy's and torch's do (docs/PYTHON.md, "Devices").
             let opts = RunOptions {
@@ -583,8 +597,18 @@ impl Kernel {
                 interrupt: Some(&stop),
                 return_early: on_device,
             };
-            let l = loaded.get(&g, b, k)?;
-            let (res, _) = g.run_with(b.candidate(k), l, &mut vals, &opts)?;
+            let l = loaded.get(g, b, k)?;
+            let (res, _) = if gpus.len() > 1 && !on_device {
+                // Every launch split between the GPUs (docs/MAPPING.md).
+                let others = peers.get_or_init(|| gpus[1..].iter().map(|_| Candidates::new(b)).collect());
+                let mut ls = vec![l];
+                for (gd, c) in gpus[1..].iter().zip(others) {
+                    ls.push(c.get(gd, b, k)?);
+                }
+                appy_runtime::gpu::Gpu::run_split(&gpus, &ls, &[], b.candidate(k), &mut vals, &opts)?
+            } else {
+                g.run_with(b.candidate(k), l, &mut vals, &opts)?
+            };
             // Results in new device memory belong to the caller from here on.
             let mut owned = vec![];
             for v in &res {

@@ -46,19 +46,28 @@ pub(crate) fn default_device() -> Device {
     }
 }
 
-/// The GPU, opened on first use and shared by every kernel (calls hold the lock while
-/// they run: the runner uses one stream).
-static GPU: OnceLock<Result<Mutex<appy_runtime::gpu::Gpu>, String>> = OnceLock::new();
+/// The GPUs calls use, opened on first use and shared by every kernel (calls hold the
+/// lock while they run: the runner uses one stream per GPU): device 0, and the others
+/// `APPY_DEVICES` asks for, between which calls on host arrays split every launch
+/// (docs/MAPPING.md).
+static GPU: OnceLock<Result<Mutex<Vec<appy_runtime::gpu::Gpu>>, String>> = OnceLock::new();
 
-/// The shared GPU, or why there is none. Call without the GIL (opening takes a while).
-pub(crate) fn gpu() -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
-    GPU.get_or_init(|| appy_runtime::gpu::Gpu::open().map(Mutex::new).map_err(String::from))
-        .as_ref()
-        .map_err(|e| e.clone())
+/// The shared GPUs (at least one), or why there is none. Call without the GIL (opening
+/// takes a while).
+pub(crate) fn gpu() -> Result<&'static Mutex<Vec<appy_runtime::gpu::Gpu>>, String> {
+    GPU.get_or_init(|| {
+        let gpus = match appy_ir::config::devices() {
+            Some(1) => appy_runtime::gpu::Gpu::open().map(|g| vec![g]),
+            n => appy_runtime::gpu::Gpu::open_many(n),
+        };
+        gpus.map(Mutex::new).map_err(String::from)
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
 }
 
 /// [`gpu`] from a thread that holds the GIL: released only for the first opening.
-pub(crate) fn gpu_with(py: Python<'_>) -> Result<&'static Mutex<appy_runtime::gpu::Gpu>, String> {
+pub(crate) fn gpu_with(py: Python<'_>) -> Result<&'static Mutex<Vec<appy_runtime::gpu::Gpu>>, String> {
     match GPU.get() {
         Some(g) => g.as_ref().map_err(|e| e.clone()),
         None => py.detach(gpu),
@@ -153,7 +162,17 @@ fn doctor(py: Python<'_>) -> Vec<(String, String)> {
     out.push((
         "GPU".into(),
         match gpu_with(py) {
-            Ok(g) => g.lock().map(|g| g.name()).unwrap_or_else(|_| "unusable".into()),
+            Ok(g) => g
+                .lock()
+                .map(|g| {
+                    let names: Vec<String> = g.iter().map(|g| g.name()).collect();
+                    if names.len() > 1 {
+                        format!("{} × {} (launches split between them)", names.len(), names[0])
+                    } else {
+                        names.join("")
+                    }
+                })
+                .unwrap_or_else(|_| "unusable".into()),
             Err(e) => format!("none ({e})"),
         },
     ));

@@ -27,6 +27,8 @@ pub mod hostmath;
 pub mod jit;
 #[cfg(feature = "jit")]
 mod jitdump;
+#[cfg(all(feature = "jit", feature = "cuda"))]
+pub mod processors;
 pub mod regions;
 #[cfg(test)]
 mod srchash;

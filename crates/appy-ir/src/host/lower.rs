@@ -79,6 +79,7 @@ impl Lowering<'_> {
             .collect();
         HostOp::Other {
             name: op.name.clone(),
+            operands: Some(self.slots(&op.operands)),
             results,
             regions,
         }

@@ -203,6 +203,91 @@ impl Block {
             _ => false,
         })
     }
+
+    /// Whether an op of this block, of a block nested in it, or its terminator may read
+    /// slot `s` (an op kept as [`HostOp::Other`] may).
+    pub fn uses(&self, s: Slot) -> bool {
+        self.yields.contains(&s)
+            || self
+                .ops
+                .iter()
+                .any(|op| op.operands().is_none_or(|o| o.contains(&s)) || op.blocks().iter().any(|b| b.uses(s)))
+    }
+
+    /// Every op of this block and of the blocks nested in it, outer ones first.
+    pub fn walk(&self) -> Vec<&HostOp> {
+        let mut out = vec![];
+        for op in &self.ops {
+            out.push(op);
+            for b in op.blocks() {
+                out.extend(b.walk());
+            }
+        }
+        out
+    }
+}
+
+impl HostOp {
+    /// The slots the op reads itself (not those of its nested blocks); `None` when not
+    /// known (a [`HostOp::Other`] of a bundle that did not record them).
+    pub fn operands(&self) -> Option<Vec<Slot>> {
+        use HostOp::*;
+        Some(match self {
+            Const { .. } | GpuId { .. } => vec![],
+            Alloc { shape, .. } => shape
+                .iter()
+                .filter_map(|e| match e {
+                    Extent::Dynamic(s) => Some(*s),
+                    Extent::Static(_) => None,
+                })
+                .collect(),
+            IntBin { a, b, .. } | FloatBin { a, b, .. } | FPowI { a, b, .. } | CmpI { a, b, .. } | CmpF { a, b, .. } => vec![*a, *b],
+            FloatUn { a, .. }
+            | FloatClass { a, .. }
+            | AbsI { a, .. }
+            | IntCast { a, .. }
+            | IntToFloat { a, .. }
+            | FloatToInt { a, .. }
+            | TruncHalf { a, .. }
+            | ExtF { a, .. }
+            | TruncF { a, .. }
+            | Bitcast { a, .. } => vec![*a],
+            Fma { a, b, c, .. } => vec![*a, *b, *c],
+            Select { cond, t, f, .. } => vec![*cond, *t, *f],
+            Print { values, .. } => values.clone(),
+            If { cond, .. } => vec![*cond],
+            For { lb, ub, step, inits, .. } => [*lb, *ub, *step].into_iter().chain(inits.iter().copied()).collect(),
+            While { inits, .. } => inits.clone(),
+            Dealloc { mem } => vec![*mem],
+            Dim { mem, index, .. } => vec![*mem, *index],
+            Load { mem, indices, .. } => std::iter::once(*mem).chain(indices.iter().copied()).collect(),
+            Store { value, mem, indices } => [*value, *mem].into_iter().chain(indices.iter().copied()).collect(),
+            AtomicRmw { value, mem, indices, .. } => [*value, *mem].into_iter().chain(indices.iter().copied()).collect(),
+            Launch { grid, block, args, .. } => grid.iter().chain(block).chain(args).copied().collect(),
+            Gemm {
+                mems,
+                offsets,
+                sizes,
+                alpha,
+                beta,
+                ..
+            } => mems.iter().chain(offsets).chain(sizes).chain([alpha, beta]).copied().collect(),
+            Trsv { mems, n } => mems.iter().chain([n]).copied().collect(),
+            Potrf { a, n } => vec![*a, *n],
+            Other { operands, .. } => return operands.clone(),
+        })
+    }
+
+    /// The blocks nested in the op.
+    pub fn blocks(&self) -> Vec<&Block> {
+        match self {
+            HostOp::If { then, orelse, .. } => std::iter::once(then).chain(orelse.as_ref()).collect(),
+            HostOp::For { body, .. } => vec![body],
+            HostOp::While { before, after, .. } => vec![before, after],
+            HostOp::Other { regions, .. } => regions.iter().flatten().map(|(_, b)| b).collect(),
+            _ => vec![],
+        }
+    }
 }
 
 /// A dimension of an allocation.
@@ -571,6 +656,10 @@ pub enum HostOp {
     Other {
         /// The MLIR op's name.
         name: String,
+        /// Operands (bundles written before they were recorded have none: such an op
+        /// may read anything).
+        #[serde(default)]
+        operands: Option<Vec<Slot>>,
         /// Results.
         results: Vec<Slot>,
         /// Its regions' blocks, with their arguments.

@@ -378,7 +378,7 @@ impl<D: Device> Executor<'_, D> {
 
 /// The new value of an element of type `dt` holding `cur` after `memref.atomic_rmw`
 /// of kind `kind` with operand `v`: the kind's `arith` op applied to both.
-fn atomic(kind: AtomicKind, dt: DType, cur: HV, v: HV) -> RunResult<HV> {
+pub(super) fn atomic(kind: AtomicKind, dt: DType, cur: HV, v: HV) -> RunResult<HV> {
     let bad = || RunError::Bundle(format!("unsupported host atomic kind {}", kind as i64));
     if kind == AtomicKind::Assign {
         return Ok(v);

@@ -348,6 +348,41 @@ pub fn run_split<D: Device>(
     r
 }
 
+/// Times `reps` calls split between `devs` as [`run_split`] runs them, on data that
+/// stays on the devices between calls (the first call also moves it there; arrays are
+/// not copied back): the wall-clock time of each call until every device has
+/// finished, in seconds.
+pub fn time_split<D: Device>(
+    devs: &[(&D, &[D::Kernel])],
+    weights: &[f64],
+    b: &Bundle,
+    args: &[HostValue],
+    reps: usize,
+) -> RunResult<Vec<f64>> {
+    let Some(&(dev, kernels)) = devs.first() else {
+        return Err(RunError::Arguments("no device to run on".into()));
+    };
+    let limits = Limits {
+        budget: None,
+        ..Limits::from_env()
+    };
+    let mut ex = Executor::new(dev, kernels, b, false, &limits)?.with_peers(devs[1..].to_vec(), weights);
+    let r = (|| {
+        ex.bind_args(args)?;
+        let mut times = vec![];
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            ex.run_body()?;
+            ex.synchronize_all()?;
+            times.push(t0.elapsed().as_secs_f64());
+        }
+        Ok(times)
+    })();
+    let _ = ex.synchronize_all();
+    ex.free_all();
+    r
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_abi<'a, D: Device>(
     dev: &'a D,

@@ -221,31 +221,14 @@ impl<D: Device> Executor<'_, D> {
             self.dev.dtoh(&mut b[..dt.size()], m.ptr + (flat * dt.size()) as u64)?;
             u64::from_le_bytes(b)
         };
-        Ok(match dt {
-            DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
-            DType::F64 => HV::F(f64::from_bits(raw)),
-            // A byte: a bool array holds 0 or 1, and a host slot of an int8 or uint8
-            // variable is a `memref<i8>` too (the IR does not tell them apart): its
-            // value is the byte sign-extended, as host code holds an `i8`.
-            DType::Bool => HV::I(raw as u8 as i8 as i64),
-            DType::F16 | DType::BF16 => HV::F(dt.half().expect("16-bit float").to_f64(raw as u16)),
-            // Host code holds integers sign-extended at their width (signless, as MLIR).
-            d => HV::I(crate::exec::scalar::wrap(raw as i64, d.bits() as u8)),
-        })
+        Ok(decode(dt, raw))
     }
 
     /// Writes flat element `flat` of memref `id` (host code's `memref.store`): the host
     /// copy, and the device copy when it is current there.
     pub(crate) fn write_elem(&mut self, id: usize, flat: usize, v: HV) -> RunResult<()> {
         let dt = self.mems[id].dtype;
-        let raw: u64 = match (dt, v) {
-            (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
-            (DType::F64, HV::F(f)) => f.to_bits(),
-            (DType::Bool, HV::I(i)) => i as u8 as u64,
-            (d, HV::I(i)) if !d.is_float() => d.int_to_bits(i),
-            (DType::F16 | DType::BF16, HV::F(f)) => dt.half().expect("16-bit float").from_f64(f) as u64,
-            _ => return Err(RunError::Bundle("store of a mismatched value".into())),
-        };
+        let raw = encode(dt, v)?;
         if self.mems[id].spread.is_some() {
             return self.write_spread(id, flat, raw);
         }
@@ -263,4 +246,31 @@ impl<D: Device> Executor<'_, D> {
         }
         Ok(())
     }
+}
+
+/// The value of host code an element of type `dt` with bits `raw` holds.
+pub(super) fn decode(dt: DType, raw: u64) -> HV {
+    match dt {
+        DType::F32 => HV::F(f32::from_bits(raw as u32) as f64),
+        DType::F64 => HV::F(f64::from_bits(raw)),
+        // A byte: a bool array holds 0 or 1, and a host slot of an int8 or uint8
+        // variable is a `memref<i8>` too (the IR does not tell them apart): its
+        // value is the byte sign-extended, as host code holds an `i8`.
+        DType::Bool => HV::I(raw as u8 as i8 as i64),
+        DType::F16 | DType::BF16 => HV::F(dt.half().expect("16-bit float").to_f64(raw as u16)),
+        // Host code holds integers sign-extended at their width (signless, as MLIR).
+        d => HV::I(crate::exec::scalar::wrap(raw as i64, d.bits() as u8)),
+    }
+}
+
+/// The bits of an element of type `dt` holding host value `v`.
+pub(super) fn encode(dt: DType, v: HV) -> RunResult<u64> {
+    Ok(match (dt, v) {
+        (DType::F32, HV::F(f)) => (f as f32).to_bits() as u64,
+        (DType::F64, HV::F(f)) => f.to_bits(),
+        (DType::Bool, HV::I(i)) => i as u8 as u64,
+        (d, HV::I(i)) if !d.is_float() => d.int_to_bits(i),
+        (DType::F16 | DType::BF16, HV::F(f)) => dt.half().expect("16-bit float").from_f64(f) as u64,
+        _ => return Err(RunError::Bundle("store of a mismatched value".into())),
+    })
 }

@@ -13,16 +13,25 @@
 //! launches and across host loop iterations; the host copy is brought up to date when
 //! the host reads an element or the call returns.
 //!
-//! A launch whose ranges may write the same elements (a reduction into one buffer, an
-//! atomic into an array, a scatter whose boxes the analysis cannot bound) runs whole on
-//! device 0, so no launch computes anything but what one device would. Library calls
-//! run on device 0.
+//! Ranges may write the same elements only through atomic updates that accumulate a
+//! reduction (a `shared(...)` scalar's buffer, `#pragma atomic` sums, maxima, minima or
+//! products into an array) whose old values the kernel never reads: then each device
+//! other than device 0 accumulates into its own buffer, filled with the reduction's
+//! identity, and the partials are combined into device 0's result on the host once the
+//! launch has finished (results equal one device's within floating-point reassociation,
+//! as the atomics of one GPU are). Any other launch whose ranges may write the same
+//! elements (a scatter whose boxes the analysis cannot bound) runs whole on device 0,
+//! so no launch computes anything but what one device would. Library calls run on
+//! device 0.
 
 use super::{Executor, HV};
 use crate::array::HostArray;
 use crate::device::{Device, DevicePtr};
 use crate::error::RunResult;
 use crate::regions::{Accesses, IndexBox, LaunchArg};
+use appy_ir::attrs::{AtomicKind, Scalar};
+use appy_ir::host::{HostOp, KernelProgram, Param};
+use appy_ir::reduction::Reduction;
 use appy_ir::types::DType;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -251,9 +260,14 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// After device `d` wrote `w` of array `id`: current there alone.
     pub(crate) fn wrote_on(&mut self, id: usize, d: usize, w: &IndexBox) {
+        self.own(id, 1 + d, w);
+    }
+
+    /// `w` of array `id` is current at `place` alone (0: the host, `1 + d`: device `d`).
+    fn own(&mut self, id: usize, at: usize, w: &IndexBox) {
         let Some(sp) = self.mems[id].spread.as_mut() else { return };
         for (place, list) in sp.valid.iter_mut().enumerate() {
-            if place == 1 + d {
+            if place == at {
                 add_box(list, w);
             } else if list.iter().any(|b| !b.intersect(w).is_empty()) {
                 *list = minus(std::mem::take(list), std::slice::from_ref(w));
@@ -369,20 +383,35 @@ impl<'a, D: Device> Executor<'a, D> {
         };
         let mut accs = analyse(self, &parts);
         let mut boxes: Vec<_> = accs.iter().map(|a| self.boxes_by_mem(args, a, !has_body)).collect();
-        if parts.len() > 1 && overlapping_writes(&boxes) {
-            tracing::debug!("kernel {}: its ranges may write the same elements; not split", kp.name);
-            self.timing.split.1 += 1;
-            parts = vec![(0, 0, total)];
-            accs = analyse(self, &parts);
-            boxes = accs.iter().map(|a| self.boxes_by_mem(args, a, !has_body)).collect();
+        // Arrays the ranges accumulate into with atomics: private partials.
+        let mut partials: HashMap<usize, AtomicKind> = HashMap::new();
+        let shared = if parts.len() > 1 { overlapping_writes(&boxes) } else { vec![] };
+        if !shared.is_empty() {
+            match self.partials(k, args, &shared) {
+                Some(p) => {
+                    partials = p;
+                    self.timing.split.0 += 1;
+                }
+                None => {
+                    tracing::debug!("kernel {}: its ranges may write the same elements; not split", kp.name);
+                    self.timing.split.1 += 1;
+                    parts = vec![(0, 0, total)];
+                    accs = analyse(self, &parts);
+                    boxes = accs.iter().map(|a| self.boxes_by_mem(args, a, !has_body)).collect();
+                }
+            }
         } else if parts.len() > 1 {
             self.timing.split.0 += 1;
         }
         // Make what each range accesses current on its device (peer copies queue on
-        // the receiving device, after the sender's earlier work).
+        // the receiving device, after the sender's earlier work); a device other than
+        // device 0 accumulates a reduction into the identity.
         for (&(d, _, _), bx) in parts.iter().zip(&boxes) {
-            for (&id, (need, _)) in bx {
-                self.need_on(id, d, need)?;
+            for (&id, (need, w)) in bx {
+                match (partials.get(&id), w) {
+                    (Some(&kind), Some(w)) if d != 0 => self.fill_identity(id, d, w, kind)?,
+                    _ => self.need_on(id, d, need)?,
+                }
             }
         }
         let mut cells = std::mem::take(&mut self.cells);
@@ -410,29 +439,181 @@ impl<'a, D: Device> Executor<'a, D> {
         r?;
         for (&(d, _, _), bx) in parts.iter().zip(&boxes) {
             for (&id, (_, w)) in bx {
-                if let Some(w) = w {
+                if let Some(w) = w
+                    && (d == 0 || !partials.contains_key(&id))
+                {
                     self.wrote_on(id, d, w);
                 }
             }
         }
+        for (&id, &kind) in &partials {
+            let ranges: Vec<(usize, IndexBox)> = parts
+                .iter()
+                .zip(&boxes)
+                .filter_map(|(&(d, _, _), bx)| bx.get(&id).and_then(|(_, w)| w.clone()).map(|w| (d, w)))
+                .collect();
+            self.combine(id, kind, &ranges)?;
+        }
+        self.dev.activate()
+    }
+
+    /// The reductions the ranges of launch `k` accumulate into the arrays `shared` (which
+    /// they may all write): array id → atomic kind, or `None` when one of them is
+    /// written otherwise (then the launch is not split).
+    fn partials(&self, k: usize, args: &[HV], shared: &[usize]) -> Option<HashMap<usize, AtomicKind>> {
+        let kinds = accumulated(&self.p.kernels[k]);
+        let mut out = HashMap::new();
+        for &id in shared {
+            let dt = self.mems[id].dtype;
+            if !matches!(dt, DType::F32 | DType::F64 | DType::I8 | DType::I16 | DType::I32 | DType::I64) {
+                return None;
+            }
+            let mut kind = None;
+            for (p, v) in args.iter().enumerate() {
+                if *v == HV::Mem(id) {
+                    let kp = kinds.get(&p)?;
+                    if kind.is_some_and(|x| x != *kp) {
+                        return None;
+                    }
+                    kind = Some(*kp);
+                }
+            }
+            out.insert(id, kind?);
+        }
+        Some(out)
+    }
+
+    /// Fills box `w` of array `id` on device `d` with the identity of the reduction
+    /// `kind` accumulates (that part of the buffer is no longer a copy of the array).
+    fn fill_identity(&mut self, id: usize, d: usize, w: &IndexBox, kind: AtomicKind) -> RunResult<()> {
+        let m = &self.mems[id];
+        let (dt, es, shape) = (m.dtype, m.dtype.size(), m.shape.clone());
+        let ptr = m.spread.as_ref().expect("spread").ptrs[d];
+        let raw = super::residency::encode(dt, identity(kind, dt))?;
+        let (dev, _) = self.device(d);
+        dev.activate()?;
+        for (start, len) in w.runs(&shape) {
+            let bytes: Vec<u8> = (0..len).flat_map(|_| raw.to_le_bytes()[..es].to_vec()).collect();
+            dev.htod(ptr + (start * es) as u64, &bytes)?;
+            self.timing.htod_bytes += bytes.len();
+        }
+        if let Some(sp) = self.mems[id].spread.as_mut() {
+            sp.valid[1 + d] = minus(std::mem::take(&mut sp.valid[1 + d]), std::slice::from_ref(w));
+        }
+        self.dev.activate()
+    }
+
+    /// After a launch whose ranges accumulated into array `id` (device 0 into the array,
+    /// the others into the identity; `ranges`: each device's written box): the
+    /// partials combined into the host copy, which is then the only current one of
+    /// those boxes.
+    fn combine(&mut self, id: usize, kind: AtomicKind, ranges: &[(usize, IndexBox)]) -> RunResult<()> {
+        let Some(all) = ranges.iter().map(|(_, w)| w.clone()).reduce(|a, b| a.hull(&b)) else {
+            return Ok(());
+        };
+        // Device 0's result (and whatever else of the hull is elsewhere) to the host.
+        self.need_on_host(id, &all)?;
+        let m = &self.mems[id];
+        let (dt, es, shape) = (m.dtype, m.dtype.size(), m.shape.clone());
+        let ptrs = m.spread.as_ref().expect("spread").ptrs.clone();
+        for (d, w) in ranges.iter().filter(|(d, _)| *d != 0) {
+            let (dev, _) = self.device(*d);
+            dev.activate()?;
+            dev.synchronize()?;
+            for (start, len) in w.runs(&shape) {
+                let mut part = vec![0u8; len * es];
+                dev.dtoh(&mut part, ptrs[*d] + (start * es) as u64)?;
+                self.timing.dtoh_bytes += part.len();
+                let shadow = self.mems[id].shadow.as_mut().expect("split arrays have a host copy");
+                for (i, chunk) in part.chunks_exact(es).enumerate() {
+                    let at = (start + i) * es;
+                    let mut a = [0u8; 8];
+                    let mut b = [0u8; 8];
+                    a[..es].copy_from_slice(&shadow[at..at + es]);
+                    b[..es].copy_from_slice(chunk);
+                    let cur = super::residency::decode(dt, u64::from_le_bytes(a));
+                    let v = super::residency::decode(dt, u64::from_le_bytes(b));
+                    let r = super::residency::encode(dt, super::interp::atomic(kind, dt, cur, v)?)?;
+                    shadow[at..at + es].copy_from_slice(&r.to_le_bytes()[..es]);
+                }
+            }
+        }
+        self.own(id, 0, &all);
         self.dev.activate()
     }
 }
 
-/// Whether two ranges of a launch may write the same element of an array.
-fn overlapping_writes(boxes: &[HashMap<usize, (IndexBox, Option<IndexBox>)>]) -> bool {
+/// The array parameters of a kernel that its body only accumulates into with atomics
+/// of one reduction's kind, never reading the old values (and never loading or storing
+/// them otherwise): parameter → kind.
+fn accumulated(kernel: &KernelProgram) -> HashMap<usize, AtomicKind> {
+    let Some(body) = &kernel.body else { return HashMap::new() };
+    let ops = body.walk();
+    let mut out = HashMap::new();
+    'params: for (p, (&slot, param)) in kernel.args.iter().zip(&kernel.params).enumerate() {
+        if !matches!(param, Param::Memref(_)) {
+            continue;
+        }
+        let mut kind = None;
+        for op in &ops {
+            match op {
+                HostOp::AtomicRmw {
+                    kind: k,
+                    dst,
+                    value,
+                    mem,
+                    indices,
+                } if *mem == slot => {
+                    let reduction = Reduction::of_atomic_kind(*k).is_some();
+                    if !reduction || *value == slot || indices.contains(&slot) || body.uses(*dst) || kind.is_some_and(|x| x != *k) {
+                        continue 'params;
+                    }
+                    kind = Some(*k);
+                }
+                HostOp::Dim { mem, .. } if *mem == slot => {}
+                op => {
+                    if op.operands().is_none_or(|o| o.contains(&slot)) {
+                        continue 'params;
+                    }
+                }
+            }
+        }
+        if let Some(k) = kind {
+            out.insert(p, k);
+        }
+    }
+    out
+}
+
+/// The identity of the reduction atomics of kind `kind` accumulate, over `dt` (a sum's
+/// is -0.0, which leaves every float unchanged, -0.0 included).
+fn identity(kind: AtomicKind, dt: DType) -> HV {
+    if kind == AtomicKind::Addf {
+        return HV::F(-0.0);
+    }
+    match Reduction::of_atomic_kind(kind).map(|(r, _)| r.identity(dt)) {
+        Some(Scalar::Float(f)) => HV::F(f),
+        Some(Scalar::Int(i)) => HV::I(i),
+        None => HV::I(0),
+    }
+}
+
+/// The arrays of which two ranges of a launch may write the same element.
+fn overlapping_writes(boxes: &[HashMap<usize, (IndexBox, Option<IndexBox>)>]) -> Vec<usize> {
+    let mut out = vec![];
     for (i, a) in boxes.iter().enumerate() {
         for b in &boxes[i + 1..] {
             for (id, (_, wa)) in a {
                 if let (Some(wa), Some((_, Some(wb)))) = (wa, b.get(id))
                     && !wa.intersect(wb).is_empty()
+                    && !out.contains(id)
                 {
-                    return true;
+                    out.push(*id);
                 }
             }
         }
     }
-    false
+    out
 }
 
 /// The one-element box of flat element `flat` of an array of `shape`.

@@ -72,6 +72,13 @@ pub struct Loaded {
     funcs: Vec<CudaFunction>,
 }
 
+impl Loaded {
+    /// The kernels, in the order of [`Bundle::kernels`].
+    pub fn functions(&self) -> &[CudaFunction] {
+        &self.funcs
+    }
+}
+
 impl Gpu {
     /// Opens device 0. Fails cleanly (no abort) when no driver or device is present.
     pub fn open() -> RunResult<Gpu> {
@@ -232,8 +239,7 @@ impl Gpu {
     }
 
     /// Times `reps` calls split between `gpus` as [`Gpu::run_split`] runs them, on data
-    /// that stays on the devices between calls (the first call also moves it there):
-    /// the wall-clock time of each call until every device has finished, in seconds.
+    /// that stays on the devices between calls ([`crate::exec::time_split`]).
     pub fn bench_split(
         gpus: &[Gpu],
         loaded: &[&Loaded],
@@ -244,25 +250,7 @@ impl Gpu {
     ) -> RunResult<Vec<f64>> {
         let devs = Self::pairs(gpus, loaded)?;
         devs[0].0.bind()?;
-        let limits = Limits {
-            budget: None,
-            ..Limits::from_env()
-        };
-        let mut ex = Executor::new(devs[0].0, devs[0].1, b, false, &limits)?.with_peers(devs[1..].to_vec(), weights);
-        let r = (|| {
-            ex.bind_args(args)?;
-            let mut times = vec![];
-            for _ in 0..reps {
-                let t0 = std::time::Instant::now();
-                ex.run_body()?;
-                ex.synchronize_all()?;
-                times.push(t0.elapsed().as_secs_f64());
-            }
-            Ok(times)
-        })();
-        let _ = ex.synchronize_all();
-        ex.free_all();
-        r
+        crate::exec::time_split(&devs, weights, b, args, reps)
     }
 
     /// Times `reps` calls on device-resident copies of `args`: returns the time of each

@@ -111,6 +111,12 @@ enum Cmd {
         /// Maximum vector length (`appy.MVL`; threads per block on the GPU).
         #[arg(long, default_value_t = appy_ir::DEFAULT_MVL)]
         mvl: i64,
+        /// Compare GPU 0 alone with GPU 0 and the host's cores splitting every launch,
+        /// the host taking this share (0 to 1) of each launch's groups: the median time
+        /// of whole calls on NumPy arrays (transfers included) and of calls on data
+        /// left where the previous call put it (docs/MAPPING.md).
+        #[arg(long)]
+        host_share: Option<f64>,
     },
     /// Run a compiled bundle on the GPU (no compiler needed).
     Exec {
@@ -429,9 +435,20 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
             file,
             func,
             args,
+            device: _,
+            repeat,
+            mvl,
+            host_share: Some(share),
+        } => bench_host_share(&file, &func, &args, repeat, mvl, share),
+        #[cfg(feature = "jit")]
+        Cmd::Bench {
+            file,
+            func,
+            args,
             device,
             repeat,
             mvl,
+            host_share: None,
         } => bench_source(&file, &func, &args, device.into(), repeat, mvl),
         Cmd::Exec { bundle, args, opts } => exec_bundle(&bundle, &args, &opts),
     }
@@ -710,6 +727,88 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
         bytes as f64 / med / 1e9
     );
     Ok(())
+}
+
+/// `appy bench --host-share`: GPU 0 alone against GPU 0 and the host's cores.
+#[cfg(all(feature = "jit", feature = "cuda"))]
+fn bench_host_share(file: &Path, func: &str, raw: &[String], repeat: usize, mvl: i64, share: f64) -> Result<(), Diagnostic> {
+    use appy_runtime::exec::{run_split, time_split};
+    use appy_runtime::host_device::{HostDevice, HostKernels};
+    use appy_runtime::processors::{Processor, ProcessorKernel};
+    if !(0.0..1.0).contains(&share) {
+        return Err(Diagnostic::bare(format!(
+            "--host-share {share}: expected a share from 0 up to (not including) 1"
+        )));
+    }
+    let src = appy_ir::diag::SourceFile::load(file)?;
+    let program = appy_frontend::parse_function(&src, func)?;
+    let params = Params::of_function(&src, &program.function);
+    let args = bind_args(&params, raw)?;
+    let sig: Vec<_> = args.iter().map(|a| a.arg_type()).collect();
+    let opts = appy_compiler::Options { mvl, ..Default::default() };
+    let compiler = appy_compiler::Compiler::new();
+    let gpu_bundle = compiler.compile_gpu(&src, func, &sig, &opts)?;
+    let (host_bundle, host_kernels) = HostKernels::compile(&compiler, &src, func, &sig, &opts)?;
+    if host_bundle.program != gpu_bundle.program {
+        return Err(Diagnostic::bare(
+            "the host's and the GPU's builds of the function have different host programs; they cannot split one call",
+        ));
+    }
+    let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
+    let loaded = gpu.load(&gpu_bundle).map_err(Diagnostic::bare)?;
+    let gpu_kernels: Vec<ProcessorKernel> = loaded.functions().iter().cloned().map(ProcessorKernel::Gpu).collect();
+    let cpu_kernels: Vec<ProcessorKernel> = host_kernels.kernels().iter().copied().map(ProcessorKernel::Host).collect();
+    let procs = [Processor::Gpu(gpu), Processor::Host(HostDevice::new(1))];
+    let _running = appy_tools::fault::Running::new(func);
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(|a, b| a.total_cmp(b));
+        t[t.len() / 2] * 1e3
+    };
+    let mut first = None;
+    for (what, devs, weights) in [
+        ("GPU alone", vec![(&procs[0], &gpu_kernels[..])], vec![1.0]),
+        (
+            "GPU + host",
+            vec![(&procs[0], &gpu_kernels[..]), (&procs[1], &cpu_kernels[..])],
+            vec![1.0 - share, share],
+        ),
+    ] {
+        let mut whole = vec![];
+        let mut out = None;
+        for _ in 0..repeat.max(1) + 1 {
+            let mut a = args.clone();
+            let t0 = std::time::Instant::now();
+            let (r, _) =
+                run_split(&devs, &weights, &gpu_bundle, &mut a, &Default::default(), &Default::default()).map_err(program_error)?;
+            whole.push(t0.elapsed().as_secs_f64());
+            out = Some((a, r));
+        }
+        whole.remove(0);
+        // The same results either way (up to reassociation of reductions).
+        match (&first, out) {
+            (None, o) => first = o,
+            (Some((a0, r0)), Some((a1, r1))) if (a0, r0) != (&a1, &r1) => {
+                println!("{func}: {what}: results differ from the GPU's alone (reductions reassociate)")
+            }
+            _ => {}
+        }
+        let mut resident = time_split(&devs, &weights, &gpu_bundle, &args, repeat.max(1) + 1).map_err(Diagnostic::bare)?;
+        resident.remove(0);
+        println!(
+            "{func} {what} (host share {}): whole call {:.4} ms, resident {:.4} ms",
+            if devs.len() > 1 { share } else { 0.0 },
+            median(whole),
+            median(resident)
+        );
+    }
+    Ok(())
+}
+
+#[cfg(all(feature = "jit", not(feature = "cuda")))]
+fn bench_host_share(_: &Path, _: &str, _: &[String], _: usize, _: i64, _: f64) -> Result<(), Diagnostic> {
+    Err(Diagnostic::bare(
+        "--host-share needs the compiler and the GPU runner (features `jit` and `cuda`)",
+    ))
 }
 
 /// A runtime error; the program's own (`FILE:LINE:COL: error: ...` from checked mode)

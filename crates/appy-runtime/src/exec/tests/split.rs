@@ -41,6 +41,19 @@ def sum_then_scale(x, T):
             x[i] = x[i] * 0.5
         total += s + x[x.shape[0] - 1]
     return total
+
+@appy.jit
+def scatter(x, idx, out):
+    #pragma parallel for simd
+    for i in range(x.shape[0]):
+        out[idx[i]] = x[i]
+
+@appy.jit
+def histogram(x, h):
+    #pragma parallel for
+    for i in range(x.shape[0]):
+        #pragma atomic
+        h[i % 8] += x[i]
 "#;
 
 fn compile(func: &str, sig: &str) -> Bundle {
@@ -155,27 +168,47 @@ fn ranges_follow_the_weights_and_skip_empty_ones() {
 }
 
 #[test]
-fn launches_whose_ranges_write_the_same_elements_run_whole_on_device_0() {
+fn reductions_accumulate_privately_and_combine_on_the_host() {
     let b = compile("sum_then_scale", "f64[:],int");
     let n = 10_000;
-    let mut args = [HostValue::Array(array(vec![n], 3)), HostValue::Int(3, DType::I64, true)];
+    let x0 = array(vec![n], 3);
+    let mut args = [HostValue::Array(x0.clone()), HostValue::Int(3, DType::I64, true)];
     let devs = [Mock::new(), Mock::new()];
     let t = split_on(&devs, &[], &b, &mut args);
-    // Per step: the reduction's kernels (its groups all write the partial sums'
-    // buffer) run whole on device 0; the scaling is split.
-    assert!(t.split.1 >= 3, "{:?}", t.split);
-    assert_eq!(t.split.0, 3);
-    assert_eq!(launches(&devs[1]).len(), 3);
-    // The host reads x[n - 1] at every step: device 1 wrote it (groups of 1024
-    // elements, 5 each), so it comes from there, one element; at the end, device 1's
-    // part of x comes back from device 1. At steps 2 and 3 the reduction on device 0
-    // takes that part from device 1.
+    // Every launch is split (groups of 1024 elements, 5 each): the reduction's too.
+    assert_eq!(t.split.1, 0, "{:?}", t.split);
+    assert!(t.split.0 >= 6, "{:?}", t.split);
+    assert_eq!(launches(&devs[1]).len(), t.split.0);
+    // Device 1 accumulates into the identity (its partial-sum buffer filled with -0.0
+    // before each reduction launch: one element), and its partial comes back to be
+    // combined on the host (one element per step), as does x[n - 1], which it wrote,
+    // when the host reads it; its part of x comes back at the end.
+    let ident = devs[1].log.borrow().iter().filter(|e| matches!(e, Event::Htod(_, 8))).count();
+    assert_eq!(ident, 3);
     let dtoh_1: Vec<usize> = devs[1]
         .log
         .borrow()
         .iter()
         .filter_map(|e| if let Event::Dtoh(_, n) = e { Some(*n) } else { None })
         .collect();
-    assert_eq!(dtoh_1, vec![8, 8, 8, (n - 5120) * 8 - 8]);
-    assert_eq!(peer_copies(&devs[0]), vec![(n - 5120) * 8; 2]);
+    assert_eq!(dtoh_1.iter().filter(|&&n| n == 8).count(), 6, "{dtoh_1:?}");
+    // Nothing of x moves between the devices: each reduces and scales its own half.
+    assert_eq!(t.peer_bytes, 0);
+}
+
+#[test]
+fn launches_whose_ranges_may_write_the_same_elements_run_whole_on_device_0() {
+    let b = compile("scatter", "f64[:],i64[:],f64[:]");
+    let n = 5000;
+    let idx: Vec<f64> = (0..n).map(|i| ((i * 7) % n) as f64).collect();
+    let mut args = [
+        HostValue::Array(array(vec![n], 4)),
+        HostValue::Array(crate::array::HostArray::from_f64(DType::I64, vec![n], &idx)),
+        HostValue::Array(array(vec![n], 5)),
+    ];
+    let devs = [Mock::new(), Mock::new()];
+    let t = split_on(&devs, &[], &b, &mut args);
+    assert_eq!(t.split, (0, 1));
+    assert!(launches(&devs[1]).is_empty());
+    assert_eq!(launches(&devs[0]), vec![(5, 0)]);
 }
