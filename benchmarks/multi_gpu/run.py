@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--gpus", type=int, default=2)
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--split-on", help="check the split on these GPUs too, e.g. `0,0` (two ranges on GPU 0)")
     a = ap.parse_args()
     rng = np.random.default_rng(7)
     res = {"checks": [], "times_ms": {}}
@@ -92,7 +93,7 @@ def main():
             r = reference(func, want)
             if r is not None:
                 want.append(np.asarray(r))
-            for devices in range(1, a.gpus + 1):
+            for devices in list(range(1, a.gpus + 1)) + ([a.split_on] if a.split_on else []):
                 got, out = exec_appy(a.runner, bundle, names, args, devices)
                 if len(got) != len(want):
                     raise RuntimeError(f"{func}: {len(got)} results, NumPy gives {len(want)}")

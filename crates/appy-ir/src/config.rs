@@ -100,7 +100,7 @@ pub const VARS: &[Var] = &[
     Var {
         name: DEVICES,
         default: "1",
-        doc: "the GPUs calls split every kernel launch between (`appy exec`, and the Python package's calls on host arrays): a count (the first N devices) or `all`; each GPU runs a contiguous range of the launch's groups on its own copy of the data, which moves between GPUs directly (docs/MAPPING.md)",
+        doc: "the GPUs calls split every kernel launch between (`appy exec`, and the Python package's calls on host arrays): a count (the first N devices), `all`, or GPU numbers (`0,1`; `0,0` runs two ranges on GPU 0, which tests the split on one GPU); each GPU runs a contiguous range of the launch's groups on its own copy of the data, which moves between GPUs directly (docs/MAPPING.md)",
         scope: Scope::User,
     },
     Var {
@@ -318,13 +318,50 @@ pub fn compile_threads() -> Option<usize> {
     get(COMPILE_THREADS).and_then(|v| v.trim().parse().ok()).filter(|n| *n > 0)
 }
 
-/// `APPY_DEVICES`: `Some(n)` for a count (1 when unset or not understood), `None` for
-/// `all`.
-pub fn devices() -> Option<usize> {
-    match get(DEVICES) {
-        Some(v) if v.trim() == "all" => None,
-        Some(v) => Some(v.trim().parse().ok().filter(|n| *n > 0).unwrap_or(1)),
-        None => Some(1),
+/// The GPUs a call splits its launches between (`APPY_DEVICES`, `appy exec --devices`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// Every GPU.
+    All,
+    /// The first N GPUs (as many as there are, when fewer).
+    Count(usize),
+    /// These GPUs, by CUDA ordinal, in this order; an ordinal given twice is one GPU
+    /// running two ranges (tests the split on a machine with one GPU).
+    List(Vec<usize>),
+}
+
+impl Devices {
+    /// One GPU: nothing to split.
+    pub fn one(&self) -> bool {
+        matches!(self, Devices::Count(1)) || matches!(self, Devices::List(l) if l.len() == 1)
+    }
+}
+
+/// Parses a device set: a count (`2`), `all`, or ordinals (`0,1`, `0,0`).
+pub fn parse_devices(text: &str) -> Result<Devices, String> {
+    let t = text.trim();
+    let bad = || format!("`{t}`: expected a count of GPUs (`2`), `all`, or GPU numbers (`0,1`)");
+    if t == "all" {
+        return Ok(Devices::All);
+    }
+    if t.contains(',') {
+        let list = t
+            .split(',')
+            .map(|x| x.trim().parse::<usize>().map_err(|_| bad()))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Devices::List(list));
+    }
+    match t.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Devices::Count(n)),
+        _ => Err(bad()),
+    }
+}
+
+/// `APPY_DEVICES` (one GPU when unset or empty).
+pub fn devices() -> Result<Devices, String> {
+    match get(DEVICES).filter(|v| !v.trim().is_empty()) {
+        Some(v) => parse_devices(&v).map_err(|e| format!("APPY_DEVICES={e}")),
+        None => Ok(Devices::Count(1)),
     }
 }
 
@@ -392,6 +429,18 @@ pub fn test_var(name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_sets() {
+        assert_eq!(parse_devices("2"), Ok(Devices::Count(2)));
+        assert_eq!(parse_devices(" all "), Ok(Devices::All));
+        assert_eq!(parse_devices("0, 1"), Ok(Devices::List(vec![0, 1])));
+        assert_eq!(parse_devices("0,0"), Ok(Devices::List(vec![0, 0])));
+        for bad in ["0", "-1", "x", "0,,1", "1.5"] {
+            assert!(parse_devices(bad).is_err(), "{bad}");
+        }
+        assert!(Devices::Count(1).one() && Devices::List(vec![3]).one() && !Devices::List(vec![0, 0]).one());
+    }
 
     #[test]
     fn names_are_unique_and_prefixed() {

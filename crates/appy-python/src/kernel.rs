@@ -598,7 +598,7 @@ impl Kernel {
                 return_early: on_device,
             };
             let l = loaded.get(g, b, k)?;
-            let (res, _) = if gpus.len() > 1 && !on_device {
+            let (res, timing) = if gpus.len() > 1 && !on_device {
                 // Every launch split between the GPUs (docs/MAPPING.md).
                 let others = peers.get_or_init(|| gpus[1..].iter().map(|_| Candidates::new(b)).collect());
                 let mut ls = vec![l];
@@ -619,9 +619,9 @@ impl Kernel {
                     owned.push((*ptr, Arc::new(g.adopt(*ptr))));
                 }
             }
-            Ok::<_, RunError>((res, owned))
+            Ok::<_, RunError>((res, owned, timing.returned_args))
         });
-        let (res, owned) = match r {
+        let (res, owned, returned_args) = match r {
             Ok(x) => x,
             Err(e) => {
                 if let Some(err) = interrupted.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -644,8 +644,18 @@ impl Kernel {
             }
         }
         let mut out = Vec::with_capacity(res.len());
-        for v in res {
+        for (i, v) in res.into_iter().enumerate() {
             out.push(match v {
+                // `return a` of a NumPy argument: that array (updated in place above).
+                HostValue::Array(_)
+                    if returned_args
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|p| matches!(a.args.get(p), Some(Arg::Host { .. }))) =>
+                {
+                    a.objs[returned_args[i].expect("checked")].clone().unbind()
+                }
                 HostValue::Array(arr) => {
                     let n = new_numpy(py, arr.dtype, &arr.shape, &arr.data)?;
                     convert(py, n, a.framework)?

@@ -56,9 +56,11 @@ static GPU: OnceLock<Result<Mutex<Vec<appy_runtime::gpu::Gpu>>, String>> = OnceL
 /// takes a while).
 pub(crate) fn gpu() -> Result<&'static Mutex<Vec<appy_runtime::gpu::Gpu>>, String> {
     GPU.get_or_init(|| {
-        let gpus = match appy_ir::config::devices() {
-            Some(1) => appy_runtime::gpu::Gpu::open().map(|g| vec![g]),
-            n => appy_runtime::gpu::Gpu::open_many(n),
+        let set = appy_ir::config::devices()?;
+        let gpus = if set == appy_ir::config::Devices::Count(1) {
+            appy_runtime::gpu::Gpu::open().map(|g| vec![g])
+        } else {
+            appy_runtime::gpu::Gpu::open_many(&set)
         };
         gpus.map(Mutex::new).map_err(String::from)
     })
@@ -165,11 +167,11 @@ fn doctor(py: Python<'_>) -> Vec<(String, String)> {
             Ok(g) => g
                 .lock()
                 .map(|g| {
-                    let names: Vec<String> = g.iter().map(|g| g.name()).collect();
-                    if names.len() > 1 {
-                        format!("{} × {} (launches split between them)", names.len(), names[0])
+                    let ordinals: Vec<String> = g.iter().map(|g| g.ordinal().to_string()).collect();
+                    if g.len() > 1 {
+                        format!("{} (GPUs {}: launches split between them)", g[0].name(), ordinals.join(", "))
                     } else {
-                        names.join("")
+                        g[0].name()
                     }
                 })
                 .unwrap_or_else(|_| "unusable".into()),

@@ -65,6 +65,10 @@ pub struct Timing {
     /// Launches split between devices, and launches that could not be split (their
     /// ranges of groups may write the same elements) and ran on one device.
     pub split: (usize, usize),
+    /// For each result, the index of the argument it is, when the function returned one
+    /// of its array arguments (`return a`): the caller can hand back that object
+    /// rather than the copy among the results.
+    pub returned_args: Vec<Option<usize>>,
 }
 
 /// Settings of the executor that come from the environment.
@@ -461,6 +465,20 @@ fn run_abi<'a, D: Device>(
     for (v, t) in ret.iter().zip(&b.results) {
         results.push(ex.result(*v, t, opts.results_on_device)?);
     }
+    // Which results are array arguments (the k-th array argument is `arg_mems[k]`).
+    let array_params: Vec<usize> = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a, HostValue::Array(_)))
+        .map(|(p, _)| p)
+        .collect();
+    ex.timing.returned_args = ret
+        .iter()
+        .map(|v| match *v {
+            HV::Mem(id) => ex.arg_mems.iter().position(|m| *m == id).and_then(|k| array_params.get(k).copied()),
+            _ => None,
+        })
+        .collect();
     ex.free_all();
     Ok((results, ex.timing))
 }

@@ -112,20 +112,33 @@ impl Gpu {
         CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
     }
 
-    /// Opens devices `0..n` (all of them when `n` is `None`, at most as many as there
-    /// are) and lets each pair that can copy peer to peer do so directly (NVLink or
-    /// PCIe), for the launches split between them ([`crate::exec::run_split`]).
-    pub fn open_many(n: Option<usize>) -> RunResult<Vec<Gpu>> {
+    /// Opens the GPUs of `set` (a count beyond those present means all of them) and lets
+    /// each pair that can copy peer to peer do so directly (NVLink or PCIe), for the
+    /// launches split between them ([`crate::exec::run_split`]).
+    pub fn open_many(set: &appy_ir::config::Devices) -> RunResult<Vec<Gpu>> {
+        use appy_ir::config::Devices;
         let count = Self::count();
         if count == 0 {
             return Err(RunError::Unavailable("no usable CUDA device".into()));
         }
-        let n = n.unwrap_or(count).clamp(1, count);
-        let gpus = (0..n).map(Self::open_ordinal).collect::<RunResult<Vec<_>>>()?;
+        let ordinals: Vec<usize> = match set {
+            Devices::All => (0..count).collect(),
+            Devices::Count(n) => (0..(*n).clamp(1, count)).collect(),
+            Devices::List(l) => l.clone(),
+        };
+        if let Some(bad) = ordinals.iter().find(|o| **o >= count) {
+            return Err(RunError::Unavailable(format!(
+                "GPU {bad} asked for, {count} present (numbered from 0)"
+            )));
+        }
+        if ordinals.is_empty() {
+            return Err(RunError::Unavailable("no GPU asked for".into()));
+        }
+        let gpus = ordinals.iter().map(|o| Self::open_ordinal(*o)).collect::<RunResult<Vec<_>>>()?;
         for a in &gpus {
             a.bind()?;
             for b in &gpus {
-                if std::ptr::eq(a, b) {
+                if a.ordinal() == b.ordinal() {
                     continue;
                 }
                 let mut can = 0;

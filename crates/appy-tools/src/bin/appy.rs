@@ -156,10 +156,10 @@ struct ExecOpts {
     /// then copies nothing; the stats count only the runtime's own copies).
     #[arg(long)]
     resident: bool,
-    /// Split every kernel launch between this many GPUs (`all`: every GPU), each
-    /// running a contiguous range of its groups on its own copy of the data, which
-    /// moves between GPUs directly (default: `APPY_DEVICES`, else 1). Given, even as
-    /// 1, the call runs (and `--bench` times) as split calls do.
+    /// Split every kernel launch between this many GPUs (`all`: every GPU; `0,1`: these
+    /// GPUs), each running a contiguous range of its groups on its own copy of the
+    /// data, which moves between GPUs directly (default: `APPY_DEVICES`, else 1).
+    /// Given, even as 1, the call runs (and `--bench` times) as split calls do.
     #[arg(long)]
     devices: Option<String>,
     /// Each GPU's share of a split launch's groups, e.g. `3,1` (default: equal).
@@ -169,25 +169,19 @@ struct ExecOpts {
 
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 impl ExecOpts {
-    /// The GPUs to split launches between (`None`: all), from `--devices` or
-    /// `APPY_DEVICES`; checks `--weights`.
-    fn device_count(&self) -> Result<Option<usize>, Diagnostic> {
+    /// The GPUs to split launches between, from `--devices` or `APPY_DEVICES`; checks
+    /// `--weights`.
+    fn device_set(&self) -> Result<appy_ir::config::Devices, Diagnostic> {
         if self.weights.iter().any(|w| !w.is_finite() || *w < 0.0) || (!self.weights.is_empty() && self.weights.iter().sum::<f64>() <= 0.0)
         {
             return Err(Diagnostic::bare(
                 "--weights: expected non-negative shares, not all zero, e.g. `3,1`",
             ));
         }
-        Ok(match self.devices.as_deref().map(str::trim) {
-            None => appy_ir::config::devices(),
-            Some("all") => None,
-            Some(n) => Some(
-                n.parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| Diagnostic::bare(format!("--devices {n}: expected a positive count or `all`")))?,
-            ),
-        })
+        match &self.devices {
+            None => appy_ir::config::devices().map_err(Diagnostic::bare),
+            Some(d) => appy_ir::config::parse_devices(d).map_err(|e| Diagnostic::bare(format!("--devices {e}"))),
+        }
     }
 }
 
@@ -457,11 +451,11 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
 #[cfg(feature = "cuda")]
 fn exec_bundle(path: &Path, raw: &[String], o: &ExecOpts) -> Result<(), Diagnostic> {
     let (out, repeat, bench, stats, resident) = (&o.out, o.repeat, o.bench, o.stats, o.resident);
-    let devices = o.device_count()?;
+    let devices = o.device_set()?;
     let text = std::fs::read_to_string(path).map_err(|e| Diagnostic::bare(format!("cannot read {}: {e}", path.display())))?;
     let b = appy_ir::bundle::Bundle::from_json(&text).map_err(Diagnostic::bare)?;
-    if devices != Some(1) || o.devices.is_some() {
-        return exec_split(path, &b, raw, o, devices);
+    if !devices.one() || o.devices.is_some() {
+        return exec_split(path, &b, raw, o, &devices);
     }
     let gpu = appy_runtime::gpu::Gpu::open().map_err(Diagnostic::bare)?;
     let all = appy_runtime::gpu::Candidates::new(&b);
@@ -525,7 +519,13 @@ fn print_stats(b: &appy_ir::bundle::Bundle, timing: &appy_runtime::gpu::Timing) 
 
 /// `appy exec` with every launch split between several GPUs (`--devices`).
 #[cfg(feature = "cuda")]
-fn exec_split(path: &Path, b: &appy_ir::bundle::Bundle, raw: &[String], o: &ExecOpts, devices: Option<usize>) -> Result<(), Diagnostic> {
+fn exec_split(
+    path: &Path,
+    b: &appy_ir::bundle::Bundle,
+    raw: &[String],
+    o: &ExecOpts,
+    devices: &appy_ir::config::Devices,
+) -> Result<(), Diagnostic> {
     use appy_runtime::gpu::{Candidates, Gpu};
     if o.resident {
         return Err(Diagnostic::bare(
@@ -533,8 +533,10 @@ fn exec_split(path: &Path, b: &appy_ir::bundle::Bundle, raw: &[String], o: &Exec
         ));
     }
     let gpus = Gpu::open_many(devices).map_err(Diagnostic::bare)?;
-    if devices.is_some_and(|n| n > gpus.len()) {
-        tracing::warn!("{} GPUs asked for, {} present: using those", devices.unwrap_or(0), gpus.len());
+    if let appy_ir::config::Devices::Count(n) = devices
+        && *n > gpus.len()
+    {
+        tracing::warn!("{n} GPUs asked for, {} present: using those", gpus.len());
     }
     if !o.weights.is_empty() && o.weights.len() != gpus.len() {
         return Err(Diagnostic::bare(format!(

@@ -903,3 +903,30 @@ fn rebound_array_names_reach_the_kernels() {
         assert_eq!(w[1], (w[0].1, w[0].0), "each step reads what the last one wrote: {ptrs:?}");
     }
 }
+
+/// A function returning one of its array arguments (after rebinding names) says which:
+/// the caller hands back that object (`return a` is `a` in Python).
+#[test]
+fn returned_arguments_are_named() {
+    let b = compile("ping_pong", "f64[:],f64[:],int,int");
+    let n = 9usize;
+    for (steps, which) in [(2i64, 0usize), (3, 1)] {
+        let mut args = [
+            HostValue::Array(array(vec![n], 1)),
+            HostValue::Array(array(vec![n], 2)),
+            HostValue::Int(n as i64, DType::I64, true),
+            HostValue::Int(steps, DType::I64, true),
+        ];
+        let (_, t) = call_on(&Mock::new(), &b, &mut args, &Limits::default()).unwrap();
+        assert_eq!(t.returned_args, vec![Some(which)], "{steps} steps");
+    }
+    // A new array is no argument.
+    let b = compile("return_scaled", "f32[:],int,float");
+    let mut args = [
+        HostValue::Array(HostArray::from_f64(DType::F32, vec![4], &[1.0, 2.0, 3.0, 4.0])),
+        HostValue::Int(4, DType::I64, true),
+        HostValue::Float(0.5, DType::F64, true),
+    ];
+    let (_, t) = call_on(&Mock::new(), &b, &mut args, &Limits::default()).unwrap();
+    assert_eq!(t.returned_args, vec![None]);
+}
