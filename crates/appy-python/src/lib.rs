@@ -57,6 +57,16 @@ static GPU: OnceLock<Result<Mutex<Vec<appy_runtime::gpu::Gpu>>, String>> = OnceL
 pub(crate) fn gpu() -> Result<&'static Mutex<Vec<appy_runtime::gpu::Gpu>>, String> {
     GPU.get_or_init(|| {
         let set = appy_ir::config::devices()?;
+        // GPU arrays (torch, CuPy) live on GPU 0, and calls on them run on the first
+        // GPU of the set.
+        if let appy_ir::config::Devices::List(l) = &set
+            && l.first() != Some(&0)
+        {
+            return Err(format!(
+                "APPY_DEVICES: list GPU 0 first (it runs the calls on GPU arrays), e.g. `0,{}`",
+                l.first().copied().unwrap_or(1)
+            ));
+        }
         let gpus = if set == appy_ir::config::Devices::Count(1) {
             appy_runtime::gpu::Gpu::open().map(|g| vec![g])
         } else {

@@ -366,6 +366,16 @@ pub fn time_split<D: Device>(
     let Some(&(dev, kernels)) = devs.first() else {
         return Err(RunError::Arguments("no device to run on".into()));
     };
+    // As a call: sizes checked, the signature matched, complex arrays as float arrays.
+    let mut args = args.to_vec();
+    HostValue::all_to_abi(&mut args);
+    let args = &args[..];
+    for a in args {
+        a.check_size()?;
+    }
+    if args.len() != b.args.len() || args.iter().zip(&b.args).any(|(a, t)| a.arg_type() != *t) {
+        return Err(RunError::Arguments("the arguments do not match the bundle's signature".into()));
+    }
     let limits = Limits {
         budget: None,
         ..Limits::from_env()
@@ -442,29 +452,38 @@ fn run_abi<'a, D: Device>(
     };
     let early =
         opts.return_early && opts.results_on_device && !args.iter().any(|a| matches!(a, HostValue::Array(_))) && !ex.status_on_device();
-    if !early {
-        ex.synchronize_all()?;
-        if ex.timing.kernel_s == 0.0 {
-            ex.timing.kernel_s = t0.elapsed().as_secs_f64();
+    // The buffers go back to the pool whether the rest succeeds or not.
+    let finish = |ex: &mut Executor<'a, D>, args: &mut [HostValue]| -> RunResult<Vec<HostValue>> {
+        if !early {
+            ex.synchronize_all()?;
+            if ex.timing.kernel_s == 0.0 {
+                ex.timing.kernel_s = t0.elapsed().as_secs_f64();
+            }
         }
-    }
-    // An index out of bounds (checked mode) or a negative dimension: an error instead
-    // of results.
-    if let Err(e) = ex.check_status() {
-        ex.free_all();
-        return Err(e);
-    }
-    let mut k = 0;
-    for a in args.iter_mut() {
-        if let HostValue::Array(arr) = a {
-            ex.download(ex.arg_mems[k], &mut arr.data)?;
-            k += 1;
+        // An index out of bounds (checked mode) or a negative dimension: an error
+        // instead of results.
+        ex.check_status()?;
+        let mut k = 0;
+        for a in args.iter_mut() {
+            if let HostValue::Array(arr) = a {
+                ex.download(ex.arg_mems[k], &mut arr.data)?;
+                k += 1;
+            }
         }
-    }
-    let mut results = vec![];
-    for (v, t) in ret.iter().zip(&b.results) {
-        results.push(ex.result(*v, t, opts.results_on_device)?);
-    }
+        let mut results = vec![];
+        for (v, t) in ret.iter().zip(&b.results) {
+            results.push(ex.result(*v, t, opts.results_on_device)?);
+        }
+        Ok(results)
+    };
+    let results = match finish(&mut ex, args) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = ex.synchronize_all();
+            ex.free_all();
+            return Err(e);
+        }
+    };
     // Which results are array arguments (the k-th array argument is `arg_mems[k]`).
     let array_params: Vec<usize> = args
         .iter()

@@ -162,7 +162,13 @@ impl<'a, D: Device> Executor<'a, D> {
     /// written (`np.empty`; `np.zeros` is filled by a kernel), so nothing is copied
     /// until a launch or the host writes it.
     pub(crate) fn alloc_spread(&mut self, dtype: DType, shape: Vec<usize>, bytes: usize) -> RunResult<usize> {
-        self.spread(dtype, shape, bytes, vec![0; bytes], false)
+        let mut shadow = Vec::new();
+        shadow.try_reserve_exact(bytes).map_err(|_| crate::error::RunError::OutOfMemory {
+            bytes,
+            detail: "the host copy of an array split between devices".into(),
+        })?;
+        shadow.resize(bytes, 0);
+        self.spread(dtype, shape, bytes, shadow, false)
     }
 
     /// Gives the per-device buffers of a split array back.
@@ -403,6 +409,19 @@ impl<'a, D: Device> Executor<'a, D> {
         } else if parts.len() > 1 {
             self.timing.split.0 += 1;
         }
+        // An array accumulated into: the host copy of every box a range accumulates into
+        // is made current first, since the devices other than device 0 replace their
+        // copy of it with the identity (their copy may be the only current one), and
+        // the partials are added onto the host copy afterwards.
+        for &id in partials.keys() {
+            let hull = boxes
+                .iter()
+                .filter_map(|bx| bx.get(&id).and_then(|(_, w)| w.clone()))
+                .reduce(|a, b| a.hull(&b));
+            if let Some(h) = hull {
+                self.need_on_host(id, &h)?;
+            }
+        }
         // Make what each range accesses current on its device (peer copies queue on
         // the receiving device, after the sender's earlier work); a device other than
         // device 0 accumulates a reduction into the identity.
@@ -493,7 +512,7 @@ impl<'a, D: Device> Executor<'a, D> {
         let (dev, _) = self.device(d);
         dev.activate()?;
         for (start, len) in w.runs(&shape) {
-            let bytes: Vec<u8> = (0..len).flat_map(|_| raw.to_le_bytes()[..es].to_vec()).collect();
+            let bytes: Vec<u8> = raw.to_le_bytes()[..es].iter().copied().cycle().take(len * es).collect();
             dev.htod(ptr + (start * es) as u64, &bytes)?;
             self.timing.htod_bytes += bytes.len();
         }
