@@ -160,6 +160,17 @@ pub struct Accesses {
     pub writes: HashMap<usize, IndexBox>,
 }
 
+impl Accesses {
+    /// The box of parameter `p` the launch reads or writes (the hull of both), if any.
+    pub fn touched(&self, p: usize) -> Option<IndexBox> {
+        match (self.reads.get(&p), self.writes.get(&p)) {
+            (Some(r), Some(w)) => Some(r.hull(w)),
+            (Some(b), None) | (None, Some(b)) => Some(b.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// A scalar or array argument of a launch, as the analysis sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LaunchArg {

@@ -73,15 +73,8 @@ impl<D: Device> Executor<'_, D> {
                     if self.mems[id].shadow.is_none() {
                         continue;
                     }
-                    let r = acc.reads.get(&p);
-                    let w = acc.writes.get(&p);
-                    let need = match (r, w) {
-                        (Some(r), Some(w)) => r.hull(w),
-                        (Some(r), None) => r.clone(),
-                        (None, Some(w)) => w.clone(),
-                        (None, None) => continue,
-                    };
-                    self.make_valid(id, &need, w)?;
+                    let Some(need) = acc.touched(p) else { continue };
+                    self.make_valid(id, &need, acc.writes.get(&p))?;
                 }
             }
         } else {
@@ -213,12 +206,7 @@ impl<D: Device> Executor<'_, D> {
                 if m.ptr != 0 || m.shadow.is_none() {
                     continue;
                 }
-                let need = match (acc.reads.get(&p), acc.writes.get(&p)) {
-                    (Some(r), Some(w)) => r.hull(w),
-                    (Some(r), None) => r.clone(),
-                    (None, Some(w)) => w.clone(),
-                    (None, None) => continue,
-                };
+                let Some(need) = acc.touched(p) else { continue };
                 if need.is_empty() {
                     continue;
                 }

@@ -344,14 +344,8 @@ impl<'a, D: Device> Executor<'a, D> {
                 let all = IndexBox::whole(&self.mems[id].shape);
                 (all.clone(), Some(all))
             } else {
-                let (r, w) = (acc.reads.get(&p), acc.writes.get(&p));
-                let need = match (r, w) {
-                    (Some(r), Some(w)) => r.hull(w),
-                    (Some(r), None) => r.clone(),
-                    (None, Some(w)) => w.clone(),
-                    (None, None) => continue,
-                };
-                (need, w.cloned())
+                let Some(need) = acc.touched(p) else { continue };
+                (need, acc.writes.get(&p).cloned())
             };
             let e = out.entry(id).or_insert((need.clone(), None));
             e.0 = e.0.hull(&need);
