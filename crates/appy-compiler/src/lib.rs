@@ -115,6 +115,10 @@ pub struct Options {
     /// The tuning candidate whose values the `tune(...)` lists of `transform(...)`
     /// clauses take ([`LowerOptions::tune`]; 0, the first, by default and on the CPU).
     pub tune: usize,
+    /// GPU: seed 002's code generation ([`pipelines::VECTOR_CODE`]): a thread's lanes
+    /// consecutive, unrolled and jammed, consecutive elements accessed with vector
+    /// loads and stores.
+    pub vector_code: bool,
 }
 
 impl Default for Options {
@@ -128,6 +132,7 @@ impl Default for Options {
             blas: false,
             expand_erfc: true,
             tune: 0,
+            vector_code: false,
         }
     }
 }
@@ -218,7 +223,12 @@ impl Compiler {
 
     /// The pipeline from the `appy` level to `level` ([`pipelines::to_level`]).
     pub fn pipeline_to(&self, level: Level, opts: &Options) -> String {
-        pipelines::to_level(level, opts.mvl)
+        let p = pipelines::to_level(level, opts.mvl);
+        if opts.vector_code && matches!(level, Level::Gpu | Level::Ptx) {
+            pipelines::with_vector_code(&p)
+        } else {
+            p
+        }
     }
 
     /// Compiles for the GPU: returns a bundle (host program + PTX).
@@ -251,14 +261,30 @@ impl Compiler {
             b.choice = o.tune as u32;
             main.variants.push(b);
         }
+        Self::drop_unchanged_vector_code(&mut main);
         Ok(main)
+    }
+
+    /// Drops the candidate with seed 002's code generation when its PTX is that of the
+    /// plain candidate at the same vector length and choice (the function has nothing
+    /// it changes): timing it would only cost time.
+    pub fn drop_unchanged_vector_code(main: &mut Bundle) {
+        let plain: Vec<(i64, u32, String)> = (0..main.candidates())
+            .map(|k| main.candidate(k))
+            .filter(|c| !c.vector_code)
+            .map(|c| (c.mvl, c.choice, c.ptx.clone()))
+            .collect();
+        main.variants
+            .retain(|v| !v.vector_code || !plain.iter().any(|(m, c, p)| *m == v.mvl && *c == v.choice && *p == v.ptx));
     }
 
     /// The options of the autotuning candidates after the first (`opts` itself), in the
     /// order of [`Bundle::variants`] that [`Compiler::compile_gpu_tuned`] makes: each
     /// other vector length of `mvls`, then, when `mvls` is not empty, each further value
     /// of the program's `tune(...)` lists (`tune_choices` values in all, from
-    /// [`Compiler::tune_choices`]). Each compiles alone with
+    /// [`Compiler::tune_choices`]), then the first vector length with seed 002's code
+    /// generation ([`Options::vector_code`]; [`Compiler::drop_unchanged_vector_code`]
+    /// drops it where it changes nothing). Each compiles alone with
     /// [`Compiler::compile_gpu_candidate`], so the candidates can be compiled by several
     /// compilers at once and assembled in this order.
     pub fn variant_options(opts: &Options, mvls: &[i64], tune_choices: usize) -> Vec<Options> {
@@ -269,6 +295,14 @@ impl Compiler {
             .collect();
         if !mvls.is_empty() {
             v.extend((1..tune_choices).map(|c| Options { tune: c, ..opts.clone() }));
+            // Seed 002's code generation at the first vector length, unless asked for
+            // everywhere already.
+            if !opts.vector_code {
+                v.push(Options {
+                    vector_code: true,
+                    ..opts.clone()
+                });
+            }
         }
         v
     }
@@ -321,6 +355,7 @@ impl Compiler {
             kernels,
             variants: vec![],
             choice: 0,
+            vector_code: opts.vector_code,
         })
     }
 

@@ -39,6 +39,18 @@ pub fn appy_to_kernel(mvl: i64) -> String {
 /// They take no vector length: the loops level records it (the lanes loops' bounds).
 pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-half-in-f32,appy-gpu-libm";
 
+/// Seed 002's code generation (`Options::vector_code`), in place of the plain
+/// `appy-gpu-map-threads`: a thread's lanes consecutive and marked, then unrolled and
+/// jammed, loads of what the same block loaded before removed, then consecutive
+/// elements accessed with vector loads and stores.
+pub const VECTOR_CODE: &str =
+    "appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads,appy-gpu-vector-loads";
+
+/// `pipeline` with [`VECTOR_CODE`] in place of `appy-gpu-map-threads`.
+pub fn with_vector_code(pipeline: &str) -> String {
+    pipeline.replace(",appy-gpu-map-threads,", &format!(",{VECTOR_CODE},"))
+}
+
 /// The passes that take the `appy` level to the `gpu` level: [`appy_to_kernel`], then
 /// [`kernel_level_to_gpu`] (the kernels and their launches).
 pub fn appy_to_gpu(mvl: i64) -> String {

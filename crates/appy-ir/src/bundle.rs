@@ -58,10 +58,19 @@ pub struct Bundle {
     /// took (the k-th of each; 0: the first). Not written when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub choice: u32,
+    /// Compiled with seed 002's code generation (a thread's lanes consecutive,
+    /// unrolled and jammed, vector loads and stores): an autotuning candidate beside
+    /// the plain code at the same vector length. Not written when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub vector_code: bool,
 }
 
 fn is_zero(c: &u32) -> bool {
     *c == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Bundle {

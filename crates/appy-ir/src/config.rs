@@ -71,6 +71,9 @@ pub const CC: &str = "APPY_CC";
 /// `APPY_BOUNDS_CHECK`: compile with bounds checks (checked mode).
 pub const BOUNDS_CHECK: &str = "APPY_BOUNDS_CHECK";
 
+/// `APPY_GPU_VECTOR`: seed 002's code generation on the GPU.
+pub const GPU_VECTOR: &str = "APPY_GPU_VECTOR";
+
 /// Every variable appy reads, with its default (README.md lists them all).
 pub const VARS: &[Var] = &[
     Var {
@@ -155,6 +158,12 @@ pub const VARS: &[Var] = &[
         name: BOUNDS_CHECK,
         default: "off",
         doc: "checked mode: every array subscript is checked (an out-of-bounds index is an error naming the subscript; negative indices count from the end as in Python); the same as `appy run --bounds-check` and `@appy.jit(boundscheck=True)`",
+        scope: Scope::User,
+    },
+    Var {
+        name: GPU_VECTOR,
+        default: "off",
+        doc: "`1`: GPU kernels give each thread consecutive lanes, unroll and jam them, and access consecutive elements with 16-byte vector loads and stores (seed 002's code generation; docs/KERNEL_IR.md); off, each thread's lanes are a block apart",
         scope: Scope::User,
     },
     Var {
@@ -301,6 +310,11 @@ pub fn always_compile() -> bool {
 /// `APPY_BOUNDS_CHECK`.
 pub fn bounds_check() -> bool {
     flag(BOUNDS_CHECK)
+}
+
+/// `APPY_GPU_VECTOR`.
+pub fn gpu_vector() -> bool {
+    flag(GPU_VECTOR)
 }
 
 /// `APPY_AUTOTUNE` (on unless `0`).

@@ -101,6 +101,7 @@ fn worker() -> &'static Mutex<Sender<Job>> {
 fn run(compiler: &Compiler, job: &Job) -> Result<(Artifact, Option<appy_runtime::cache::Trial>), Diagnostic> {
     let opts = Options {
         bounds_check: appy_ir::config::bounds_check(),
+        vector_code: appy_ir::config::gpu_vector(),
         ..Options::default()
     };
     let dir = appy_runtime::cache::dir();

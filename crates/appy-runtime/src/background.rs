@@ -155,6 +155,7 @@ fn assemble(file: &SourceFile, func: &str, sig: &[ArgType], opts: &Options, mut 
         .into_iter()
         .map(|b| b.ok_or_else(|| Diagnostic::bare("a background compiler stopped")))
         .collect::<DResult<_>>()?;
+    Compiler::drop_unchanged_vector_code(&mut first);
     Ok(first)
 }
 

@@ -123,6 +123,7 @@ impl Jit {
             compiler: Compiler::new(),
             opts: Options {
                 bounds_check: appy_ir::config::bounds_check(),
+                vector_code: appy_ir::config::gpu_vector(),
                 ..Options::default()
             },
             device,
@@ -650,7 +651,7 @@ fn bundle_agrees(b: &appy_ir::bundle::Bundle, file: &SourceFile, func: &str, sig
     // The vector lengths of the first values of the `tune(...)` lists; the other
     // values' candidates come from the same source (the cache key's hash).
     let mut have: Vec<i64> = (0..b.candidates())
-        .filter(|k| b.candidate(*k).choice == 0)
+        .filter(|k| b.candidate(*k).choice == 0 && !b.candidate(*k).vector_code)
         .map(|k| b.candidate(k).mvl)
         .collect();
     want.sort_unstable();

@@ -358,7 +358,10 @@ fn tune_lists_are_candidates() {
         .compile_gpu_tuned(&file, "rows", &sig, &Options::default(), &appy_ir::TUNE_MVLS)
         .unwrap();
     let n = appy_ir::TUNE_MVLS.len();
-    assert_eq!(b.candidates(), n + 2);
+    // The vector lengths, the two further `tune` values, and seed 002's code
+    // generation when it changes this function's code.
+    let vector = usize::from(b.candidate(b.candidates() - 1).vector_code);
+    assert_eq!(b.candidates(), n + 2 + vector);
     assert_eq!((b.candidate(n).choice, b.candidate(n + 1).choice), (1, 2));
     assert_eq!((b.candidate(n).mvl, b.candidate(n + 1).mvl), (b.mvl, b.mvl));
     assert!(b.ptx != b.candidate(n).ptx && b.candidate(n).ptx != b.candidate(n + 1).ptx);
@@ -371,9 +374,14 @@ fn tune_lists_are_candidates() {
         HostValue::Array(crate::HostArray::zeros(DType::F64, vec![4])),
     ];
     let key = crate::tune::key_on("dev", &b, &args);
-    let mut times = vec![1e-3; n + 2];
+    let mut times = vec![1e-3; n + 2 + vector];
     times[n + 1] = 5e-4;
     crate::tune::record(&dir, &key, &b, &times, n + 1);
     assert_eq!(crate::tune::recorded(&dir, &key, &b), Some(n + 1));
+    // A decision for the vector-code candidate names it apart from the plain code
+    // at the same vector length.
+    let last = b.candidates() - 1;
+    crate::tune::record(&dir, &key, &b, &times, last);
+    assert_eq!(crate::tune::recorded(&dir, &key, &b), Some(last));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -272,14 +272,17 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &Candidates, args: &[HostValue], i
     Ok(best)
 }
 
-/// A candidate as messages and cache keys name it: `mvl=256`, and `tune=K` for the
-/// K-th values of the program's `tune(...)` lists.
+/// A candidate as messages and cache keys name it: `mvl=256`, `tune=K` for the K-th
+/// values of the program's `tune(...)` lists, `vector` for seed 002's code generation.
 pub fn label(c: &Bundle) -> String {
-    if c.choice == 0 {
-        format!("mvl={}", c.mvl)
-    } else {
-        format!("mvl={} tune={}", c.mvl, c.choice)
+    let mut s = format!("mvl={}", c.mvl);
+    if c.choice != 0 {
+        s.push_str(&format!(" tune={}", c.choice));
     }
+    if c.vector_code {
+        s.push_str(" vector");
+    }
+    s
 }
 
 /// The candidate of `b` recorded in the cache in `dir` under `key`, if any.
@@ -287,7 +290,11 @@ pub fn recorded(dir: &std::path::Path, key: &str, b: &Bundle) -> Option<usize> {
     let v = crate::cache::load(dir, key)?;
     let mvl = v.get("mvl")?.as_i64()?;
     let choice = v.get("tune").and_then(|c| c.as_u64()).unwrap_or(0);
-    (0..b.candidates()).find(|k| b.candidate(*k).mvl == mvl && u64::from(b.candidate(*k).choice) == choice)
+    let vector = v.get("vector").and_then(|c| c.as_bool()).unwrap_or(false);
+    (0..b.candidates()).find(|k| {
+        let c = b.candidate(*k);
+        c.mvl == mvl && u64::from(c.choice) == choice && c.vector_code == vector
+    })
 }
 
 /// Records in the cache in `dir` under `key` that candidate `best` of `b` is the
@@ -297,14 +304,14 @@ pub fn record(dir: &std::path::Path, key: &str, b: &Bundle, times: &[f64], best:
         .map(|k| {
             let t = times.get(k).copied().unwrap_or(f64::INFINITY);
             let c = b.candidate(k);
-            serde_json::json!({"mvl": c.mvl, "tune": c.choice, "ms": if t.is_finite() { t * 1e3 } else { -1.0 }})
+            serde_json::json!({"mvl": c.mvl, "tune": c.choice, "vector": c.vector_code, "ms": if t.is_finite() { t * 1e3 } else { -1.0 }})
         })
         .collect();
     let c = b.candidate(best);
     crate::cache::store(
         dir,
         key,
-        serde_json::json!({"mvl": c.mvl, "tune": c.choice, "candidates": times_ms}),
+        serde_json::json!({"mvl": c.mvl, "tune": c.choice, "vector": c.vector_code, "candidates": times_ms}),
     );
 }
 

@@ -54,6 +54,10 @@ pub struct Args {
     /// Checked mode: bounds checks on every array subscript.
     #[arg(long = "bounds-check")]
     bounds_check: bool,
+    /// GPU: seed 002's code generation (a thread's lanes consecutive, unrolled and
+    /// jammed, vector loads and stores); also `APPY_GPU_VECTOR=1`.
+    #[arg(long = "vector-code")]
+    vector_code: bool,
     /// Output file (default: stdout).
     #[arg(short = 'o')]
     output: Option<String>,
@@ -231,6 +235,7 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
     let opts = Options {
         mvl: a.mvl,
         bounds_check: a.bounds_check,
+        vector_code: a.vector_code || appy_ir::config::gpu_vector(),
         ..Default::default()
     };
     let mut printed = String::new();
@@ -282,6 +287,13 @@ fn run_args(a: &Args, stdin: &str) -> Result<String, Diagnostic> {
         // MLIR input without --emit is printed as it is.
         None if is_mlir && a.emit.is_none() => String::new(),
         None => appy_compiler::pipelines::between(from, level, opts.mvl)
+            .map(|p| {
+                if opts.vector_code {
+                    appy_compiler::pipelines::with_vector_code(&p)
+                } else {
+                    p
+                }
+            })
             .map_err(|e| Diagnostic::bare(format!("--emit={}: {e}", level.name())))?,
     };
     // The parameters' source names, which the `gpu` level no longer carries, name the

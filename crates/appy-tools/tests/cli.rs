@@ -221,10 +221,18 @@ fn tuned_bundles_and_bench() {
         .unwrap();
     assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     let b = appy_ir::bundle::Bundle::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let mut mvls: Vec<i64> = (0..b.candidates()).map(|k| b.candidate(k).mvl).collect();
+    let mut mvls: Vec<i64> = (0..b.candidates())
+        .filter(|k| !b.candidate(*k).vector_code)
+        .map(|k| b.candidate(k).mvl)
+        .collect();
     mvls.sort_unstable();
     assert_eq!(mvls, appy_ir::TUNE_MVLS.to_vec());
     assert!((0..b.candidates()).all(|k| !b.candidate(k).ptx.is_empty()));
+    // Seed 002's code generation is one more candidate, last, at the first vector
+    // length: a thread's four floats with one 16-byte load.
+    let last = b.candidate(b.candidates() - 1);
+    assert!(last.vector_code && last.mvl == b.mvl, "no vector-code candidate");
+    assert!(last.ptx.contains("ld.global.v4") && !b.ptx.contains("ld.global.v4"));
     // `appy bench` on the CPU.
     let a = HostArray::from_f64(DType::F32, vec![100], &vec![1.0; 100]);
     let wa = write(d, "a.npy", &a);

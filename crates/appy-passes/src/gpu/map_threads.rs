@@ -3,7 +3,9 @@
 //! each kernel runs on the threads of its block.
 //!
 //! * a lane of an `scf.parallel {appy.lanes}` loop is a thread (`min(MVL, 256)` threads
-//!   per block; with a larger MVL each thread runs `MVL / 256` lanes in a loop); a
+//!   per block; with a larger MVL each thread runs `MVL / 256` lanes in a loop, lanes a
+//!   block apart, or consecutive with `contiguous=1`, the loop marked for
+//!   `appy-gpu-unroll-and-jam` with `mark=1`); a
 //!   reduction over lanes is a block reduction (`gpu.all_reduce`); a reduction over the
 //!   chunks of a simd loop (`scf.for {appy.chunks}` with results) accumulates per
 //!   thread across chunks and reduces across the block once;
@@ -20,7 +22,7 @@ use crate::analyses::nest::{index_constants, lanes_width};
 use crate::gpu::outline::WORKER_PARTIAL;
 use crate::gpu::sink_loads::SUNK;
 use crate::util::*;
-use crate::{Pass, PassInfo};
+use crate::{OptKind, Pass, PassInfo, PassOpt};
 use appy_ir::attrs::int_array;
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
@@ -32,15 +34,44 @@ use std::collections::{HashMap, HashSet};
 /// The pass. Threads per block come from the kernel (`known_block_size`, which
 /// `appy-gpu-outline` sets), lanes per loop from the loop's constant bound
 /// (`analyses::nest::lanes_width`).
-pub struct MapThreads;
+pub struct MapThreads {
+    /// A thread's lanes are consecutive (`tid * per + k`, what vector loads need)
+    /// rather than a block apart (`tid + k * T`, coalesced scalar accesses).
+    pub contiguous: bool,
+    /// Mark each loop over a thread's lanes with [`THREAD_LANES`].
+    pub mark: bool,
+}
+
+/// The attribute on the loop over a thread's lanes (when a thread runs more than one
+/// lane): what `appy-gpu-unroll-and-jam` unrolls and jams. Removed by that pass, or by
+/// this one when nothing follows that would read it.
+pub const THREAD_LANES: &str = "appy.thread_lanes";
 
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-gpu-map-threads",
     description: "gpu → gpu: map each kernel's worker code to threads (lanes = threads, block reductions, thread 0 for stores and atomics, barriers)",
-    options: &[],
+    options: &[
+        PassOpt {
+            name: "contiguous",
+            kind: OptKind::Bool,
+            default: "0",
+            help: "a thread's lanes are consecutive (tid*per+k; for vector loads) instead of a block apart (tid+k*T)",
+        },
+        PassOpt {
+            name: "mark",
+            kind: OptKind::Bool,
+            default: "0",
+            help: "mark each loop over a thread's lanes `appy.thread_lanes` (for appy-gpu-unroll-and-jam)",
+        },
+    ],
     file: file!(),
-    make: |_| Ok(Box::new(MapThreads)),
+    make: |o| {
+        Ok(Box::new(MapThreads {
+            contiguous: o.flag("contiguous")?,
+            mark: o.flag("mark")?,
+        }))
+    },
 };
 
 impl Pass for MapThreads {
@@ -92,6 +123,8 @@ impl MapThreads {
         let mut st = State {
             b,
             threads,
+            contiguous: self.contiguous,
+            mark: self.mark,
             consts,
             private,
         };
@@ -111,6 +144,10 @@ struct State<'a> {
     b: &'a mut Builder,
     /// Threads per block.
     threads: i64,
+    /// A thread's lanes are consecutive ([`MapThreads::contiguous`]).
+    contiguous: bool,
+    /// Mark the loops over a thread's lanes ([`THREAD_LANES`]).
+    mark: bool,
     /// The kernel's integer constants (the lanes loops' bounds among them).
     consts: HashMap<Value, i64>,
     /// The kernel's private scalar slots.
@@ -306,7 +343,8 @@ impl State<'_> {
             }
             partials = p.reduce.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
         } else {
-            // Lanes tid, tid + T, tid + 2T, ...: a loop the backend unrolls.
+            // Lanes tid, tid + T, tid + 2T, ... (or tid * per, tid * per + 1, ...
+            // when contiguous): a loop the backend unrolls.
             let b = &mut *self.b;
             b.loc = loc.clone();
             let c0 = b.index(0);
@@ -316,8 +354,13 @@ impl State<'_> {
             out.extend(b.take());
             let k = b.m.value("index");
             let accs: Vec<Value> = p.inits.iter().map(|v| b.m.value(b.m.ty(*v).to_string())).collect();
-            let koff = b.bin("arith.muli", k, ct);
-            let l = b.bin("arith.addi", tid, koff);
+            let l = if self.contiguous {
+                let first = b.bin("arith.muli", tid, cper);
+                b.bin("arith.addi", first, k)
+            } else {
+                let koff = b.bin("arith.muli", k, ct);
+                b.bin("arith.addi", tid, koff)
+            };
             let mut body = b.take();
             map.insert(p.ivs[0], l);
             for mut o in p.body {
@@ -331,13 +374,15 @@ impl State<'_> {
             body.extend(b.take());
             body.push(Builder::yield_op(&next));
             let res: Vec<Value> = accs.iter().map(|a| b.m.value(b.m.ty(*a).to_string())).collect();
-            out.push(
-                Op::new("scf.for")
-                    .with_operands([c0, cper, c1].into_iter().chain(p.inits.iter().copied()))
-                    .with_results(res.clone())
-                    .with_region(Builder::region(std::iter::once(k).chain(accs).collect(), body))
-                    .with_loc(loc.clone()),
-            );
+            let mut lp = Op::new("scf.for")
+                .with_operands([c0, cper, c1].into_iter().chain(p.inits.iter().copied()))
+                .with_results(res.clone())
+                .with_region(Builder::region(std::iter::once(k).chain(accs).collect(), body))
+                .with_loc(loc.clone());
+            if self.mark {
+                lp.set_attr(THREAD_LANES, "unit");
+            }
+            out.push(lp);
             partials = res;
         }
         let b = &mut *self.b;

@@ -405,6 +405,7 @@ fn run(cli: Cli) -> Result<(), Diagnostic> {
                 &appy_compiler::Options {
                     mvl,
                     bounds_check: bounds_check || appy_ir::config::bounds_check(),
+                    vector_code: appy_ir::config::gpu_vector(),
                     ..Default::default()
                 },
                 mvls,
@@ -665,6 +666,7 @@ fn run_source(
     let opts = appy_compiler::Options {
         mvl,
         bounds_check: bounds_check || appy_ir::config::bounds_check(),
+        vector_code: appy_ir::config::gpu_vector(),
         ..Default::default()
     };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
@@ -703,7 +705,11 @@ fn bench_source(file: &Path, func: &str, raw: &[String], device: Device, repeat:
     let program = appy_frontend::parse_function(&src, func)?;
     let params = Params::of_function(&src, &program.function);
     let args = bind_args(&params, raw)?;
-    let opts = appy_compiler::Options { mvl, ..Default::default() };
+    let opts = appy_compiler::Options {
+        mvl,
+        vector_code: appy_ir::config::gpu_vector(),
+        ..Default::default()
+    };
     let mut jit = appy_runtime::jit::Jit::from_source(&file.display().to_string(), &text, device).with_options(opts);
     if device == Device::Gpu && !jit.on_gpu() {
         return Err(Diagnostic::bare("--device gpu: no usable GPU (no CUDA driver or device found)"));

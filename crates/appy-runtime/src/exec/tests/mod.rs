@@ -53,6 +53,7 @@ fn hand_built(results: &[ArgType], body: impl FnOnce(&mut Builder) -> Vec<appy_i
         kernels: vec![],
         variants: vec![],
         choice: 0,
+        vector_code: false,
     }
 }
 
