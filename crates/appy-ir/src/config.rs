@@ -96,7 +96,7 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: COMPILE_THREADS,
-        default: "one fewer than the cores, from 1 to 7",
+        default: "one fewer than the cores, from 1 to 8",
         doc: "threads that compile autotuning candidates in the background",
         scope: Scope::User,
     },

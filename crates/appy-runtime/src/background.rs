@@ -78,14 +78,15 @@ pub fn compile_gpu_first(
 }
 
 /// How many background compilers there are: `APPY_COMPILE_THREADS`, else one fewer
-/// than the cores (the caller's own thread compiles too), from 1 to 7 (a tuned bundle
-/// has 7 candidates after the first).
+/// than the cores (the caller's own thread compiles too), from 1 to 8 (a tuned bundle
+/// has 8 candidates after the first: the other vector lengths and the vector code; a
+/// program's `tune(...)` values add more).
 pub fn compile_threads() -> usize {
     appy_ir::config::compile_threads().unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get().saturating_sub(1))
             .unwrap_or(1)
-            .clamp(1, appy_ir::TUNE_MVLS.len() - 1)
+            .clamp(1, appy_ir::TUNE_MVLS.len())
     })
 }
 
@@ -285,8 +286,9 @@ mod tests {
         let whole = d.rest.recv().unwrap().unwrap();
         let tuned = compiler.compile_gpu_tuned(&file, "add", &sig, &opts, &appy_ir::TUNE_MVLS).unwrap();
         assert_eq!(serde_json::to_string(&whole).unwrap(), serde_json::to_string(&tuned).unwrap());
-        // 8 vector lengths, and the list's second value.
-        assert_eq!(whole.candidates(), appy_ir::TUNE_MVLS.len() + 1);
+        // 8 vector lengths, the list's second value, and the vector code.
+        assert_eq!(whole.candidates(), appy_ir::TUNE_MVLS.len() + 2);
+        assert!(whole.candidate(whole.candidates() - 1).vector_code);
         match compile_gpu_first(&compiler, &file, "add", &sig, &opts, Some(dir.path())).unwrap() {
             First::Tuned(c) => {
                 assert!(c.from_disk);
