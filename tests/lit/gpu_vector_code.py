@@ -9,6 +9,7 @@
 # RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads{contiguous=1 mark=1}' | filecheck %s --check-prefix=MARK
 # RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-unroll-and-jam' | filecheck %s --check-prefix=JAM
 # RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-unroll-and-jam{max-regs=8}' | filecheck %s --check-prefix=BUDGET
+# RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --emit=loops | appy-opt - --pass-pipeline='appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads' | filecheck %s --check-prefix=RLE
 # RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --vector-code --emit=gpu | filecheck %s --check-prefix=VEC
 # RUN: appy-opt %s --func mv --signature 'f64[:,:],f64[:],f64[:]' --mvl 1024 --vector-code --emit=gpu | filecheck %s --check-prefix=MV
 # RUN: appy-opt %s --func mm --signature 'f32[:,:],f32[:,:],f32[:,:]' --mvl 1024 --vector-code --emit=ptx | filecheck %s --check-prefix=PTX
@@ -62,6 +63,18 @@ def mv(A, x, y):
 # JAM-NOT: scf.for
 # JAM: } else {
 # JAM: scf.for %{{.*}} = %{{.*}} to %c4
+
+# appy-gpu-redundant-loads: one load of A[i, k] per k for the four lanes (no write
+# between them); the accumulators' slots are private and do not count as writes.
+# RLE: scf.if %{{.*}} {
+# RLE: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+# RLE: memref.load %arg5[%{{.*}}, %[[X:.*]]] : memref<?x?xf32>
+# RLE-NEXT: memref.load %arg6[%[[X]], %{{.*}}] : memref<?x?xf32>
+# RLE-NEXT: memref.load %arg6
+# RLE-NEXT: memref.load %arg6
+# RLE-NEXT: memref.load %arg6
+# RLE-NOT: memref.load %arg5
+# RLE: } else {
 
 # Over the register budget: unrolled, not jammed: four k loops one after another.
 # BUDGET-NOT: appy.thread_lanes

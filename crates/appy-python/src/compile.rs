@@ -141,19 +141,33 @@ pub fn compile(py: Python<'_>, file: SourceFile, func: &str, sig: Vec<ArgType>, 
         .unwrap_or_else(|e| e.into_inner())
         .send(job)
         .map_err(|_| crate::errors::runtime_error(py, "the compiler thread has stopped"))?;
+    match wait_interruptibly(py, rx) {
+        Ok(Some(o)) => Ok(o),
+        Ok(None) => Err(crate::errors::runtime_error(py, "the compiler thread has stopped")),
+        Err((_, e)) => Err(e),
+    }
+}
+
+/// Waits for what `rx` receives without the GIL, running signal handlers every 50 ms:
+/// `None` when the sender is gone; on an error from a handler (a `KeyboardInterrupt`),
+/// the receiver comes back with it, so that a later call can wait again.
+pub fn wait_interruptibly<T: Send>(py: Python<'_>, rx: Receiver<T>) -> Result<Option<T>, (Receiver<T>, PyErr)> {
     // `Receiver` is not `Sync`: it moves into each wait and back out.
-    let mut rx = Some(rx);
+    let mut rx = rx;
     loop {
-        let r = rx.take().expect("receiver");
         let (r, got) = py.detach(move || {
-            let got = r.recv_timeout(Duration::from_millis(50));
-            (r, got)
+            let got = rx.recv_timeout(Duration::from_millis(50));
+            (rx, got)
         });
-        rx = Some(r);
+        rx = r;
         match got {
-            Ok(o) => return Ok(o),
-            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
-            Err(RecvTimeoutError::Disconnected) => return Err(crate::errors::runtime_error(py, "the compiler thread has stopped")),
+            Ok(o) => return Ok(Some(o)),
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    return Err((rx, e));
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
     }
 }

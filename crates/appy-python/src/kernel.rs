@@ -53,8 +53,41 @@ enum Spec {
         peers: std::sync::OnceLock<Vec<Candidates>>,
         /// When `bundle` is the first candidate alone: the whole tuned bundle, being
         /// compiled in the background, taken at the next call (`take_tuned`).
-        pending: Mutex<Option<compile::Pending>>,
+        pending: PendingTuning,
     },
+}
+
+/// The tuned bundle a GPU specialisation waits for, if any: the receiver, and a flag
+/// that every call reads without taking the lock.
+struct PendingTuning {
+    rx: Mutex<Option<compile::Pending>>,
+    waiting: std::sync::atomic::AtomicBool,
+}
+
+impl PendingTuning {
+    fn new(rx: Option<compile::Pending>) -> Self {
+        let waiting = std::sync::atomic::AtomicBool::new(rx.is_some());
+        PendingTuning {
+            rx: Mutex::new(rx),
+            waiting,
+        }
+    }
+    /// Whether a tuned bundle is still to be taken.
+    fn waiting(&self) -> bool {
+        self.waiting.load(std::sync::atomic::Ordering::Acquire)
+    }
+    /// Takes the receiver (`None` when another thread took it).
+    fn take(&self) -> Option<compile::Pending> {
+        let mut g = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        self.waiting.store(false, std::sync::atomic::Ordering::Release);
+        g.take()
+    }
+    /// Puts a receiver back, for the next call to wait on.
+    fn put_back(&self, rx: compile::Pending) {
+        let mut g = self.rx.lock().unwrap_or_else(|e| e.into_inner());
+        *g = Some(rx);
+        self.waiting.store(true, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// The function's source as the compiler sees it, and how to map its locations back
@@ -262,9 +295,7 @@ impl Kernel {
         let key = (target, a.args.iter().map(|x| x.arg_type()).collect::<Vec<_>>());
         let found = self.specs.read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
         let spec = match found {
-            Some(s) if matches!(&*s, Spec::Gpu { pending, .. } if pending.lock().unwrap_or_else(|e| e.into_inner()).is_some()) => {
-                self.take_tuned(py, &key, s)?
-            }
+            Some(s) if matches!(&*s, Spec::Gpu { pending, .. } if pending.waiting()) => self.take_tuned(py, &key, s)?,
             Some(s) => s,
             None => self.specialise(py, key.clone())?,
         };
@@ -279,27 +310,16 @@ impl Kernel {
     fn take_tuned(&self, py: Python<'_>, key: &SpecKey, spec: Arc<Spec>) -> PyResult<Arc<Spec>> {
         let Spec::Gpu { pending, .. } = &*spec else { return Ok(spec) };
         // Another thread may have taken it.
-        let Some(rx) = pending.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        let Some(rx) = pending.take() else {
             return Ok(spec);
         };
         let t0 = std::time::Instant::now();
-        let mut rx = Some(rx);
-        let got = loop {
-            let r = rx.take().expect("receiver");
-            let (r, got) = py.detach(move || {
-                let got = r.recv_timeout(std::time::Duration::from_millis(50));
-                (r, got)
-            });
-            match got {
-                Ok(o) => break Some(o),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        *pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                        return Err(e);
-                    }
-                    rx = Some(r);
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+        let got = match crate::compile::wait_interruptibly(py, rx) {
+            Ok(got) => got,
+            Err((rx, e)) => {
+                // Interrupted: the next call waits again.
+                pending.put_back(rx);
+                return Err(e);
             }
         };
         if crate::log::pending() {
@@ -321,7 +341,7 @@ impl Kernel {
                     loaded: Candidates::new(&b),
                     peers: Default::default(),
                     bundle: Box::new(b),
-                    pending: Mutex::new(None),
+                    pending: PendingTuning::new(None),
                 });
                 self.specs
                     .write()
@@ -442,7 +462,7 @@ impl Kernel {
                     bundle,
                     loaded,
                     peers: Default::default(),
-                    pending: Mutex::new(pending),
+                    pending: PendingTuning::new(pending),
                 }
             }
         };

@@ -270,13 +270,20 @@ impl<'a> Analysis<'a> {
     }
 
     fn record(&mut self, mem: Slot, idx: &[Slot], write: bool) {
+        self.record_run(mem, idx, write, 1);
+    }
+
+    /// [`Self::record`] of `run` consecutive elements along the last axis from `idx`.
+    fn record_run(&mut self, mem: Slot, idx: &[Slot], write: bool, run: i64) {
         let Known::Array(p) = self.get(mem) else { return };
         let shape = self.shapes[&p].clone();
         let mut b = IndexBox::whole(&shape);
+        let last = shape.len().saturating_sub(1);
         for (d, v) in idx.iter().enumerate().take(shape.len()) {
             if let Some((l, h)) = int(self.get(*v)) {
+                let extra = if d == last { run - 1 } else { 0 };
                 b.lo[d] = l.max(0);
-                b.hi[d] = (h.saturating_add(1)).min(shape[d] as i64);
+                b.hi[d] = (h.saturating_add(1 + extra)).min(shape[d] as i64);
             }
         }
         let slot = if write { &mut self.acc.writes } else { &mut self.acc.reads };
@@ -501,6 +508,24 @@ impl<'a> Analysis<'a> {
                     self.set(*r, Known::Top);
                 }
             }
+            HostOp::Other {
+                name,
+                operands: Some(ops),
+                results,
+                ..
+            } if (name == "vector.load" && !ops.is_empty()) || (name == "vector.store" && ops.len() >= 2) => {
+                // A 16-byte vector access (`appy-gpu-vector-loads`): at most four
+                // elements along the last axis from its subscripts.
+                let (mem, idx, write) = if name == "vector.load" {
+                    (ops[0], &ops[1..], false)
+                } else {
+                    (ops[1], &ops[2..], true)
+                };
+                self.record_run(mem, idx, write, VECTOR_ELEMENTS);
+                for r in results {
+                    self.set(*r, Known::Top);
+                }
+            }
             HostOp::Other { results, regions, .. } => {
                 for r in regions {
                     for (args, b) in r {
@@ -519,6 +544,9 @@ impl<'a> Analysis<'a> {
         }
     }
 }
+
+/// The most elements of one vector access of a kernel (16 bytes of 4-byte elements).
+const VECTOR_ELEMENTS: i64 = 4;
 
 #[cfg(test)]
 mod tests {

@@ -14,9 +14,13 @@ use crate::error::{RunError, RunResult};
 use crate::gpu::{BenchOptions, Candidates, Gpu};
 use appy_ir::bundle::Bundle;
 
+/// A size's bucket: the next power of two (0 and 1 as they are; negatives 0).
+fn p2(x: i64) -> u64 {
+    if x <= 1 { x.max(0) as u64 } else { (x as u64).next_power_of_two() }
+}
+
 /// The shape bucket of a call.
 pub fn bucket(args: &[HostValue]) -> String {
-    let p2 = |x: i64| if x <= 1 { x.max(0) } else { (x as u64).next_power_of_two() as i64 };
     args.iter()
         .map(|a| match a {
             HostValue::Array(x) => format!(
@@ -107,7 +111,6 @@ type MemoKey = (usize, usize, u64);
 
 /// A hash of the shape bucket of a call ([`bucket`]), computed without allocating.
 pub fn bucket_hash(args: &[HostValue]) -> u64 {
-    let p2 = |x: i64| if x <= 1 { x.max(0) as u64 } else { (x as u64).next_power_of_two() };
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut mix = |x: u64| {
         for byte in x.to_le_bytes() {

@@ -12,7 +12,7 @@
 use crate::analyses::barriers::{kernels, private_slots};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
-use appy_ir::effects::{Access, effects};
+use appy_ir::effects::{Access, effects, is_view};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -35,7 +35,13 @@ impl Pass for RedundantLoads {
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
         for g in m.body_mut().iter_mut().filter(|o| o.name == "gpu.module") {
             for k in kernels(g) {
-                let private = private_slots(&k.regions[0].blocks[0].ops);
+                // The thread's private slots and every view of them.
+                let mut private = private_slots(&k.regions[0].blocks[0].ops);
+                k.walk(&mut |o| {
+                    if is_view(o) && private.contains(&o.operands[0]) {
+                        private.extend(o.results.iter().copied());
+                    }
+                });
                 let mut map = HashMap::new();
                 for r in &mut k.regions {
                     for blk in &mut r.blocks {

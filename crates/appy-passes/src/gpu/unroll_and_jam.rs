@@ -20,8 +20,8 @@
 //!
 //! Not jammed, only unrolled: a loop whose estimated registers (per lane, the values a
 //! jammed loop carries and the loads in it, 32-bit words) times the lanes exceed
-//! `max-regs`, or whose lanes share a thread's private memory (scalar slots, whose
-//! copies would interleave). Left as it is: a loop with barriers, block reductions,
+//! `max-regs`. Unrolled lane after lane, neither jammed nor interleaved: a loop whose
+//! lanes share a thread's private memory (scalar slots defined outside it). Left as it is: a loop with barriers, block reductions,
 //! shuffles or unknown effects inside, or more than 16 lanes.
 
 use crate::analyses::barriers::{kernels, private_slots};
@@ -270,10 +270,18 @@ impl Cx<'_> {
                 && o.operands[..3].iter().all(|v| invariant(v, same))
                 && self.regs(o) * lanes <= self.max_regs
         };
+        // Lanes that share private memory run lane after lane from the start.
+        let interleave_until = if shares_private {
+            0
+        } else if accs.is_empty() {
+            ops.len()
+        } else {
+            first_acc_use
+        };
         let mut k = 0;
         while k < ops.len() {
             let o = &ops[k];
-            if k >= first_acc_use && !accs.is_empty() {
+            if k >= interleave_until {
                 break;
             }
             if jammable(o, &same) {

@@ -14,7 +14,9 @@
 //! more than one axis, its last axis has a multiple of `W` elements. That is checked at
 //! run time, once per kernel: the kernel's body is versioned, the vector code where the
 //! check holds, the original code otherwise (a view of a torch tensor at an odd offset
-//! takes the second branch, with the same results).
+//! takes the second branch, with the same results). The runtime's access analysis
+//! reads a `vector.load`/`vector.store` as up to four elements along the last axis
+//! (`appy_runtime::regions`).
 
 use crate::analyses::barriers::{kernels, private_slots};
 use crate::analyses::index::{IndexForm, Term, index_form_through};
@@ -112,7 +114,8 @@ impl Forms<'_> {
     fn form(&self, v: Value, depth: usize) -> Option<IndexForm> {
         let f = index_form_through(v, &[], &HashMap::new(), &self.defs, 0)?;
         if depth > 4 {
-            return Some(f);
+            // A loop variable's term must mean its trip everywhere: give up.
+            return None;
         }
         let mut out = IndexForm::constant(f.c);
         for (t, coeff) in &f.terms {
@@ -339,6 +342,13 @@ fn block_groups(
         };
         let touches = |o: &Op, writes_only: bool| {
             o.walk_any(&|x| {
+                // Ops that synchronise threads end a run as a write would.
+                if matches!(
+                    x.name.as_str(),
+                    "gpu.barrier" | "gpu.all_reduce" | "gpu.shuffle" | "gpu.subgroup_reduce"
+                ) {
+                    return true;
+                }
                 let e = effects(x);
                 let acc = |a: Access| match a {
                     Access::None => false,
@@ -367,7 +377,9 @@ fn block_groups(
                 }
                 match cand(o.operands[1], &o.operands[2..], true) {
                     Some(c) => {
-                        if stores.iter().any(|d| d.mem == c.mem && (d.lead != c.lead || d.sym != c.sym)) {
+                        // Members move to the last one: past no store to another array
+                        // (two parameters may be one array) or elsewhere in this one.
+                        if stores.iter().any(|d| d.mem != c.mem || d.lead != c.lead || d.sym != c.sym) {
                             close(&mut stores, b, defs, args, groups);
                         }
                         stores.push(c)
