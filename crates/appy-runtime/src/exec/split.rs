@@ -187,34 +187,61 @@ impl<'a, D: Device> Executor<'a, D> {
     /// Makes `need` of array `id` current on device `d`: copied from the devices that
     /// hold it (peer to peer), else from the host.
     pub(crate) fn need_on(&mut self, id: usize, d: usize, need: &IndexBox) -> RunResult<()> {
+        self.make_current(id, 1 + d, need)
+    }
+
+    /// Makes `need` of array `id` current in its host copy: copied from the devices
+    /// that hold it (each synchronised first).
+    pub(crate) fn need_on_host(&mut self, id: usize, need: &IndexBox) -> RunResult<()> {
+        self.make_current(id, 0, need)
+    }
+
+    /// Makes `need` of array `id` current at `place` (0: the host copy; `1 + d`: device
+    /// `d`), copying the parts that are not from where they are current: for a device,
+    /// the other devices first (device to device), the host last; for the host, the
+    /// devices. What is current nowhere (an allocation not yet written) is not copied.
+    fn make_current(&mut self, id: usize, place: usize, need: &IndexBox) -> RunResult<()> {
         let m = &self.mems[id];
         let Some(sp) = m.spread.as_ref() else { return Ok(()) };
-        let mut missing = minus(vec![need.clone()], &sp.valid[1 + d]);
+        let mut missing = minus(vec![need.clone()], &sp.valid[place]);
         if missing.is_empty() {
             return Ok(());
         }
         let (es, shape, ptrs) = (m.dtype.size(), m.shape.clone(), sp.ptrs.clone());
-        let (dst, _) = self.device(d);
-        dst.activate()?;
-        // Other devices first (device to device), the host last.
-        let sources: Vec<usize> = (0..self.devices()).filter(|&e| e != d).map(|e| 1 + e).chain([0]).collect();
-        for place in sources {
+        let sources: Vec<usize> = if place == 0 {
+            (1..=self.devices()).collect()
+        } else {
+            self.device(place - 1).0.activate()?;
+            (1..=self.devices()).filter(|&e| e != place).chain([0]).collect()
+        };
+        for src in sources {
             if missing.is_empty() {
                 break;
             }
-            let held = self.mems[id].spread.as_ref().expect("spread").valid[place].clone();
+            let held = self.mems[id].spread.as_ref().expect("spread").valid[src].clone();
+            let mut synced = false;
             for v in &held {
                 for b in &missing {
-                    let piece = b.intersect(v);
-                    for (start, len) in piece.runs(&shape) {
-                        let (off, n) = ((start * es) as u64, len * es);
-                        if place == 0 {
-                            let src = &self.mems[id].shadow.as_ref().expect("split arrays have a host copy")[start * es..start * es + n];
-                            dst.htod(ptrs[d] + off, src)?;
+                    for (start, len) in b.intersect(v).runs(&shape) {
+                        let (off, n) = (start * es, len * es);
+                        if src == 0 {
+                            let (dst, _) = self.device(place - 1);
+                            let from = &self.mems[id].shadow.as_ref().expect("split arrays have a host copy")[off..off + n];
+                            dst.htod(ptrs[place - 1] + off as u64, from)?;
                             self.timing.htod_bytes += n;
+                        } else if place == 0 {
+                            let (dev, _) = self.device(src - 1);
+                            if !synced {
+                                dev.activate()?;
+                                dev.synchronize()?;
+                                synced = true;
+                            }
+                            let to = &mut self.mems[id].shadow.as_mut().expect("split arrays have a host copy")[off..off + n];
+                            dev.dtoh(to, ptrs[src - 1] + off as u64)?;
+                            self.timing.dtoh_bytes += n;
                         } else {
-                            let (from, _) = self.device(place - 1);
-                            dst.copy_from_peer(ptrs[d] + off, from, ptrs[place - 1] + off, n)?;
+                            let ((dst, _), (from, _)) = (self.device(place - 1), self.device(src - 1));
+                            dst.copy_from_peer(ptrs[place - 1] + off as u64, from, ptrs[src - 1] + off as u64, n)?;
                             self.timing.peer_bytes += n;
                         }
                     }
@@ -222,45 +249,7 @@ impl<'a, D: Device> Executor<'a, D> {
             }
             missing = minus(missing, &held);
         }
-        // What is left is current nowhere (an allocation not yet written).
-        add_box(&mut self.mems[id].spread.as_mut().expect("spread").valid[1 + d], need);
-        self.dev.activate()
-    }
-
-    /// Makes `need` of array `id` current in its host copy.
-    pub(crate) fn need_on_host(&mut self, id: usize, need: &IndexBox) -> RunResult<()> {
-        let m = &self.mems[id];
-        let Some(sp) = m.spread.as_ref() else { return Ok(()) };
-        let mut missing = minus(vec![need.clone()], &sp.valid[0]);
-        if missing.is_empty() {
-            return Ok(());
-        }
-        let (es, shape, ptrs) = (m.dtype.size(), m.shape.clone(), sp.ptrs.clone());
-        for (e, &ptr) in ptrs.iter().enumerate() {
-            if missing.is_empty() {
-                break;
-            }
-            let held = self.mems[id].spread.as_ref().expect("spread").valid[1 + e].clone();
-            let (dev, _) = self.device(e);
-            let mut synced = false;
-            for v in &held {
-                for b in &missing {
-                    for (start, len) in b.intersect(v).runs(&shape) {
-                        if !synced {
-                            dev.activate()?;
-                            dev.synchronize()?;
-                            synced = true;
-                        }
-                        let dst =
-                            &mut self.mems[id].shadow.as_mut().expect("split arrays have a host copy")[start * es..(start + len) * es];
-                        dev.dtoh(dst, ptr + (start * es) as u64)?;
-                        self.timing.dtoh_bytes += len * es;
-                    }
-                }
-            }
-            missing = minus(missing, &held);
-        }
-        add_box(&mut self.mems[id].spread.as_mut().expect("spread").valid[0], need);
+        add_box(&mut self.mems[id].spread.as_mut().expect("spread").valid[place], need);
         self.dev.activate()
     }
 
