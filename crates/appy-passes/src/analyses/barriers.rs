@@ -56,6 +56,17 @@ pub fn accesses_global(o: &Op, private: &HashSet<Value>, writes_only: bool) -> b
     })
 }
 
+/// Whether `o` (or anything inside) synchronises the threads of a block: a barrier, a
+/// block reduction, a shuffle. After one, other threads' writes are visible.
+pub fn synchronises(o: &Op) -> bool {
+    o.walk_any(&|x| {
+        matches!(
+            x.name.as_str(),
+            "gpu.barrier" | "gpu.all_reduce" | "gpu.shuffle" | "gpu.subgroup_reduce"
+        )
+    })
+}
+
 /// Barrier placement: marks each op of a worker's code that needs a `gpu.barrier`
 /// before and/or after it once mapped to threads ([`BARRIERS`]), the ops of nested
 /// regions included, as `appy-gpu-map-threads` will visit them.

@@ -9,10 +9,10 @@
 //! before it), and any op that writes memory the analysis cannot place, or
 //! synchronises threads (barriers, block reductions), ends what is known.
 
-use crate::analyses::barriers::{kernels, private_slots};
+use crate::analyses::barriers::{accesses_global, kernels, private_slots, synchronises};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
-use appy_ir::effects::{Access, effects, is_view};
+use appy_ir::effects::is_view;
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -54,26 +54,6 @@ impl Pass for RedundantLoads {
     }
 }
 
-/// Whether `o` (or an op inside it) may change memory that another load may read, or
-/// synchronises the threads.
-fn ends_knowledge(o: &Op, private: &HashSet<Value>) -> bool {
-    o.walk_any(&|x| {
-        if matches!(
-            x.name.as_str(),
-            "gpu.barrier" | "gpu.all_reduce" | "gpu.shuffle" | "gpu.subgroup_reduce"
-        ) {
-            return true;
-        }
-        let e = effects(x);
-        e.frees
-            || match e.writes {
-                Access::None => false,
-                Access::Any => true,
-                Access::Operands(ix) => ix.iter().any(|i| x.operands.get(*i).is_some_and(|m| !private.contains(m))),
-            }
-    })
-}
-
 /// Removes the redundant loads of one block (and, separately, of each block inside
 /// it); `map` takes a removed load's result to the value that replaces it.
 fn block(ops: &mut Vec<Op>, private: &HashSet<Value>, map: &mut HashMap<Value, Value>) {
@@ -96,7 +76,7 @@ fn block(ops: &mut Vec<Op>, private: &HashSet<Value>, map: &mut HashMap<Value, V
                 continue;
             }
             known.insert(o.operands.clone(), o.results[0]);
-        } else if ends_knowledge(&o, private) {
+        } else if synchronises(&o) || accesses_global(&o, private, true) {
             known.clear();
         }
         ops.push(o);

@@ -24,7 +24,7 @@
 //! lanes share a thread's private memory (scalar slots defined outside it). Left as it is: a loop with barriers, block reductions,
 //! shuffles or unknown effects inside, or more than 16 lanes.
 
-use crate::analyses::barriers::{kernels, private_slots};
+use crate::analyses::barriers::{kernels, private_slots, synchronises};
 use crate::analyses::nest::{const_bounds, int_constants};
 use crate::gpu::map_threads::THREAD_LANES;
 use crate::{OptKind, Pass, PassInfo, PassOpt};
@@ -132,15 +132,11 @@ impl Cx<'_> {
         if lb != 0 || st != 1 || !(2..=MAX_LANES).contains(&ub) {
             return None;
         }
-        let collective = op.walk_any(&|o| {
-            matches!(
-                o.name.as_str(),
-                "gpu.barrier" | "gpu.all_reduce" | "gpu.shuffle" | "gpu.subgroup_reduce" | "scf.parallel"
-            ) || {
+        let collective = synchronises(op)
+            || op.walk_any(&|o| {
                 let e = effects(o);
-                e.reads == Access::Any || e.writes == Access::Any
-            }
-        });
+                o.name == "scf.parallel" || e.reads == Access::Any || e.writes == Access::Any
+            });
         (!collective).then_some(ub)
     }
 

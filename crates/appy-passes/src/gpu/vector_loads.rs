@@ -18,12 +18,11 @@
 //! reads a `vector.load`/`vector.store` as up to four elements along the last axis
 //! (`appy_runtime::regions`).
 
-use crate::analyses::barriers::{kernels, private_slots};
+use crate::analyses::barriers::{accesses_global, kernels, private_slots, synchronises};
 use crate::analyses::index::{IndexForm, Term, index_form_through};
 use crate::{Pass, PassInfo};
 use appy_ir::build::{Builder, IPred};
 use appy_ir::diag::IrError;
-use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Module, Op, Value};
 use appy_ir::rewrite::rewrite;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -340,24 +339,8 @@ fn block_groups(
                 store,
             })
         };
-        let touches = |o: &Op, writes_only: bool| {
-            o.walk_any(&|x| {
-                // Ops that synchronise threads end a run as a write would.
-                if matches!(
-                    x.name.as_str(),
-                    "gpu.barrier" | "gpu.all_reduce" | "gpu.shuffle" | "gpu.subgroup_reduce"
-                ) {
-                    return true;
-                }
-                let e = effects(x);
-                let acc = |a: Access| match a {
-                    Access::None => false,
-                    Access::Any => true,
-                    Access::Operands(ix) => ix.iter().any(|i| x.operands.get(*i).is_some_and(|m| !private.contains(m))),
-                };
-                acc(e.writes) || e.frees || (!writes_only && acc(e.reads))
-            })
-        };
+        // Ops that synchronise threads end a run as a write would.
+        let touches = |o: &Op, writes_only: bool| synchronises(o) || accesses_global(o, private, writes_only);
         match o.name.as_str() {
             "memref.load" if o.regions.is_empty() => {
                 if let Some(c) = cand(o.operands[0], &o.operands[1..], false) {
