@@ -40,11 +40,12 @@ pub fn appy_to_kernel(mvl: i64) -> String {
 pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-half-in-f32,appy-gpu-libm";
 
 /// Seed 002's code generation (`Options::vector_code`), in place of the plain
-/// `appy-gpu-map-threads`: a thread's lanes consecutive and marked, then unrolled and
+/// `appy-gpu-map-threads`: a thread's lanes consecutive and marked, a kernel whose
+/// statements read the same row versioned on rows of one strip, then the lanes unrolled and
 /// jammed, loads of what the same block loaded before removed, then consecutive
 /// elements accessed with vector loads and stores.
 pub const VECTOR_CODE: &str =
-    "appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads,appy-gpu-vector-loads";
+    "appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-one-strip,appy-gpu-unroll-and-jam,appy-gpu-redundant-loads,appy-gpu-vector-loads";
 
 /// `pipeline` with [`VECTOR_CODE`] in place of `appy-gpu-map-threads`.
 pub fn with_vector_code(pipeline: &str) -> String {

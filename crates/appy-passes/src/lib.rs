@@ -92,6 +92,7 @@ pub const PASSES: &[PassInfo] = &[
     gpu::sink_loads::INFO,
     gpu::outline::INFO,
     gpu::map_threads::INFO,
+    gpu::one_strip::INFO,
     gpu::unroll_and_jam::INFO,
     gpu::redundant_loads::INFO,
     gpu::vector_loads::INFO,

@@ -2,6 +2,8 @@
 //! - `uniform`: which values vary in the innermost loop around them;
 //! - `barriers`: barrier placement in kernels;
 //! - `nest`: the depth of rectangular perfect nests of parallel loops;
+//! - `ranges`: integer ranges of a kernel's index values (thread ids under
+//!   `known_block_size`), which decide bound checks;
 //! - `index`: the affine forms of subscripts over loop variables (what reordering
 //!   iterations must know);
 //! - `within`: the loops a transform addresses (a name or glob, Loopy's `within=`
@@ -13,5 +15,6 @@ pub use appy_ir::affine;
 pub mod barriers;
 pub mod index;
 pub mod nest;
+pub mod ranges;
 pub mod uniform;
 pub mod within;

@@ -3,6 +3,7 @@
 
 pub mod libm;
 pub mod map_threads;
+pub mod one_strip;
 pub mod outline;
 pub mod redundant_loads;
 pub mod sink_loads;

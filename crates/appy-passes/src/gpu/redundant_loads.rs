@@ -5,14 +5,21 @@
 //! is replaced by the earlier load's value. After `appy-gpu-unroll-and-jam` a matrix
 //! product's copies load `A[i, k]` once each; one load is left.
 //!
+//! Subscripts are compared by value: equal pure computations of the same values (the
+//! copies of an index each statement computes) count as one value.
+//!
 //! Blocks are treated one at a time (a load inside a loop is not replaced by one
-//! before it), and any op that writes memory the analysis cannot place, or
-//! synchronises threads (barriers, block reductions), ends what is known.
+//! before it), and any op that writes memory the analysis cannot place ends what is
+//! known. An op that synchronises threads (barriers, block reductions) ends it too,
+//! unless no write to memory other than private slots can precede it in the kernel:
+//! then no thread of the block has written anything another could now see (softmax's
+//! row, loaded for its maximum, is the row its sum and output read:
+//! `appy-gpu-one-strip`).
 
 use crate::analyses::barriers::{accesses_global, kernels, private_slots, synchronises};
 use crate::{Pass, PassInfo};
 use appy_ir::diag::IrError;
-use appy_ir::effects::is_view;
+use appy_ir::effects::{is_pure, is_view};
 use appy_ir::ir::{Module, Op, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -42,10 +49,16 @@ impl Pass for RedundantLoads {
                         private.extend(o.results.iter().copied());
                     }
                 });
-                let mut map = HashMap::new();
+                let vn = value_numbers(k);
+                let mut cx = Cx {
+                    private: &private,
+                    vn: &vn,
+                    map: HashMap::new(),
+                    written: false,
+                };
                 for r in &mut k.regions {
                     for blk in &mut r.blocks {
-                        block(&mut blk.ops, &private, &mut map);
+                        cx.block(&mut blk.ops);
                     }
                 }
             }
@@ -54,31 +67,71 @@ impl Pass for RedundantLoads {
     }
 }
 
-/// Removes the redundant loads of one block (and, separately, of each block inside
-/// it); `map` takes a removed load's result to the value that replaces it.
-fn block(ops: &mut Vec<Op>, private: &HashSet<Value>, map: &mut HashMap<Value, Value>) {
-    let mut known: HashMap<Vec<Value>, Value> = HashMap::new();
-    let old = std::mem::take(ops);
-    for mut o in old {
-        for v in &mut o.operands {
-            if let Some(n) = map.get(v) {
-                *v = *n;
-            }
+/// Equal pure computations without regions (the same op on the same operands, up
+/// to this numbering) take the first one's result: its number.
+fn value_numbers(k: &Op) -> HashMap<Value, Value> {
+    let mut vn: HashMap<Value, Value> = HashMap::new();
+    let mut seen: HashMap<String, Value> = HashMap::new();
+    k.walk(&mut |o| {
+        if !o.regions.is_empty() || o.results.len() != 1 || !is_pure(o) {
+            return;
         }
-        for r in &mut o.regions {
-            for blk in &mut r.blocks {
-                block(&mut blk.ops, private, map);
+        let operands: Vec<Value> = o.operands.iter().map(|v| *vn.get(v).unwrap_or(v)).collect();
+        let mut attrs: Vec<_> = o.attrs.iter().collect();
+        attrs.sort();
+        let key = format!("{}{:?}{:?}", o.name, operands, attrs);
+        let r = o.results[0];
+        let n = *seen.entry(key).or_insert(r);
+        vn.insert(r, n);
+    });
+    vn
+}
+
+struct Cx<'a> {
+    private: &'a HashSet<Value>,
+    vn: &'a HashMap<Value, Value>,
+    /// A removed load's result to the value that replaces it.
+    map: HashMap<Value, Value>,
+    /// Whether a write to memory other than private slots may precede the current op.
+    written: bool,
+}
+
+impl Cx<'_> {
+    /// Removes the redundant loads of one block (and, separately, of each block inside
+    /// it).
+    fn block(&mut self, ops: &mut Vec<Op>) {
+        let mut known: HashMap<Vec<Value>, Value> = HashMap::new();
+        let old = std::mem::take(ops);
+        for mut o in old {
+            for v in &mut o.operands {
+                if let Some(n) = self.map.get(v) {
+                    *v = *n;
+                }
             }
-        }
-        if o.name == "memref.load" && !private.contains(&o.operands[0]) && !o.has_attr("nontemporal") {
-            if let Some(v) = known.get(&o.operands) {
-                map.insert(o.results[0], *v);
-                continue;
+            let writes = accesses_global(&o, self.private, true);
+            // A loop that writes: its later iterations follow the write.
+            if writes && matches!(o.name.as_str(), "scf.for" | "scf.while" | "scf.parallel") {
+                self.written = true;
             }
-            known.insert(o.operands.clone(), o.results[0]);
-        } else if synchronises(&o) || accesses_global(&o, private, true) {
-            known.clear();
+            for r in &mut o.regions {
+                for blk in &mut r.blocks {
+                    self.block(&mut blk.ops);
+                }
+            }
+            if o.name == "memref.load" && !self.private.contains(&o.operands[0]) && !o.has_attr("nontemporal") {
+                let key: Vec<Value> = o.operands.iter().map(|v| *self.vn.get(v).unwrap_or(v)).collect();
+                if let Some(v) = known.get(&key) {
+                    self.map.insert(o.results[0], *v);
+                    continue;
+                }
+                known.insert(key, o.results[0]);
+            } else if writes {
+                known.clear();
+                self.written = true;
+            } else if synchronises(&o) && self.written {
+                known.clear();
+            }
+            ops.push(o);
         }
-        ops.push(o);
     }
 }
