@@ -1,6 +1,6 @@
 """Timing shared by the benchmark scripts: the median over rounds of the mean time of
-`reps` calls, each followed by `sync` (appy's calls return when the work is done; torch
-needs a device synchronize)."""
+`reps` calls, each followed by `sync`, a device synchronize for appy as for torch (appy's
+calls on device arrays return once their work is queued, as torch's do)."""
 import statistics
 import time
 

@@ -27,6 +27,7 @@ pub mod hostmath;
 pub mod jit;
 #[cfg(feature = "jit")]
 mod jitdump;
+pub mod lattice;
 #[cfg(all(feature = "jit", feature = "cuda"))]
 pub mod processors;
 pub mod regions;

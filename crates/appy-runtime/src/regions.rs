@@ -10,6 +10,7 @@
 //! reading one row of a matrix reads one row's box; anything the analysis cannot bound
 //! counts as the whole dimension. The runtime transfers only these boxes.
 
+use crate::lattice::Lattice;
 use appy_ir::attrs::{CmpIPredicate, Scalar};
 use appy_ir::host::{Block, GpuIdOp, HostOp, HostProgram, IntBinOp, IntCastOp, KernelProgram, Slot};
 use std::collections::HashMap;
@@ -151,13 +152,18 @@ pub enum Known {
     Top,
 }
 
-/// The boxes one launch reads and writes, per kernel parameter index.
+/// The boxes one launch reads and writes, per kernel parameter index, and where the
+/// accesses have constant strides, the elements of the box they touch.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Accesses {
     /// Read boxes, by parameter index.
     pub reads: HashMap<usize, IndexBox>,
     /// Written boxes, by parameter index.
     pub writes: HashMap<usize, IndexBox>,
+    /// The elements of a read box that are read, where not all of them are.
+    pub read_lattice: HashMap<usize, Lattice>,
+    /// The elements of a written box that are written, where not all of them are.
+    pub write_lattice: HashMap<usize, Lattice>,
 }
 
 impl Accesses {
@@ -168,6 +174,22 @@ impl Accesses {
             (Some(b), None) | (None, Some(b)) => Some(b.clone()),
             (None, None) => None,
         }
+    }
+
+    /// The elements of [`Self::touched`]'s box the launch reads or writes, where it is
+    /// not all of them (`None`: every element).
+    pub fn touched_lattice(&self, p: usize) -> Option<Lattice> {
+        let side = |boxes: &HashMap<usize, IndexBox>, lats: &HashMap<usize, Lattice>| {
+            boxes
+                .get(&p)
+                .map(|b| (b.clone(), lats.get(&p).cloned().unwrap_or_else(|| Lattice::dense(b.lo.len()))))
+        };
+        let l = match (side(&self.reads, &self.read_lattice), side(&self.writes, &self.write_lattice)) {
+            (Some((a, la)), Some((b, lb))) => Lattice::union(&a, &la, &b, &lb).1,
+            (Some((_, l)), None) | (None, Some((_, l))) => l,
+            (None, None) => return None,
+        };
+        (!l.is_dense()).then_some(l)
     }
 }
 
@@ -208,6 +230,9 @@ struct Analysis<'a> {
     /// Integer comparisons (predicate, lhs, rhs) by result slot, to narrow intervals
     /// inside the `scf.if` they guard (the lanes' bounds masks).
     conds: HashMap<Slot, (CmpIPredicate, Slot, Slot)>,
+    /// The values that range over every `step`-th integer of their interval from its
+    /// low end, by slot (others: every integer).
+    steps: HashMap<Slot, i64>,
 }
 
 /// A dry run of a bundle's host program for arguments `args`: for each kernel launch
@@ -240,6 +265,7 @@ impl<'a> Analysis<'a> {
             block,
             launches: vec![],
             conds: HashMap::new(),
+            steps: HashMap::new(),
         };
         for (i, (v, arg)) in params.iter().zip(args).enumerate() {
             let k = match arg {
@@ -261,6 +287,23 @@ impl<'a> Analysis<'a> {
 
     fn set(&mut self, s: Slot, k: Known) {
         self.env[s as usize] = k;
+        self.steps.remove(&s);
+    }
+
+    /// The step of an integer value's progression: 0 for one value, 1 for every
+    /// integer of its interval.
+    fn step(&self, s: Slot) -> i64 {
+        match self.get(s) {
+            Known::Int(l, h) if l == h => 0,
+            _ => self.steps.get(&s).copied().unwrap_or(1),
+        }
+    }
+
+    /// Records that `s` takes every `step`-th value of its interval.
+    fn set_step(&mut self, s: Slot, step: i64) {
+        if step > 1 {
+            self.steps.insert(s, step);
+        }
     }
 
     fn block(&mut self, b: &Block) {
@@ -274,24 +317,42 @@ impl<'a> Analysis<'a> {
     }
 
     /// [`Self::record`] of `run` consecutive elements along the last axis from `idx`.
+    /// A subscript with a step (`2*i`) records which elements of its box it touches.
     fn record_run(&mut self, mem: Slot, idx: &[Slot], write: bool, run: i64) {
         let Known::Array(p) = self.get(mem) else { return };
         let shape = self.shapes[&p].clone();
         let mut b = IndexBox::whole(&shape);
+        let mut lat = Lattice::dense(shape.len());
         let last = shape.len().saturating_sub(1);
         for (d, v) in idx.iter().enumerate().take(shape.len()) {
             if let Some((l, h)) = int(self.get(*v)) {
                 let extra = if d == last { run - 1 } else { 0 };
-                b.lo[d] = l.max(0);
+                let s = self.step(*v);
+                // The first member at or above 0.
+                let lo = if l < 0 && s > 1 { l + (-l + s - 1) / s * s } else { l.max(0) };
+                b.lo[d] = lo;
                 b.hi[d] = (h.saturating_add(1 + extra)).min(shape[d] as i64);
+                if s > 1 && extra + 1 < s {
+                    lat.step[d] = s;
+                    lat.phases[d] = (0..=extra).collect();
+                }
             }
         }
-        let slot = if write { &mut self.acc.writes } else { &mut self.acc.reads };
-        let e = slot.entry(p).or_insert_with(|| IndexBox {
+        let (boxes, lats) = if write {
+            (&mut self.acc.writes, &mut self.acc.write_lattice)
+        } else {
+            (&mut self.acc.reads, &mut self.acc.read_lattice)
+        };
+        let e = boxes.entry(p).or_insert_with(|| IndexBox {
             lo: vec![0; shape.len()],
             hi: vec![0; shape.len()],
         });
-        *e = e.hull(&b);
+        let old = lats.remove(&p).unwrap_or_else(|| Lattice::dense(shape.len()));
+        let (h, l) = Lattice::union(e, &old, &b, &lat);
+        *e = h;
+        if !l.is_dense() {
+            lats.insert(p, l);
+        }
     }
 
     /// The interval of a binary integer op, if the analysis follows it.
@@ -348,11 +409,22 @@ impl<'a> Analysis<'a> {
             }
             HostOp::IntCast { op, dst, a, .. } => {
                 let k = if *op == IntCastOp::TruncI { Known::Top } else { self.get(*a) };
+                let s = self.step(*a);
                 self.set(*dst, k);
+                self.set_step(*dst, s);
             }
             HostOp::IntBin { op, dst, a, b, .. } => {
                 let k = self.int_bin(*op, *a, *b);
+                let (sa, sb) = (self.step(*a), self.step(*b));
+                // Steps of sums and of products by a constant (strided intervals).
+                let s = match op {
+                    IntBinOp::AddI | IntBinOp::SubI => gcd(sa, sb),
+                    IntBinOp::MulI if sb == 0 => int(self.get(*b)).map_or(1, |(c, _)| sa * c.abs()),
+                    IntBinOp::MulI if sa == 0 => int(self.get(*a)).map_or(1, |(c, _)| sb * c.abs()),
+                    _ => 1,
+                };
                 self.set(*dst, k);
+                self.set_step(*dst, s);
             }
             HostOp::Select { dst, t, f, .. } => {
                 let k = match (int(self.get(*t)), int(self.get(*f))) {
@@ -409,16 +481,18 @@ impl<'a> Analysis<'a> {
                         })
                         .collect();
                     let acc = analyse(kp, &largs, g, b);
-                    let rekey = |m: &HashMap<usize, IndexBox>| -> HashMap<usize, IndexBox> {
+                    fn rekey<T: Clone>(m: &HashMap<usize, T>, owners: &[Option<usize>]) -> HashMap<usize, T> {
                         m.iter()
-                            .filter_map(|(p, bx)| owners.get(*p).copied().flatten().map(|h| (h, bx.clone())))
+                            .filter_map(|(p, x)| owners.get(*p).copied().flatten().map(|h| (h, x.clone())))
                             .collect()
-                    };
+                    }
                     self.launches.push((
                         kp.name.clone(),
                         Accesses {
-                            reads: rekey(&acc.reads),
-                            writes: rekey(&acc.writes),
+                            reads: rekey(&acc.reads, &owners),
+                            writes: rekey(&acc.writes, &owners),
+                            read_lattice: rekey(&acc.read_lattice, &owners),
+                            write_lattice: rekey(&acc.write_lattice, &owners),
                         },
                     ));
                 }
@@ -443,13 +517,15 @@ impl<'a> Analysis<'a> {
                         CmpIPredicate::Sle => yh,
                         _ => return None,
                     };
-                    let old = self.get(x);
+                    let (old, step) = (self.get(x), self.step(x));
                     self.set(x, Known::Int(xl, xh.min(hi)));
-                    Some((x, old))
+                    self.set_step(x, step);
+                    Some((x, old, step))
                 });
                 self.block(then);
-                if let Some((x, old)) = saved {
+                if let Some((x, old, step)) = saved {
                     self.set(x, old);
+                    self.set_step(x, step);
                 }
                 if let Some(e) = orelse {
                     self.block(e);
@@ -468,6 +544,7 @@ impl<'a> Analysis<'a> {
                 results,
                 ..
             } => {
+                let fixed = self.step(*lb) == 0 && self.step(*step) == 0;
                 let k = match (int(self.get(*lb)), int(self.get(*ub)), int(self.get(*step))) {
                     (Some((lb, _)), Some((_, ub)), Some((st, _))) if st > 0 => {
                         if ub - 1 < lb {
@@ -482,6 +559,9 @@ impl<'a> Analysis<'a> {
                     _ => Known::Top,
                 };
                 self.set(*iv, k);
+                if fixed && let Some((st, _)) = int(self.get(*step)) {
+                    self.set_step(*iv, st);
+                }
                 for a in iter_args {
                     self.set(*a, Known::Top);
                 }
@@ -543,6 +623,11 @@ impl<'a> Analysis<'a> {
             _ => {}
         }
     }
+}
+
+/// The greatest common divisor of two steps (0 is a single value: the other step).
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
 /// The most elements of one vector access of a kernel (16 bytes of 4-byte elements).

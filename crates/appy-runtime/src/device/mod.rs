@@ -5,6 +5,7 @@
 //! residency bookkeeping and tiling are tested without a GPU.
 
 use crate::error::RunResult;
+use crate::lattice::Rows;
 use appy_ir::types::DType;
 
 /// A device address.
@@ -113,6 +114,29 @@ pub trait Device {
     fn dtoh(&self, dst: &mut [u8], src: DevicePtr) -> RunResult<()>;
     /// Copies device → device, ordered with the launches.
     fn dtod(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> RunResult<()>;
+    /// Copies the strided `rows` of the host array `host` to the same bytes of the
+    /// device array at `dst` (synchronously): only those bytes cross to the device
+    /// (strided transfers, [`crate::lattice`]). The default copies row by row.
+    fn htod_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
+        for r in rows {
+            for h in 0..r.height {
+                let o = r.offset + h * r.pitch;
+                self.htod(dst + o as u64, &host[o..o + r.width])?;
+            }
+        }
+        Ok(())
+    }
+    /// Copies the strided `rows` of the device array at `src` to the same bytes of the
+    /// host array `host` (synchronously). The default copies row by row.
+    fn dtoh_rows(&self, host: &mut [u8], src: DevicePtr, rows: &[Rows]) -> RunResult<()> {
+        for r in rows {
+            for h in 0..r.height {
+                let o = r.offset + h * r.pitch;
+                self.dtoh(&mut host[o..o + r.width], src + o as u64)?;
+            }
+        }
+        Ok(())
+    }
     /// Waits for everything launched so far.
     fn synchronize(&self) -> RunResult<()>;
     /// Makes this device the one the calling thread's operations go to. The executor

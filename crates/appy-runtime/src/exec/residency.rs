@@ -8,6 +8,7 @@ use super::{Executor, HV};
 use crate::array::HostArray;
 use crate::device::{Device, DevicePtr};
 use crate::error::{RunError, RunResult};
+use crate::lattice::{Lattice, rows};
 use crate::regions::IndexBox;
 use appy_ir::types::DType;
 
@@ -27,6 +28,11 @@ pub(crate) struct Mem {
     pub shadow: Option<Vec<u8>>,
     pub valid: Vec<IndexBox>,
     pub dirty: Vec<IndexBox>,
+    /// Where kernels accessed only some elements of a box with constant strides: the
+    /// elements whose device copy is current (then `valid` is empty), and those kernels
+    /// may have written (then `dirty` is empty).
+    pub strided: Option<(IndexBox, Lattice)>,
+    pub strided_dirty: Option<(IndexBox, Lattice)>,
     /// In a call split between devices: the array's buffer on each device and where
     /// its contents are current ([`super::split`]; `valid` and `dirty` are unused).
     pub spread: Option<Box<super::split::Spread>>,
@@ -44,6 +50,8 @@ impl Mem {
             shadow: None,
             valid: vec![],
             dirty: vec![],
+            strided: None,
+            strided_dirty: None,
             spread: None,
         }
     }
@@ -106,6 +114,11 @@ impl<D: Device> Executor<'_, D> {
             out.copy_from_slice(shadow);
             return Ok(());
         }
+        if let Some((b, l)) = m.strided_dirty.take() {
+            let rs = rows(&b, &l, &m.shape, es);
+            self.dev.dtoh_rows(shadow, m.ptr, &rs)?;
+            self.timing.dtoh_bytes += rs.iter().map(|r| r.bytes()).sum::<usize>();
+        }
         for b in std::mem::take(&mut m.dirty) {
             for (start, len) in b.runs(&m.shape) {
                 let dst = &mut shadow[start * es..(start + len) * es];
@@ -128,6 +141,7 @@ impl<D: Device> Executor<'_, D> {
             }
             return Ok(());
         }
+        self.densify(id)?;
         let m = &mut self.mems[id];
         let Some(shadow) = m.shadow.as_ref() else { return Ok(()) };
         let es = m.dtype.size();
@@ -149,6 +163,73 @@ impl<D: Device> Executor<'_, D> {
         Ok(())
     }
 
+    /// Before a launch that accesses the elements `lat` of `need` (constant strides):
+    /// where the array has no current part on the device yet, or only strided parts
+    /// this access stays within, only the elements not yet there are copied (packed,
+    /// seed 002 §5.3); the written elements are marked. Any other case is the dense
+    /// [`Self::make_valid`] of the box.
+    pub(crate) fn make_valid_strided(
+        &mut self,
+        id: usize,
+        need: &IndexBox,
+        lat: &Lattice,
+        written: Option<(&IndexBox, Option<&Lattice>)>,
+    ) -> RunResult<()> {
+        let m = &self.mems[id];
+        let fresh = m.valid.is_empty() && m.dirty.is_empty() && m.strided.is_none();
+        let within = m.strided.as_ref().is_some_and(|(b, l)| l.covers(b, need, lat));
+        if m.spread.is_some() || m.shadow.is_none() || m.ptr == 0 || !(fresh || within) {
+            return self.make_valid(id, need, written.map(|w| w.0));
+        }
+        let dense = |b: &IndexBox| Lattice::dense(b.lo.len());
+        let written = written
+            .filter(|(w, _)| !w.is_empty())
+            .map(|(w, l)| (w.clone(), l.cloned().unwrap_or_else(|| dense(w))));
+        // A new set of written elements: the old one goes back to the host first.
+        if let (Some(w), Some(d)) = (&written, &self.mems[id].strided_dirty)
+            && !d.1.covers(&d.0, &w.0, &w.1)
+        {
+            self.flush_strided(id)?;
+        }
+        let m = &mut self.mems[id];
+        let es = m.dtype.size();
+        if fresh {
+            let rs = rows(need, lat, &m.shape, es);
+            self.dev.htod_rows(m.ptr, m.shadow.as_ref().expect("checked"), &rs)?;
+            self.timing.htod_bytes += rs.iter().map(|r| r.bytes()).sum::<usize>();
+            m.strided = Some((need.clone(), lat.clone()));
+        }
+        if let Some(w) = written
+            && m.strided_dirty.is_none()
+        {
+            m.strided_dirty = Some(w);
+        }
+        Ok(())
+    }
+
+    /// Copies the strided elements kernels wrote back to the host copy.
+    fn flush_strided(&mut self, id: usize) -> RunResult<()> {
+        let m = &mut self.mems[id];
+        if let (Some((b, l)), Some(shadow)) = (m.strided_dirty.take(), m.shadow.as_mut()) {
+            let rs = rows(&b, &l, &m.shape, m.dtype.size());
+            self.dev.synchronize()?;
+            self.dev.dtoh_rows(shadow, m.ptr, &rs)?;
+            self.timing.dtoh_bytes += rs.iter().map(|r| r.bytes()).sum::<usize>();
+        }
+        Ok(())
+    }
+
+    /// Ends strided residency: written elements back to the host copy, which is then
+    /// current everywhere, and nothing counted as on the device (a dense access copies
+    /// its box again).
+    fn densify(&mut self, id: usize) -> RunResult<()> {
+        if self.mems[id].strided.is_some() {
+            self.flush_strided(id)?;
+            self.mems[id].strided = None;
+        }
+        Ok(())
+    }
+
     /// Whether flat element `flat` of `id` is current on the device.
     pub(crate) fn on_device(&self, id: usize, flat: usize) -> bool {
         let m = &self.mems[id];
@@ -165,7 +246,7 @@ impl<D: Device> Executor<'_, D> {
             lo: idx.clone(),
             hi: idx.iter().map(|x| x + 1).collect(),
         };
-        m.valid.iter().any(|v| v.contains(&point))
+        m.valid.iter().any(|v| v.contains(&point)) || m.strided.as_ref().is_some_and(|(b, l)| l.holds(b, &idx))
     }
 
     /// Gives every buffer the call allocated back (to the pool).

@@ -8,6 +8,8 @@ mod mock;
 mod programs;
 #[cfg(feature = "jit")]
 mod split;
+#[cfg(feature = "jit")]
+mod strided;
 
 use super::{Limits, RunOptions, Timing, run};
 use crate::array::{HostArray, HostValue};
