@@ -2,19 +2,26 @@
 """Strided transfers on the GPU (seed 002 §5.3): functions of tests/cases/strided.py
 called on NumPy arrays, whose launches touch every other element, two of every three,
 every other row, every third element written; the bytes the runtime moves each way
-(read from its `APPY_LOG=appy_runtime=debug` trace of each call) against the bytes
+(read from its `APPY_LOG=appy_runtime=debug` trace of each call, which the package
+hands to the Python logger `appy`) against the bytes
 the touched elements hold and against the spanned box, and each result against NumPy
 running the same source:
 
     python3 benchmarks/python/strided_transfers.py
 
-Autotuning is off (one call, one trace line per function)."""
+Autotuning is off (one call, one trace line per function). Then the time of a call on
+NumPy arrays (transfers included; median of 7 rounds of the mean of 5 calls) with the
+strided transfers and with `APPY_STRIDED=0` (the spanned boxes move), each in a child
+process."""
 import os
 import re
 import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import timed  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "cases"))
@@ -42,6 +49,10 @@ def cases():
 
 
 def child():
+    import logging
+
+    # The runtime's trace goes to the Python logger `appy`.
+    logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="%(message)s")
     for name, f, arrays, *_ in cases():
         want = [x.copy() for x in arrays]
         f.py_func(*want)
@@ -49,17 +60,33 @@ def child():
         f(*arrays)
         ok = all(np.allclose(g, w, rtol=1e-6, atol=0) for g, w in zip(arrays, want))
         print(f"RESULT {name} {'ok' if ok else 'WRONG'}", flush=True)
+        logging.getLogger().setLevel(logging.WARNING)
+        us = timed(lambda: f(*arrays), 5, lambda: None)
+        logging.getLogger().setLevel(logging.DEBUG)
+        print(f"TIME {name} {us:.1f}", flush=True)
+
+
+def run_child(strided):
+    env = dict(os.environ, APPY_LOG="appy_runtime=debug", APPY_AUTOTUNE="0", APPY_STRIDED="1" if strided else "0")
+    p = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr[-4000:])
+        raise SystemExit("child failed")
+    return p
 
 
 def main():
     if "--child" in sys.argv:
         child()
         return
-    env = dict(os.environ, APPY_LOG="appy_runtime=debug", APPY_AUTOTUNE="0")
-    p = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stdout, p.stderr[-4000:])
-        raise SystemExit("child failed")
+    p = run_child(True)
+    dense = run_child(False)
+    times = {}
+    for label, q in (("strided", p), ("boxes", dense)):
+        for line in q.stdout.splitlines():
+            if line.startswith("TIME "):
+                name, us = line[5:].rsplit(" ", 1)
+                times[(label, name)] = float(us)
     moved, case = {}, None
     for line in re.sub(r"\x1b\[[0-9;]*m", "", p.stderr).splitlines():
         if line.startswith("CASE "):
@@ -68,14 +95,16 @@ def main():
         if m and case:
             moved[case] = (int(m.group(2)), int(m.group(3)))
     results = dict(line[7:].rsplit(" ", 1) for line in p.stdout.splitlines() if line.startswith("RESULT "))
-    print("| function | to the device (counted) | touched elements' bytes | back (counted) | written elements' bytes | the spanned boxes' bytes | NumPy |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    dres = dict(line[7:].rsplit(" ", 1) for line in dense.stdout.splitlines() if line.startswith("RESULT "))
+    print("| function | to the device (counted) | touched elements' bytes | back (counted) | written elements' bytes | the spanned boxes' bytes | NumPy | µs per call | µs, APPY_STRIDED=0 |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
     bad = 0
     for name, _, _, htod, dtoh, span in cases():
         got = moved.get(name, (-1, -1))
         exact = got == (htod, dtoh)
-        bad += (not exact) + (results.get(name) != "ok")
-        print(f"| {name} | {got[0]} | {htod} | {got[1]} | {dtoh} | {span} | {results.get(name)}{'' if exact else ' (COUNT DIFFERS)'} |")
+        bad += (not exact) + (results.get(name) != "ok") + (dres.get(name) != "ok")
+        print(f"| {name} | {got[0]} | {htod} | {got[1]} | {dtoh} | {span} | {results.get(name)}{'' if exact else ' (COUNT DIFFERS)'} | "
+              f"{times.get(('strided', name), -1):.0f} | {times.get(('boxes', name), -1):.0f} |")
     print("all exact and ok" if bad == 0 else f"{bad} problems")
 
 

@@ -74,6 +74,9 @@ pub const BOUNDS_CHECK: &str = "APPY_BOUNDS_CHECK";
 /// `APPY_GPU_VECTOR`: seed 002's code generation on the GPU.
 pub const GPU_VECTOR: &str = "APPY_GPU_VECTOR";
 
+/// `APPY_STRIDED`: strided transfers of host arrays (on unless `0`).
+pub const STRIDED: &str = "APPY_STRIDED";
+
 /// Every variable appy reads, with its default (README.md lists them all).
 pub const VARS: &[Var] = &[
     Var {
@@ -164,6 +167,12 @@ pub const VARS: &[Var] = &[
         name: GPU_VECTOR,
         default: "off",
         doc: "`1`: GPU kernels give each thread consecutive lanes, unroll and jam them, and access consecutive elements with 16-byte vector loads and stores (seed 002's code generation; docs/KERNEL_IR.md); off, each thread's lanes are a block apart",
+        scope: Scope::User,
+    },
+    Var {
+        name: STRIDED,
+        default: "on",
+        doc: "`0`: a launch reading or writing host (NumPy) arrays with constant strides (`a[2*i]`) moves the whole box of indices it spans; on, only the elements it touches, packed (seed 002 §5.3; docs/KERNEL_IR.md)",
         scope: Scope::User,
     },
     Var {
@@ -315,6 +324,11 @@ pub fn bounds_check() -> bool {
 /// `APPY_GPU_VECTOR`.
 pub fn gpu_vector() -> bool {
     flag(GPU_VECTOR)
+}
+
+/// `APPY_STRIDED` (on unless `0`).
+pub fn strided_transfers() -> bool {
+    get(STRIDED).is_none_or(|v| v != "0")
 }
 
 /// `APPY_AUTOTUNE` (on unless `0`).

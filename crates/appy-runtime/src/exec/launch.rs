@@ -68,6 +68,7 @@ impl<D: Device> Executor<'_, D> {
         } else if kp.body.is_some() {
             let largs = self.launch_args(args, &kp.params);
             let acc = self.accesses(k, largs, grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]);
+            let strided = appy_ir::config::strided_transfers();
             let ids: Vec<usize> = args
                 .iter()
                 .filter_map(|v| if let HV::Mem(id) = *v { Some(id) } else { None })
@@ -80,7 +81,10 @@ impl<D: Device> Executor<'_, D> {
                     let Some(need) = acc.touched(p) else { continue };
                     // Only some elements, with constant strides: move those (an array
                     // passed twice moves its boxes).
-                    match acc.touched_lattice(p).filter(|_| ids.iter().filter(|i| **i == id).count() == 1) {
+                    match acc
+                        .touched_lattice(p)
+                        .filter(|_| strided && ids.iter().filter(|i| **i == id).count() == 1)
+                    {
                         Some(lat) => {
                             let w = acc.writes.get(&p).map(|w| (w, acc.write_lattice.get(&p)));
                             self.make_valid_strided(id, &need, &lat, w)?;
