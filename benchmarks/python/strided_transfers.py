@@ -37,6 +37,8 @@ def cases():
 
     n = 1 << 22
     out = [("every_other n=2^22", s.every_other, [f64(2 * n + 1), f64(n)], 8 * (n + n), 8 * n, 8 * ((2 * n - 1) + n))]
+    a16 = r.random(16 * n, dtype=np.float64).astype(np.float32) + 0.5
+    out.append(("sparse (a[16*i]) n=2^22 f32", s.sparse, [a16, np.zeros(n, np.float32) + 1], 4 * (n + n), 4 * n, 4 * ((16 * n - 15) + n)))
     out.append(("interleaved n=2^21", s.interleaved, [f64(3 * (n // 2) + 2), f64(n // 2)], 8 * (2 * (n // 2) + n // 2), 8 * (n // 2),
                 8 * (3 * (n // 2) - 1 + n // 2)))
     m, k = 1025, 1031

@@ -15,6 +15,15 @@ def every_other(a, out):
         out[i] = 2.0 * a[2 * i] + 1.0
 
 
+# One element in sixteen, float32 (the unit the packing kernels move is 4 bytes).
+# test: a:f32[16*n] out:f32[n] | n=1,3,1029 rtol=1e-6 atol=1e-6
+@appy.jit
+def sparse(a, out):
+    #pragma parallel for simd
+    for i in range(out.shape[0]):
+        out[i] = a[16 * i] - 1.0
+
+
 # test: a:f64[3*n+2] out:f64[n] | n=1,29,1025
 @appy.jit
 def interleaved(a, out):

@@ -6,6 +6,7 @@
 //! launches), and calls cuBLAS and cuSOLVER (`blas`) for library ops.
 
 mod blas;
+mod rows;
 
 use crate::array::HostValue;
 use crate::device::{Device, DevicePtr, GemmCall, GemvCall, PotrfCall, TrsvCall};
@@ -42,6 +43,8 @@ pub struct Gpu {
     /// An event that orders copies between devices ([`Device::copy_from_peer`]),
     /// created on first use.
     event: std::cell::OnceCell<RunResult<sys::CUevent>>,
+    /// The kernels of strided transfers (`rows.rs`), loaded on first use.
+    rows: std::cell::OnceCell<RunResult<rows::RowKernels>>,
 }
 
 // SAFETY: the cuBLAS and cuSOLVER handles (raw pointers) may be used from any thread,
@@ -102,6 +105,7 @@ impl Gpu {
             solver: std::cell::OnceCell::new(),
             pool: Default::default(),
             event: std::cell::OnceCell::new(),
+            rows: std::cell::OnceCell::new(),
         })
     }
 
@@ -322,39 +326,6 @@ impl Gpu {
         Ok(times)
     }
 
-    /// A 2-D device-to-device copy on the stream: `r.height` rows of `r.width` bytes
-    /// from `src` (rows `src_pitch` bytes apart) to `dst` (rows `dst_pitch` apart).
-    fn copy_2d(&self, src: DevicePtr, src_pitch: usize, dst: DevicePtr, dst_pitch: usize, r: &Rows) -> RunResult<()> {
-        if src_pitch.max(dst_pitch) > i32::MAX as usize {
-            // Beyond the driver's largest pitch: row by row.
-            for h in 0..r.height {
-                self.dtod(dst + (h * dst_pitch) as u64, src + (h * src_pitch) as u64, r.width)?;
-            }
-            return Ok(());
-        }
-        let p = sys::CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcHost: std::ptr::null(),
-            srcDevice: src,
-            srcArray: std::ptr::null_mut(),
-            srcPitch: src_pitch,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: dst,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: dst_pitch,
-            WidthInBytes: r.width,
-            Height: r.height,
-        };
-        unsafe { sys::cuMemcpy2DAsync_v2(&p, self.stream.cu_stream()) }
-            .result()
-            .map_err(|e| RunError::driver("strided device copy", e))
-    }
-
     /// Frees every pooled buffer.
     pub fn trim(&self) {
         let mut pool = self.pool.lock().expect("pool");
@@ -568,62 +539,12 @@ impl Device for Gpu {
         self.stream.synchronize().map_err(|e| RunError::driver("kernel execution", e))
     }
 
-    /// Packed: the rows gathered on the host into one buffer, one copy to a device
-    /// buffer, and 2-D device copies scattering them into place.
     fn htod_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
-        let total: usize = rows.iter().map(Rows::bytes).sum();
-        if total == 0 {
-            return Ok(());
-        }
-        let mut packed = Vec::with_capacity(total);
-        for r in rows {
-            for h in 0..r.height {
-                let o = r.offset + h * r.pitch;
-                packed.extend_from_slice(&host[o..o + r.width]);
-            }
-        }
-        let scratch = self.alloc(total)?;
-        let done = self.htod(scratch, &packed).and_then(|_| {
-            let mut at = 0;
-            for r in rows {
-                self.copy_2d(scratch + at as u64, r.width, dst + r.offset as u64, r.pitch, r)?;
-                at += r.bytes();
-            }
-            self.synchronize()
-        });
-        self.release(scratch, total);
-        done
+        self.put_rows(dst, host, rows)
     }
 
-    /// Packed: 2-D device copies gathering the rows into one device buffer, one copy
-    /// to the host, and the rows scattered into place there.
     fn dtoh_rows(&self, host: &mut [u8], src: DevicePtr, rows: &[Rows]) -> RunResult<()> {
-        let total: usize = rows.iter().map(Rows::bytes).sum();
-        if total == 0 {
-            return Ok(());
-        }
-        let scratch = self.alloc(total)?;
-        let mut packed = vec![0u8; total];
-        let done = (|| {
-            let mut at = 0;
-            for r in rows {
-                self.copy_2d(src + r.offset as u64, r.pitch, scratch + at as u64, r.width, r)?;
-                at += r.bytes();
-            }
-            self.synchronize()?;
-            self.dtoh(&mut packed, scratch)
-        })();
-        self.release(scratch, total);
-        done?;
-        let mut at = 0;
-        for r in rows {
-            for h in 0..r.height {
-                let o = r.offset + h * r.pitch;
-                host[o..o + r.width].copy_from_slice(&packed[at..at + r.width]);
-                at += r.width;
-            }
-        }
-        Ok(())
+        self.get_rows(host, src, rows)
     }
 
     fn activate(&self) -> RunResult<()> {

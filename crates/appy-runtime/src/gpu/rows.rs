@@ -1,0 +1,215 @@
+//! Strided transfers on the GPU ([`crate::lattice`]): the rows of elements a launch
+//! touches cross to the device packed in one copy, and small kernels (PTX written
+//! here, loaded on first use) put them in place, or gather them for the copy back.
+
+use super::Gpu;
+use crate::device::{Device, DevicePtr};
+use crate::error::{RunError, RunResult};
+use crate::lattice::Rows;
+use cudarc::driver::{CudaFunction, CudaModule, result};
+use std::sync::Arc;
+
+/// The packing kernels, per unit of 1, 2, 4 and 8 bytes: `unpack[k]` and `pack[k]`
+/// move units of `1 << k` bytes.
+pub(super) struct RowKernels {
+    _module: Arc<CudaModule>,
+    unpack: Vec<CudaFunction>,
+    pack: Vec<CudaFunction>,
+}
+
+/// Threads per block of the packing kernels.
+const THREADS: u64 = 256;
+
+/// The PTX of the packing kernels. `appy_unpack_bN(dst, src, width, pitch, n)` writes
+/// unit `t < n` of the packed `src` to `dst[(t / width) * pitch + t % width]`;
+/// `appy_pack_bN` reads there and writes `src`'s place (the same parameters).
+fn ptx() -> String {
+    let mut s = String::from(".version 7.0\n.target sm_52\n.address_size 64\n");
+    for bits in [8, 16, 32, 64] {
+        let reg = if bits <= 16 { 16 } else { bits };
+        let shift = (bits / 8u32).trailing_zeros();
+        for (name, unpack) in [("unpack", true), ("pack", false)] {
+            let (load_at, store_at) = if unpack { ("%rd11", "%rd13") } else { ("%rd13", "%rd11") };
+            s.push_str(&format!(
+                ".visible .entry appy_{name}_b{bits}(.param .u64 p_dst, .param .u64 p_src, .param .u64 p_width, .param .u64 p_pitch, .param .u64 p_n)
+{{
+  .reg .pred %p;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<16>;
+  .reg .b{reg} %v;
+  ld.param.u64 %rd1, [p_dst];
+  ld.param.u64 %rd2, [p_src];
+  ld.param.u64 %rd3, [p_width];
+  ld.param.u64 %rd4, [p_pitch];
+  ld.param.u64 %rd5, [p_n];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd6, %r1, %r2;
+  cvt.u64.u32 %rd7, %r3;
+  add.u64 %rd6, %rd6, %rd7;
+  setp.ge.u64 %p, %rd6, %rd5;
+  @%p bra DONE;
+  div.u64 %rd8, %rd6, %rd3;
+  mul.lo.u64 %rd9, %rd8, %rd3;
+  sub.u64 %rd9, %rd6, %rd9;
+  mul.lo.u64 %rd10, %rd8, %rd4;
+  add.u64 %rd10, %rd10, %rd9;
+  shl.b64 %rd11, %rd6, {shift};
+  add.u64 %rd11, %rd2, %rd11;
+  shl.b64 %rd13, %rd10, {shift};
+  add.u64 %rd13, %rd1, %rd13;
+  ld.global.u{bits} %v, [{load_at}];
+  st.global.u{bits} [{store_at}], %v;
+DONE:
+  ret;
+}}
+"
+            ));
+        }
+    }
+    s
+}
+
+/// The largest unit (log2 of 1, 2, 4 or 8 bytes) dividing every offset, width and pitch.
+fn unit(rows: &[Rows]) -> usize {
+    let g = rows.iter().fold(8usize, |g, r| g | r.offset | r.width | r.pitch);
+    (g.trailing_zeros() as usize).min(3)
+}
+
+impl Gpu {
+    fn row_kernels(&self) -> RunResult<&RowKernels> {
+        self.rows
+            .get_or_init(|| {
+                let m = self
+                    .ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_src(ptx()))
+                    .map_err(|e| RunError::driver("loading the packing kernels", e))?;
+                let get = |n: String| m.load_function(&n).map_err(|e| RunError::driver("loading the packing kernels", e));
+                let unpack = [8, 16, 32, 64]
+                    .map(|b| get(format!("appy_unpack_b{b}")))
+                    .into_iter()
+                    .collect::<RunResult<Vec<_>>>()?;
+                let pack = [8, 16, 32, 64]
+                    .map(|b| get(format!("appy_pack_b{b}")))
+                    .into_iter()
+                    .collect::<RunResult<Vec<_>>>()?;
+                Ok(RowKernels { _module: m, unpack, pack })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Runs `f` (a packing kernel) over the rows: row `r`'s units between the packed
+    /// buffer `packed` (from its running offset) and `array + r.offset`.
+    fn run_rows(&self, f: &CudaFunction, u: usize, array: DevicePtr, packed: DevicePtr, rows: &[Rows]) -> RunResult<()> {
+        let mut at = 0usize;
+        for r in rows {
+            let n = (r.bytes() >> u) as u64;
+            if n == 0 {
+                continue;
+            }
+            let mut params = [
+                array + r.offset as u64,
+                packed + at as u64,
+                (r.width >> u) as u64,
+                (r.pitch >> u) as u64,
+                n,
+            ];
+            let mut ptrs: Vec<*mut std::ffi::c_void> = params.iter_mut().map(|c| c as *mut u64 as *mut std::ffi::c_void).collect();
+            let blocks = n.div_ceil(THREADS);
+            let grid = u32::try_from(blocks)
+                .map_err(|_| RunError::Arguments(format!("a strided copy of {n} elements is too large for one launch")))?;
+            unsafe {
+                result::launch_kernel(
+                    f.cu_function(),
+                    (grid, 1, 1),
+                    (THREADS as u32, 1, 1),
+                    0,
+                    self.stream.cu_stream(),
+                    &mut ptrs,
+                )
+            }
+            .map_err(|e| RunError::driver("a strided copy", e))?;
+            at += r.bytes();
+        }
+        Ok(())
+    }
+
+    /// [`Device::htod_rows`]: gathered on the host, one copy, unpacked on the device.
+    pub(super) fn put_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
+        let total: usize = rows.iter().map(Rows::bytes).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        let mut packed = vec![0u8; total];
+        let mut at = 0;
+        for r in rows {
+            for h in 0..r.height {
+                let o = r.offset + h * r.pitch;
+                packed[at..at + r.width].copy_from_slice(&host[o..o + r.width]);
+                at += r.width;
+            }
+        }
+        let u = unit(rows);
+        let f = self.row_kernels()?.unpack[u].clone();
+        let scratch = self.alloc(total)?;
+        let done = self
+            .htod(scratch, &packed)
+            .and_then(|_| self.run_rows(&f, u, dst, scratch, rows))
+            .and_then(|_| self.synchronize());
+        self.release(scratch, total);
+        done
+    }
+
+    /// [`Device::dtoh_rows`]: packed on the device, one copy, scattered on the host.
+    pub(super) fn get_rows(&self, host: &mut [u8], src: DevicePtr, rows: &[Rows]) -> RunResult<()> {
+        let total: usize = rows.iter().map(Rows::bytes).sum();
+        if total == 0 {
+            return Ok(());
+        }
+        let u = unit(rows);
+        let f = self.row_kernels()?.pack[u].clone();
+        let scratch = self.alloc(total)?;
+        let mut packed = vec![0u8; total];
+        let done = self
+            .run_rows(&f, u, src, scratch, rows)
+            .and_then(|_| self.synchronize())
+            .and_then(|_| self.dtoh(&mut packed, scratch));
+        self.release(scratch, total);
+        done?;
+        let mut at = 0;
+        for r in rows {
+            for h in 0..r.height {
+                let o = r.offset + h * r.pitch;
+                host[o..o + r.width].copy_from_slice(&packed[at..at + r.width]);
+                at += r.width;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_and_ptx() {
+        let r = |offset, width, pitch| Rows {
+            offset,
+            width,
+            pitch,
+            height: 3,
+        };
+        assert_eq!(unit(&[r(16, 8, 24)]), 3);
+        assert_eq!(unit(&[r(4, 8, 24)]), 2);
+        assert_eq!(unit(&[r(0, 2, 6), r(8, 8, 8)]), 1);
+        assert_eq!(unit(&[r(3, 1, 5)]), 0);
+        let p = ptx();
+        for b in [8, 16, 32, 64] {
+            assert!(p.contains(&format!(".entry appy_unpack_b{b}(")) && p.contains(&format!(".entry appy_pack_b{b}(")));
+        }
+        assert!(p.contains("ld.global.u64 %v, [%rd11]") && p.contains("st.global.u64 [%rd11], %v"));
+    }
+}
