@@ -31,6 +31,9 @@ pub struct BenchOptions<'a> {
 
 /// A device, with the modules loaded on it.
 pub struct Gpu {
+    /// Page-locked staging memory of strided transfers (`rows.rs`), allocated on first
+    /// use (`None`: refused), freed on drop.
+    staging: std::cell::OnceCell<Option<usize>>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// cuBLAS, loaded on the first matrix product (`appy.gemm`).
@@ -106,6 +109,7 @@ impl Gpu {
             pool: Default::default(),
             event: std::cell::OnceCell::new(),
             rows: std::cell::OnceCell::new(),
+            staging: std::cell::OnceCell::new(),
         })
     }
 
@@ -480,6 +484,11 @@ impl Drop for Gpu {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         self.trim();
+        if let Some(Some(p)) = self.staging.get() {
+            unsafe {
+                let _ = result::free_host(*p as *mut std::ffi::c_void);
+            }
+        }
         if let Some(Ok(ev)) = self.event.get() {
             unsafe {
                 let _ = sys::cuEventDestroy_v2(*ev);

@@ -136,33 +136,55 @@ impl Gpu {
         Ok(())
     }
 
-    /// [`Device::htod_rows`]: gathered on the host, one copy, unpacked on the device.
+    /// The pinned staging buffer of strided transfers ([`CHUNK`] bytes, allocated on
+    /// first use), or `None` where the driver refuses page-locked memory.
+    #[allow(clippy::mut_from_ref)]
+    fn staging(&self) -> Option<&mut [u8]> {
+        let p = *self
+            .staging
+            .get_or_init(|| unsafe { result::malloc_host(CHUNK, 0) }.ok().map(|p| p as usize));
+        // SAFETY: CHUNK bytes of page-locked host memory this `Gpu` owns; `Gpu` is not
+        // `Sync` and the slice does not outlive the call that takes it.
+        p.map(|p| unsafe { std::slice::from_raw_parts_mut(p as *mut u8, CHUNK) })
+    }
+
+    /// [`Device::htod_rows`]: the rows gathered on the host into page-locked chunks,
+    /// each copied to a device buffer, then unpacked in place on the device.
     pub(super) fn put_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
         let total: usize = rows.iter().map(Rows::bytes).sum();
         if total == 0 {
             return Ok(());
         }
-        let mut packed = vec![0u8; total];
-        let mut at = 0;
-        for r in rows {
-            for h in 0..r.height {
-                let o = r.offset + h * r.pitch;
-                packed[at..at + r.width].copy_from_slice(&host[o..o + r.width]);
-                at += r.width;
-            }
-        }
         let u = unit(rows);
         let f = self.row_kernels()?.unpack[u].clone();
         let scratch = self.alloc(total)?;
-        let done = self
-            .htod(scratch, &packed)
-            .and_then(|_| self.run_rows(&f, u, dst, scratch, rows))
-            .and_then(|_| self.synchronize());
+        let done = (|| {
+            let mut owned;
+            let chunk: &mut [u8] = match self.staging() {
+                Some(c) => c,
+                None => {
+                    owned = vec![0u8; CHUNK.min(total)];
+                    &mut owned
+                }
+            };
+            let mut cur = Cursor::new(rows);
+            let mut at = 0;
+            while at < total {
+                let n = cur.copy(chunk.len().min(total - at), |dst_at, host_at, len| {
+                    chunk[dst_at..dst_at + len].copy_from_slice(&host[host_at..host_at + len])
+                });
+                self.htod(scratch + at as u64, &chunk[..n])?;
+                at += n;
+            }
+            self.run_rows(&f, u, dst, scratch, rows)?;
+            self.synchronize()
+        })();
         self.release(scratch, total);
         done
     }
 
-    /// [`Device::dtoh_rows`]: packed on the device, one copy, scattered on the host.
+    /// [`Device::dtoh_rows`]: packed on the device, copied back in page-locked chunks,
+    /// each scattered into place on the host.
     pub(super) fn get_rows(&self, host: &mut [u8], src: DevicePtr, rows: &[Rows]) -> RunResult<()> {
         let total: usize = rows.iter().map(Rows::bytes).sum();
         if total == 0 {
@@ -171,28 +193,109 @@ impl Gpu {
         let u = unit(rows);
         let f = self.row_kernels()?.pack[u].clone();
         let scratch = self.alloc(total)?;
-        let mut packed = vec![0u8; total];
-        let done = self
-            .run_rows(&f, u, src, scratch, rows)
-            .and_then(|_| self.synchronize())
-            .and_then(|_| self.dtoh(&mut packed, scratch));
+        let done = (|| {
+            self.run_rows(&f, u, src, scratch, rows)?;
+            self.synchronize()?;
+            let mut owned;
+            let chunk: &mut [u8] = match self.staging() {
+                Some(c) => c,
+                None => {
+                    owned = vec![0u8; CHUNK.min(total)];
+                    &mut owned
+                }
+            };
+            let mut cur = Cursor::new(rows);
+            let mut at = 0;
+            while at < total {
+                let n = chunk.len().min(total - at);
+                self.dtoh(&mut chunk[..n], scratch + at as u64)?;
+                cur.copy(n, |src_at, host_at, len| {
+                    host[host_at..host_at + len].copy_from_slice(&chunk[src_at..src_at + len])
+                });
+                at += n;
+            }
+            Ok(())
+        })();
         self.release(scratch, total);
-        done?;
-        let mut at = 0;
-        for r in rows {
-            for h in 0..r.height {
-                let o = r.offset + h * r.pitch;
-                host[o..o + r.width].copy_from_slice(&packed[at..at + r.width]);
-                at += r.width;
+        done
+    }
+}
+
+/// Bytes of page-locked memory a strided transfer stages through at a time.
+const CHUNK: usize = 16 << 20;
+
+/// A position in the packed stream of rows: row `k`, its `h`-th line, `b` bytes in.
+struct Cursor<'a> {
+    rows: &'a [Rows],
+    k: usize,
+    h: usize,
+    b: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(rows: &'a [Rows]) -> Self {
+        Cursor { rows, k: 0, h: 0, b: 0 }
+    }
+
+    /// Walks up to `max` bytes of the stream from here, calling `f(packed offset within
+    /// this walk, host offset, length)` for each contiguous piece; returns the bytes
+    /// walked.
+    fn copy(&mut self, max: usize, mut f: impl FnMut(usize, usize, usize)) -> usize {
+        let mut done = 0;
+        while done < max && self.k < self.rows.len() {
+            let r = self.rows[self.k];
+            if self.h >= r.height || r.width == 0 {
+                self.k += 1;
+                self.h = 0;
+                self.b = 0;
+                continue;
+            }
+            let len = (r.width - self.b).min(max - done);
+            f(done, r.offset + self.h * r.pitch + self.b, len);
+            done += len;
+            self.b += len;
+            if self.b == r.width {
+                self.b = 0;
+                self.h += 1;
             }
         }
-        Ok(())
+        done
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cursor_walks_rows_in_pieces() {
+        let rows = [
+            Rows {
+                offset: 3,
+                width: 5,
+                pitch: 9,
+                height: 2,
+            },
+            Rows {
+                offset: 40,
+                width: 2,
+                pitch: 2,
+                height: 1,
+            },
+        ];
+        let mut cur = Cursor::new(&rows);
+        let mut seen = vec![];
+        let mut total = 0;
+        loop {
+            let n = cur.copy(4, |p, h, l| seen.push((total + p, h, l)));
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        assert_eq!(total, 12);
+        assert_eq!(seen, vec![(0, 3, 4), (4, 7, 1), (5, 12, 3), (8, 15, 2), (10, 40, 2)]);
+    }
 
     #[test]
     fn units_and_ptx() {
