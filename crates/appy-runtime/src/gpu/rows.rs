@@ -170,8 +170,8 @@ impl Gpu {
             let mut cur = Cursor::new(rows);
             let mut at = 0;
             while at < total {
-                let n = cur.copy(chunk.len().min(total - at), |dst_at, host_at, len| {
-                    chunk[dst_at..dst_at + len].copy_from_slice(&host[host_at..host_at + len])
+                let n = cur.copy(chunk.len().min(total - at), |l| {
+                    copy_lines(chunk, l.packed, l.width, host, l.host, l.pitch, l.width, l.count)
                 });
                 self.htod(scratch + at as u64, &chunk[..n])?;
                 at += n;
@@ -209,9 +209,8 @@ impl Gpu {
             while at < total {
                 let n = chunk.len().min(total - at);
                 self.dtoh(&mut chunk[..n], scratch + at as u64)?;
-                cur.copy(n, |src_at, host_at, len| {
-                    host[host_at..host_at + len].copy_from_slice(&chunk[src_at..src_at + len])
-                });
+                let c = &chunk[..n];
+                cur.copy(n, |l| copy_lines(host, l.host, l.pitch, c, l.packed, l.width, l.width, l.count));
                 at += n;
             }
             Ok(())
@@ -232,15 +231,25 @@ struct Cursor<'a> {
     b: usize,
 }
 
+/// `count` lines of `width` bytes, `pitch` bytes apart in the host array from `host`,
+/// one after another in the packed stream from `packed` (an offset within one walk).
+struct Lines {
+    packed: usize,
+    host: usize,
+    width: usize,
+    pitch: usize,
+    count: usize,
+}
+
 impl<'a> Cursor<'a> {
     fn new(rows: &'a [Rows]) -> Self {
         Cursor { rows, k: 0, h: 0, b: 0 }
     }
 
-    /// Walks up to `max` bytes of the stream from here, calling `f(packed offset within
-    /// this walk, host offset, length)` for each contiguous piece; returns the bytes
+    /// Walks up to `max` bytes of the stream from here, calling `f` for each batch of
+    /// whole lines (or a piece of a line where a line does not fit); returns the bytes
     /// walked.
-    fn copy(&mut self, max: usize, mut f: impl FnMut(usize, usize, usize)) -> usize {
+    fn copy(&mut self, max: usize, mut f: impl FnMut(Lines)) -> usize {
         let mut done = 0;
         while done < max && self.k < self.rows.len() {
             let r = self.rows[self.k];
@@ -250,8 +259,29 @@ impl<'a> Cursor<'a> {
                 self.b = 0;
                 continue;
             }
+            let host = r.offset + self.h * r.pitch + self.b;
+            let whole = (max - done) / r.width;
+            if self.b == 0 && whole > 0 {
+                let count = whole.min(r.height - self.h);
+                f(Lines {
+                    packed: done,
+                    host,
+                    width: r.width,
+                    pitch: r.pitch,
+                    count,
+                });
+                done += count * r.width;
+                self.h += count;
+                continue;
+            }
             let len = (r.width - self.b).min(max - done);
-            f(done, r.offset + self.h * r.pitch + self.b, len);
+            f(Lines {
+                packed: done,
+                host,
+                width: len,
+                pitch: r.pitch,
+                count: 1,
+            });
             done += len;
             self.b += len;
             if self.b == r.width {
@@ -260,6 +290,31 @@ impl<'a> Cursor<'a> {
             }
         }
         done
+    }
+}
+
+/// Copies `count` lines of `width` bytes from `src` (from `s`, `s_pitch` apart) to
+/// `dst` (from `d`, `d_pitch` apart); lines of 4 and 8 bytes (one element) in a loop
+/// the compiler makes a load and a store each.
+#[allow(clippy::too_many_arguments)]
+fn copy_lines(dst: &mut [u8], d: usize, d_pitch: usize, src: &[u8], s: usize, s_pitch: usize, width: usize, count: usize) {
+    fn lines<const W: usize>(dst: &mut [u8], d: usize, d_pitch: usize, src: &[u8], s: usize, s_pitch: usize, count: usize) {
+        for c in 0..count {
+            let (i, o) = (s + c * s_pitch, d + c * d_pitch);
+            let v: [u8; W] = src[i..i + W].try_into().expect("W bytes");
+            dst[o..o + W].copy_from_slice(&v);
+        }
+    }
+    match width {
+        4 => lines::<4>(dst, d, d_pitch, src, s, s_pitch, count),
+        8 => lines::<8>(dst, d, d_pitch, src, s, s_pitch, count),
+        16 => lines::<16>(dst, d, d_pitch, src, s, s_pitch, count),
+        w => {
+            for c in 0..count {
+                let (i, o) = (s + c * s_pitch, d + c * d_pitch);
+                dst[o..o + w].copy_from_slice(&src[i..i + w]);
+            }
+        }
     }
 }
 
@@ -283,18 +338,45 @@ mod tests {
                 height: 1,
             },
         ];
-        let mut cur = Cursor::new(&rows);
-        let mut seen = vec![];
-        let mut total = 0;
-        loop {
-            let n = cur.copy(4, |p, h, l| seen.push((total + p, h, l)));
-            if n == 0 {
-                break;
+        // Through chunks of 4 bytes, then 16, the host array gathered and put back.
+        let host: Vec<u8> = (0..64).collect();
+        for max in [4, 16] {
+            let mut cur = Cursor::new(&rows);
+            let mut packed = vec![];
+            loop {
+                let mut chunk = vec![0u8; max];
+                let n = cur.copy(max, |l| {
+                    copy_lines(&mut chunk, l.packed, l.width, &host, l.host, l.pitch, l.width, l.count)
+                });
+                if n == 0 {
+                    break;
+                }
+                packed.extend_from_slice(&chunk[..n]);
             }
-            total += n;
+            assert_eq!(packed, vec![3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 40, 41], "chunks of {max}");
+            let mut back = vec![0u8; 64];
+            let mut cur = Cursor::new(&rows);
+            let mut at = 0;
+            while at < packed.len() {
+                let n = max.min(packed.len() - at);
+                let chunk = &packed[at..at + n];
+                cur.copy(n, |l| {
+                    copy_lines(&mut back, l.host, l.pitch, chunk, l.packed, l.width, l.width, l.count)
+                });
+                at += n;
+            }
+            for i in [3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 40, 41] {
+                assert_eq!(back[i], i as u8);
+            }
+            assert_eq!(back.iter().filter(|b| **b != 0).count(), 12);
         }
-        assert_eq!(total, 12);
-        assert_eq!(seen, vec![(0, 3, 4), (4, 7, 1), (5, 12, 3), (8, 15, 2), (10, 40, 2)]);
+        let _ = Lines {
+            packed: 0,
+            host: 0,
+            width: 0,
+            pitch: 0,
+            count: 0,
+        };
     }
 
     #[test]
