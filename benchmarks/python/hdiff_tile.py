@@ -38,6 +38,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "npbench"))
+import kernels as npbench_kernels  # noqa: E402
 from _timing import timed  # noqa: E402
 
 import appy  # noqa: E402
@@ -77,25 +79,8 @@ def _point(x, xs, xn, xe, xw, c, ls, ln, le, lw, co):
     return x - co * (_limit(ls - c, xs - x) - _limit(c - ln, x - xn) + _limit(le - c, xe - x) - _limit(c - lw, x - xw))
 
 
-@appy.jit
-def hdiff_plain(in_field, out_field, coeff):
-    I, J, K = out_field.shape
-    lap = np.empty((I + 2, J + 2, K))
-    # Rows and columns in parallel (I x J workers), the K axis in vector lanes.
-    #pragma :I + 2=>parallel :J + 2=>parallel :K=>simd
-    lap[:I + 2, :J + 2, :K] = 4.0 * in_field[1:I + 3, 1:J + 3, :K] - (
-        in_field[2:I + 4, 1:J + 3, :K] + in_field[0:I + 2, 1:J + 3, :K] + in_field[1:I + 3, 2:J + 4, :K] + in_field[1:I + 3, 0:J + 2, :K])
-    # The fluxes are computed where they are used (one fused nest, nothing stored).
-    #pragma :I=>parallel :J=>parallel :K=>simd
-    out_field[:I, :J, :K] = in_field[2:I + 2, 2:J + 2, :K] - coeff[:I, :J, :K] * (
-        np.where((lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K]) * (in_field[3:I + 3, 2:J + 2, :K] - in_field[2:I + 2, 2:J + 2, :K]) > 0,
-                 0.0, lap[2:I + 2, 1:J + 1, :K] - lap[1:I + 1, 1:J + 1, :K])
-        - np.where((lap[1:I + 1, 1:J + 1, :K] - lap[:I, 1:J + 1, :K]) * (in_field[2:I + 2, 2:J + 2, :K] - in_field[1:I + 1, 2:J + 2, :K]) > 0,
-                   0.0, lap[1:I + 1, 1:J + 1, :K] - lap[:I, 1:J + 1, :K])
-        + np.where((lap[1:I + 1, 2:J + 2, :K] - lap[1:I + 1, 1:J + 1, :K]) * (in_field[2:I + 2, 3:J + 3, :K] - in_field[2:I + 2, 2:J + 2, :K]) > 0,
-                   0.0, lap[1:I + 1, 2:J + 2, :K] - lap[1:I + 1, 1:J + 1, :K])
-        - np.where((lap[1:I + 1, 1:J + 1, :K] - lap[1:I + 1, :J, :K]) * (in_field[2:I + 2, 2:J + 2, :K] - in_field[2:I + 2, 1:J + 1, :K]) > 0,
-                   0.0, lap[1:I + 1, 1:J + 1, :K] - lap[1:I + 1, :J, :K]))
+# NPBench's form, as the benchmark runs it.
+hdiff_plain = npbench_kernels.hdiff
 
 
 @appy.jit

@@ -9,10 +9,11 @@ running the same source:
 
     python3 benchmarks/python/strided_transfers.py
 
+The counts come from a child process with the strided transfers on (`APPY_STRIDED=1`).
 Autotuning is off (one call, one trace line per function). Then the time of a call on
 NumPy arrays (transfers included; median of 7 rounds of the mean of 5 calls) with the
-strided transfers and with `APPY_STRIDED=0` (the spanned boxes move), each in a child
-process."""
+strided transfers and with `APPY_STRIDED=0` (the default: the spanned boxes move), each
+in a child process."""
 import os
 import re
 import subprocess

@@ -74,7 +74,7 @@ pub const BOUNDS_CHECK: &str = "APPY_BOUNDS_CHECK";
 /// `APPY_GPU_VECTOR`: seed 002's code generation on the GPU.
 pub const GPU_VECTOR: &str = "APPY_GPU_VECTOR";
 
-/// `APPY_STRIDED`: strided transfers of host arrays (on unless `0`).
+/// `APPY_STRIDED`: strided transfers of host arrays (off unless `1`).
 pub const STRIDED: &str = "APPY_STRIDED";
 
 /// Every variable appy reads, with its default (README.md lists them all).
@@ -171,8 +171,8 @@ pub const VARS: &[Var] = &[
     },
     Var {
         name: STRIDED,
-        default: "on",
-        doc: "`0`: a launch reading or writing host (NumPy) arrays with constant strides (`a[2*i]`) moves the whole box of indices it spans; on, only the elements it touches, packed (seed 002 §5.3; docs/KERNEL_IR.md)",
+        default: "off",
+        doc: "`1`: a launch reading or writing host (NumPy) arrays with constant strides (`a[2*i]`) moves only the elements it touches, packed (seed 002 §5.3; docs/KERNEL_IR.md; measured slower per call than moving the spanned box, BENCHMARKS.md); off, the box of indices it spans",
         scope: Scope::User,
     },
     Var {
@@ -326,9 +326,9 @@ pub fn gpu_vector() -> bool {
     flag(GPU_VECTOR)
 }
 
-/// `APPY_STRIDED` (on unless `0`).
+/// `APPY_STRIDED`.
 pub fn strided_transfers() -> bool {
-    get(STRIDED).is_none_or(|v| v != "0")
+    flag(STRIDED)
 }
 
 /// `APPY_AUTOTUNE` (on unless `0`).

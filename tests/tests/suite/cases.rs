@@ -2,7 +2,8 @@
 //! `examples/*.py` (see `appy_tests::cases`): each runs on random inputs on the CPU
 //! back end, and as a GPU bundle on the host device (its host program as on a GPU, each
 //! kernel launch run by the kernel's CPU function in three consecutive ranges of its
-//! groups), and is compared with CPython + NumPy running the same file.
+//! groups, strided accesses moving only the elements they touch), and is compared with
+//! CPython + NumPy running the same file.
 
 use appy_ir::diag::SourceFile;
 use appy_runtime::HostValue;
@@ -83,8 +84,13 @@ fn run_on_host_devices(
     let devs: Vec<HostDevice> = (0..devices).map(|_| HostDevice::new(if devices == 1 { 3 } else { 1 })).collect();
     let pairs: Vec<_> = devs.iter().map(|d| (d, kernels.kernels())).collect();
     let weights: Vec<f64> = (0..devices).map(|d| 1.0 + d as f64).collect();
-    let (ret, t) = appy_runtime::exec::run_split(&pairs, &weights, bundle, args, &Default::default(), &Default::default())
-        .map_err(|e| e.to_string())?;
+    // On one device, strided accesses move only what they touch (APPY_STRIDED=1).
+    let limits = appy_runtime::exec::Limits {
+        strided: devices == 1,
+        ..Default::default()
+    };
+    let (ret, t) =
+        appy_runtime::exec::run_split(&pairs, &weights, bundle, args, &Default::default(), &limits).map_err(|e| e.to_string())?;
     SPLIT.0.fetch_add(t.split.0, Ordering::Relaxed);
     SPLIT.1.fetch_add(t.split.1, Ordering::Relaxed);
     PEER_BYTES.fetch_add(t.peer_bytes, Ordering::Relaxed);

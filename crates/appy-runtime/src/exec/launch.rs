@@ -68,7 +68,7 @@ impl<D: Device> Executor<'_, D> {
         } else if kp.body.is_some() {
             let largs = self.launch_args(args, &kp.params);
             let acc = self.accesses(k, largs, grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]);
-            let strided = appy_ir::config::strided_transfers();
+            let strided = self.limits.strided;
             let ids: Vec<usize> = args
                 .iter()
                 .filter_map(|v| if let HV::Mem(id) = *v { Some(id) } else { None })

@@ -79,10 +79,13 @@ pub struct Limits {
     pub budget: Option<usize>,
     /// Synchronise after every launch and time it (`APPY_SYNC_LAUNCHES`).
     pub sync_launches: bool,
+    /// Move only the elements strided accesses touch (`APPY_STRIDED=1`; off: the
+    /// spanned boxes). See `docs/KERNEL_IR.md`, "Strided transfers".
+    pub strided: bool,
 }
 
 impl Limits {
-    /// The settings from `APPY_DEVICE_BUDGET` and `APPY_SYNC_LAUNCHES`, read once per
+    /// The settings from `APPY_DEVICE_BUDGET`, `APPY_SYNC_LAUNCHES` and `APPY_STRIDED`, read once per
     /// process (a call does not pay for reading the environment).
     pub fn from_env() -> Limits {
         static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
@@ -90,6 +93,7 @@ impl Limits {
             .get_or_init(|| Limits {
                 budget: appy_ir::config::device_budget(),
                 sync_launches: appy_ir::config::sync_launches(),
+                strided: appy_ir::config::strided_transfers(),
             })
             .clone()
     }

@@ -148,25 +148,40 @@ impl Gpu {
         p.map(|p| unsafe { std::slice::from_raw_parts_mut(p as *mut u8, CHUNK) })
     }
 
-    /// [`Device::htod_rows`]: the rows gathered on the host into page-locked chunks,
-    /// each copied to a device buffer, then unpacked in place on the device.
-    pub(super) fn put_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
+    /// Calls `body(kernel, unit, device buffer, staging chunk, total bytes)` with the
+    /// packing kernel (`unpack` or pack) for the rows' unit, a device buffer of their
+    /// packed bytes and the staging chunk (page-locked, else ordinary memory).
+    fn staged(
+        &self,
+        rows: &[Rows],
+        unpack: bool,
+        body: impl FnOnce(&CudaFunction, usize, DevicePtr, &mut [u8], usize) -> RunResult<()>,
+    ) -> RunResult<()> {
         let total: usize = rows.iter().map(Rows::bytes).sum();
         if total == 0 {
             return Ok(());
         }
         let u = unit(rows);
-        let f = self.row_kernels()?.unpack[u].clone();
+        let k = self.row_kernels()?;
+        let f = if unpack { &k.unpack[u] } else { &k.pack[u] }.clone();
         let scratch = self.alloc(total)?;
-        let done = (|| {
-            let mut owned;
-            let chunk: &mut [u8] = match self.staging() {
-                Some(c) => c,
-                None => {
-                    owned = vec![0u8; CHUNK.min(total)];
-                    &mut owned
-                }
-            };
+        let mut owned;
+        let chunk: &mut [u8] = match self.staging() {
+            Some(c) => c,
+            None => {
+                owned = vec![0u8; CHUNK.min(total)];
+                &mut owned
+            }
+        };
+        let done = body(&f, u, scratch, chunk, total);
+        self.release(scratch, total);
+        done
+    }
+
+    /// [`Device::htod_rows`]: the rows gathered on the host into page-locked chunks,
+    /// each copied to a device buffer, then unpacked in place on the device.
+    pub(super) fn put_rows(&self, dst: DevicePtr, host: &[u8], rows: &[Rows]) -> RunResult<()> {
+        self.staged(rows, true, |f, u, scratch, chunk, total| {
             let mut cur = Cursor::new(rows);
             let mut at = 0;
             while at < total {
@@ -176,34 +191,17 @@ impl Gpu {
                 self.htod(scratch + at as u64, &chunk[..n])?;
                 at += n;
             }
-            self.run_rows(&f, u, dst, scratch, rows)?;
+            self.run_rows(f, u, dst, scratch, rows)?;
             self.synchronize()
-        })();
-        self.release(scratch, total);
-        done
+        })
     }
 
     /// [`Device::dtoh_rows`]: packed on the device, copied back in page-locked chunks,
     /// each scattered into place on the host.
     pub(super) fn get_rows(&self, host: &mut [u8], src: DevicePtr, rows: &[Rows]) -> RunResult<()> {
-        let total: usize = rows.iter().map(Rows::bytes).sum();
-        if total == 0 {
-            return Ok(());
-        }
-        let u = unit(rows);
-        let f = self.row_kernels()?.pack[u].clone();
-        let scratch = self.alloc(total)?;
-        let done = (|| {
-            self.run_rows(&f, u, src, scratch, rows)?;
+        self.staged(rows, false, |f, u, scratch, chunk, total| {
+            self.run_rows(f, u, src, scratch, rows)?;
             self.synchronize()?;
-            let mut owned;
-            let chunk: &mut [u8] = match self.staging() {
-                Some(c) => c,
-                None => {
-                    owned = vec![0u8; CHUNK.min(total)];
-                    &mut owned
-                }
-            };
             let mut cur = Cursor::new(rows);
             let mut at = 0;
             while at < total {
@@ -214,9 +212,7 @@ impl Gpu {
                 at += n;
             }
             Ok(())
-        })();
-        self.release(scratch, total);
-        done
+        })
     }
 }
 

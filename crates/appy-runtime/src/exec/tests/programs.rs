@@ -425,7 +425,7 @@ fn tiles_fit_the_budget() {
     ];
     let limits = Limits {
         budget: Some(budget),
-        sync_launches: false,
+        ..Limits::default()
     };
     let dev = Mock::new();
     let (_, timing) = call_on(&dev, &b, &mut args, &limits).unwrap();

@@ -1,7 +1,7 @@
 //! Strided transfers (seed 002 §5.3): launches whose subscripts have constant strides
 //! move exactly the elements they touch, packed, in both directions; the rest of the
-//! array stays as it was on the host. (The mock device runs no kernel: what goes to the
-//! device comes back as it went.)
+//! array stays as it was on the host (with `Limits::strided`, `APPY_STRIDED=1`; the
+//! mock device runs no kernel: what goes to the device comes back as it went).
 
 use super::mock::Mock;
 use super::programs::array;
@@ -71,7 +71,11 @@ fn moved(func: &str, sig: &str, shapes: &[Vec<usize>]) -> (usize, usize) {
         .collect();
     let before: Vec<Vec<f64>> = args.iter().map(floats).collect();
     let dev = Mock::new();
-    let (_, t) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+    let strided = Limits {
+        strided: true,
+        ..Limits::default()
+    };
+    let (_, t) = call_on(&dev, &b, &mut args, &strided).unwrap();
     for (k, a) in args.iter().enumerate() {
         assert_eq!(floats(a), before[k], "{func}: argument {k} changed");
     }
@@ -100,6 +104,20 @@ fn every_other_row_of_a_matrix() {
         moved("every_other_row", "f64[:,:],f64[:,:]", &[vec![13, 7], vec![6, 7]]),
         ((42 + 42) * 8, 42 * 8)
     );
+}
+
+#[test]
+fn off_by_default_the_boxes_move() {
+    let b = compile("even", "f64[:],f64[:]");
+    let mut args: Vec<HostValue> = [vec![80], vec![37]]
+        .iter()
+        .enumerate()
+        .map(|(k, s)| HostValue::Array(array(s.clone(), 3 + k as u64)))
+        .collect();
+    let dev = Mock::new();
+    let (_, t) = call_on(&dev, &b, &mut args, &Limits::default()).unwrap();
+    // a[0..73) and out, both ways for out.
+    assert_eq!((t.htod_bytes, t.dtoh_bytes), ((73 + 37) * 8, 37 * 8));
 }
 
 #[test]
