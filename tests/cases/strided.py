@@ -66,3 +66,18 @@ def columns_then_all(a, out):
         #pragma simd
         for j in range(a.shape[1]):
             out[i, j] = a[i, j] + 1.0
+
+
+# A stepped loop read backwards: `m - 1 - j` for j = 0, 2, 4, ... reads the columns
+# m - 1, m - 3, ... (the step's last value, not the range's end, anchors them), and
+# writes them back in place.
+# test: a:f64[r,m] out:f64[r] | r=1,4,33 m=1,2,7,8,130
+@appy.jit
+def backwards_stepped(a, out):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        s = 0.0
+        for j in range(0, a.shape[1], 2):
+            s += a[i, a.shape[1] - 1 - j]
+            a[i, a.shape[1] - 1 - j] = 2.0 * a[i, a.shape[1] - 1 - j]
+        out[i] = s

@@ -176,20 +176,21 @@ impl Accesses {
         }
     }
 
-    /// The elements of [`Self::touched`]'s box the launch reads or writes, where it is
-    /// not all of them (`None`: every element).
-    pub fn touched_lattice(&self, p: usize) -> Option<Lattice> {
+    /// The elements the launch reads or writes of parameter `p`, where it is not all of
+    /// a box's: the box (within [`Self::touched`]'s) and the lattice anchored at it
+    /// (`None`: every element of the touched box).
+    pub fn touched_lattice(&self, p: usize) -> Option<(IndexBox, Lattice)> {
         let side = |boxes: &HashMap<usize, IndexBox>, lats: &HashMap<usize, Lattice>| {
             boxes
                 .get(&p)
                 .map(|b| (b.clone(), lats.get(&p).cloned().unwrap_or_else(|| Lattice::dense(b.lo.len()))))
         };
-        let l = match (side(&self.reads, &self.read_lattice), side(&self.writes, &self.write_lattice)) {
-            (Some((a, la)), Some((b, lb))) => Lattice::union(&a, &la, &b, &lb).1,
-            (Some((_, l)), None) | (None, Some((_, l))) => l,
+        let (b, l) = match (side(&self.reads, &self.read_lattice), side(&self.writes, &self.write_lattice)) {
+            (Some((a, la)), Some((b, lb))) => Lattice::union(&a, &la, &b, &lb),
+            (Some(x), None) | (None, Some(x)) => x,
             (None, None) => return None,
         };
-        (!l.is_dense()).then_some(l)
+        (!l.is_dense()).then_some((b, l))
     }
 }
 
@@ -299,9 +300,16 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Records that `s` takes every `step`-th value of its interval.
+    /// Records that `s` takes every `step`-th value of its interval from its low end;
+    /// the high end becomes the last value it reaches (a loop `range(0, 8, 2)` ends at
+    /// 6, not 7), which the arithmetic on it relies on (`7 - j` starts at 1).
     fn set_step(&mut self, s: Slot, step: i64) {
         if step > 1 {
+            if let Known::Int(l, h) = self.get(s)
+                && h > l
+            {
+                self.env[s as usize] = Known::Int(l, l + (h - l) / step * step);
+            }
             self.steps.insert(s, step);
         }
     }

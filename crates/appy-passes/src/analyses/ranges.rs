@@ -1,7 +1,8 @@
 //! Integer ranges of a kernel's index values: constants, thread ids (bounded by the
 //! kernel's `known_block_size`), loop variables of loops with known bounds, and sums,
 //! differences, products and casts of them. What a pass needs to see that a bound
-//! check is true for every thread of a block (`appy-gpu-one-strip`).
+//! check is true for every thread of a block (`appy-gpu-one-strip`). Only ranges within
+//! 32 bits are kept, so that no narrower op can have wrapped.
 
 use appy_ir::attrs::{CmpIPredicate, int_array};
 use appy_ir::ir::{Op, Value};
@@ -77,8 +78,10 @@ impl Ranges {
             return;
         };
         let r = match o.name.as_str() {
+            // Booleans (`true` is -1 to signed ops) are left out.
             "arith.constant" => o
                 .attr("value")
+                .filter(|v| !v.starts_with("true") && !v.starts_with("false"))
                 .and_then(|v| appy_ir::attrs::parse_constant(v, ""))
                 .and_then(|c| match c {
                     appy_ir::attrs::Scalar::Int(c) => Some((c, c)),
@@ -92,7 +95,8 @@ impl Ranges {
                 };
                 (self.threads[d] > 0).then(|| (0, self.threads[d] - 1))
             }
-            "arith.index_cast" | "arith.index_castui" | "arith.extsi" => a,
+            "arith.index_cast" | "arith.extsi" => a,
+            "arith.index_castui" => a.filter(|(l, _)| *l >= 0),
             "arith.addi" => a.zip(b).and_then(|(a, b)| Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))),
             "arith.subi" => a.zip(b).and_then(|(a, b)| Some((a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?))),
             "arith.muli" => a.zip(b).and_then(|(a, b)| {
@@ -106,7 +110,9 @@ impl Ranges {
             }),
             _ => None,
         };
-        if let Some((lo, hi)) = r {
+        // Ranges beyond 32 bits are dropped: an `i32` op computing them could wrap,
+        // which the 64-bit arithmetic here would not see.
+        if let Some((lo, hi)) = r.filter(|(l, h)| *l >= i32::MIN as i64 && *h <= i32::MAX as i64) {
             self.set(res, lo, hi);
         }
     }

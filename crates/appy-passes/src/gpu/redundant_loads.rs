@@ -10,11 +10,11 @@
 //!
 //! Blocks are treated one at a time (a load inside a loop is not replaced by one
 //! before it), and any op that writes memory the analysis cannot place ends what is
-//! known. An op that synchronises threads (barriers, block reductions) ends it too,
-//! unless no write to memory other than private slots can precede it in the kernel:
-//! then no thread of the block has written anything another could now see (softmax's
-//! row, loaded for its maximum, is the row its sum and output read:
-//! `appy-gpu-one-strip`).
+//! known. A block reduction (`gpu.all_reduce`) ends it too, unless no write to memory
+//! other than private slots can precede it in the kernel: then no thread of the block
+//! has written anything another could now see (softmax's row, loaded for its maximum,
+//! is the row its sum and output read: `appy-gpu-one-strip`). Barriers and shuffles,
+//! whose effects the analysis does not know, always end it.
 
 use crate::analyses::barriers::{accesses_global, kernels, private_slots, synchronises};
 use crate::{Pass, PassInfo};
@@ -40,6 +40,16 @@ impl Pass for RedundantLoads {
         INFO.name
     }
     fn run(&self, m: &mut Module) -> Result<(), IrError> {
+        // The result types of the kernels' ops (equal computations must have equal types:
+        // a truncation to i16 is not one to i32).
+        let mut types: HashMap<Value, String> = HashMap::new();
+        for g in m.body().iter().filter(|o| o.name == "gpu.module") {
+            g.walk(&mut |o| {
+                for r in &o.results {
+                    types.insert(*r, m.ty(*r).to_string());
+                }
+            });
+        }
         for g in m.body_mut().iter_mut().filter(|o| o.name == "gpu.module") {
             for k in kernels(g) {
                 // The thread's private slots and every view of them.
@@ -49,7 +59,7 @@ impl Pass for RedundantLoads {
                         private.extend(o.results.iter().copied());
                     }
                 });
-                let vn = value_numbers(k);
+                let vn = value_numbers(k, &types);
                 let mut cx = Cx {
                     private: &private,
                     vn: &vn,
@@ -68,8 +78,9 @@ impl Pass for RedundantLoads {
 }
 
 /// Equal pure computations without regions (the same op on the same operands, up
-/// to this numbering) take the first one's result: its number.
-fn value_numbers(k: &Op) -> HashMap<Value, Value> {
+/// to this numbering, with the same attributes and result type) take the first one's
+/// result: its number.
+fn value_numbers(k: &Op, types: &HashMap<Value, String>) -> HashMap<Value, Value> {
     let mut vn: HashMap<Value, Value> = HashMap::new();
     let mut seen: HashMap<String, Value> = HashMap::new();
     k.walk(&mut |o| {
@@ -79,8 +90,8 @@ fn value_numbers(k: &Op) -> HashMap<Value, Value> {
         let operands: Vec<Value> = o.operands.iter().map(|v| *vn.get(v).unwrap_or(v)).collect();
         let mut attrs: Vec<_> = o.attrs.iter().collect();
         attrs.sort();
-        let key = format!("{}{:?}{:?}", o.name, operands, attrs);
         let r = o.results[0];
+        let key = format!("{}{:?}{:?}{:?}", o.name, operands, attrs, types.get(&r));
         let n = *seen.entry(key).or_insert(r);
         vn.insert(r, n);
     });

@@ -85,9 +85,9 @@ impl<D: Device> Executor<'_, D> {
                         .touched_lattice(p)
                         .filter(|_| strided && ids.iter().filter(|i| **i == id).count() == 1)
                     {
-                        Some(lat) => {
+                        Some((bx, lat)) => {
                             let w = acc.writes.get(&p).map(|w| (w, acc.write_lattice.get(&p)));
-                            self.make_valid_strided(id, &need, &lat, w)?;
+                            self.make_valid_strided(id, &bx, &lat, w)?;
                         }
                         None => self.make_valid(id, &need, acc.writes.get(&p))?,
                     }

@@ -174,6 +174,10 @@ impl Gpu {
             }
         };
         let done = body(&f, u, scratch, chunk, total);
+        if done.is_err() {
+            // Kernels of the failed transfer may still use the buffer.
+            let _ = self.synchronize();
+        }
         self.release(scratch, total);
         done
     }
