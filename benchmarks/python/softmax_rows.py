@@ -21,7 +21,6 @@ synchronized after each call."""
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -30,7 +29,7 @@ import torch
 import appy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import timed  # noqa: E402
+from _timing import run_modes, timed  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "npbench"))
 import kernels as npbench_kernels  # noqa: E402
@@ -93,23 +92,13 @@ def main():
     if a.child:
         child(a.reps)
         return
-    modes = {}
     envs = {
         "plain": {"APPY_AUTOTUNE": "0", "APPY_GPU_VECTOR": "0"},
         "tuned": {"APPY_AUTOTUNE": "1", "APPY_GPU_VECTOR": "0", "APPY_PRINT_AUTOTUNING": "1"},
         "vector": {"APPY_AUTOTUNE": "0", "APPY_GPU_VECTOR": "1"},
         "vector tuned": {"APPY_AUTOTUNE": "1", "APPY_GPU_VECTOR": "1", "APPY_PRINT_AUTOTUNING": "1"},
     }
-    for mode, e in envs.items():
-        env = dict(os.environ, **e)
-        p = subprocess.run([sys.executable, __file__, "--child", "--reps", str(a.reps)], env=env, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(p.stdout, p.stderr)
-            raise SystemExit(f"child {mode} failed")
-        modes[mode] = json.loads(p.stdout.strip().splitlines()[-1])
-        for line in p.stderr.splitlines():
-            if "chose" in line:
-                print(f"# {mode}:", line)
+    modes = run_modes(__file__, envs, a.reps)
     dev = torch.device("cuda")
     print(f"# {torch.cuda.get_device_name()}, {a.reps} calls per round")
     print("| kernel | plain µs | tuned µs | vector µs | vector tuned µs | torch µs | torch.compile µs | best appy GB/s | plain / best vector | torch.compile / best appy | check |")

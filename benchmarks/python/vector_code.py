@@ -14,7 +14,6 @@ device synchronized after each call (appy's calls on device arrays return once q
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -22,7 +21,7 @@ import torch
 import appy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import timed  # noqa: E402
+from _timing import run_modes, timed  # noqa: E402
 
 
 @appy.jit
@@ -117,23 +116,12 @@ def main():
     if a.child:
         child(a.reps)
         return
-    modes = {}
     envs = {
         "plain": {"APPY_AUTOTUNE": "0", "APPY_GPU_VECTOR": "0"},
         "vector": {"APPY_AUTOTUNE": "0", "APPY_GPU_VECTOR": "1"},
         "tuned": {"APPY_AUTOTUNE": "1", "APPY_GPU_VECTOR": "0", "APPY_PRINT_AUTOTUNING": "1"},
     }
-    for mode, e in envs.items():
-        env = dict(os.environ, **e)
-        p = subprocess.run([sys.executable, __file__, "--child", "--reps", str(a.reps)], env=env, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(p.stdout, p.stderr)
-            raise SystemExit(f"child {mode} failed")
-        modes[mode] = json.loads(p.stdout.strip().splitlines()[-1])
-        if mode == "tuned":
-            for line in p.stderr.splitlines():
-                if "chose" in line:
-                    print("#", line)
+    modes = run_modes(__file__, envs, a.reps)
     dev = torch.device("cuda")
     print(f"# {torch.cuda.get_device_name()}, {a.reps} calls per round")
     print(f"{'kernel':28} {'plain µs':>9} {'vector µs':>10} {'tuned µs':>9} {'torch µs':>9} {'compile µs':>10} {'plain/vector':>12} {'compile/tuned':>13} check")

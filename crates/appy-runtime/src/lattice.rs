@@ -63,6 +63,12 @@ impl Lattice {
         self.phases[d].iter().map(|p| self.count_phase(d, *p, lo, hi)).sum()
     }
 
+    /// The members of phase `p` of dimension `d` from `lo` to `hi` (exclusive).
+    fn count_phase(&self, d: usize, p: i64, lo: i64, hi: i64) -> i64 {
+        let s = self.step[d];
+        if hi - lo > p { (hi - lo - p + s - 1) / s } else { 0 }
+    }
+
     /// Number of elements of `bx` the lattice (anchored at `bx.lo`) holds.
     pub fn len(&self, bx: &IndexBox) -> usize {
         if bx.is_empty() {
@@ -195,14 +201,6 @@ pub fn rows(bx: &IndexBox, lat: &Lattice, shape: &[usize], es: usize) -> Vec<Row
     out
 }
 
-impl Lattice {
-    /// The members of phase `p` of dimension `d` from `lo` to `hi` (exclusive).
-    fn count_phase(&self, d: usize, p: i64, lo: i64, hi: i64) -> i64 {
-        let s = self.step[d];
-        if hi - lo > p { (hi - lo - p + s - 1) / s } else { 0 }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,17 +232,7 @@ mod tests {
     /// The flat indices of the elements the lattice holds, by brute force.
     fn brute(b: &IndexBox, l: &Lattice, shape: &[usize]) -> Vec<usize> {
         let n: usize = shape.iter().product();
-        (0..n)
-            .filter(|f| {
-                let mut idx = vec![0i64; shape.len()];
-                let mut rest = *f;
-                for d in (0..shape.len()).rev() {
-                    idx[d] = (rest % shape[d]) as i64;
-                    rest /= shape[d];
-                }
-                l.holds(b, &idx)
-            })
-            .collect()
+        (0..n).filter(|f| l.holds(b, &IndexBox::point(shape, *f).lo)).collect()
     }
 
     #[test]

@@ -32,6 +32,17 @@ impl IndexBox {
             hi: shape.iter().map(|d| *d as i64).collect(),
         }
     }
+    /// The one-element box of flat element `flat` of a C-ordered array of `shape`.
+    pub fn point(shape: &[usize], flat: usize) -> Self {
+        let mut lo = vec![0i64; shape.len()];
+        let mut rest = flat;
+        for d in (0..shape.len()).rev() {
+            lo[d] = (rest % shape[d].max(1)) as i64;
+            rest /= shape[d].max(1);
+        }
+        let hi = lo.iter().map(|x| x + 1).collect();
+        IndexBox { lo, hi }
+    }
     /// Whether it holds no index.
     pub fn is_empty(&self) -> bool {
         self.lo.iter().zip(&self.hi).any(|(l, h)| l >= h)
@@ -426,7 +437,8 @@ impl<'a> Analysis<'a> {
                 let (sa, sb) = (self.step(*a), self.step(*b));
                 // Steps of sums and of products by a constant (strided intervals).
                 let s = match op {
-                    IntBinOp::AddI | IntBinOp::SubI => gcd(sa, sb),
+                    // (A step of 0 is a single value: the sum takes the other's step.)
+                    IntBinOp::AddI | IntBinOp::SubI => appy_ir::affine::gcd(sa.into(), sb.into()) as i64,
                     IntBinOp::MulI if sb == 0 => int(self.get(*b)).map_or(1, |(c, _)| sa * c.abs()),
                     IntBinOp::MulI if sa == 0 => int(self.get(*a)).map_or(1, |(c, _)| sb * c.abs()),
                     _ => 1,
@@ -631,11 +643,6 @@ impl<'a> Analysis<'a> {
             _ => {}
         }
     }
-}
-
-/// The greatest common divisor of two steps (0 is a single value: the other step).
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
 /// The most elements of one vector access of a kernel (16 bytes of 4-byte elements).

@@ -104,6 +104,7 @@ impl<D: Device> Executor<'_, D> {
             return Ok(());
         }
         self.dev.synchronize()?;
+        self.flush_strided(id)?;
         let m = &mut self.mems[id];
         let Some(shadow) = m.shadow.as_mut() else {
             self.timing.dtoh_bytes += out.len();
@@ -113,11 +114,6 @@ impl<D: Device> Executor<'_, D> {
         if m.ptr == 0 {
             out.copy_from_slice(shadow);
             return Ok(());
-        }
-        if let Some((b, l)) = m.strided_dirty.take() {
-            let rs = rows(&b, &l, &m.shape, es);
-            self.dev.dtoh_rows(shadow, m.ptr, &rs)?;
-            self.timing.dtoh_bytes += rs.iter().map(|r| r.bytes()).sum::<usize>();
         }
         for b in std::mem::take(&mut m.dirty) {
             for (start, len) in b.runs(&m.shape) {
@@ -236,17 +232,8 @@ impl<D: Device> Executor<'_, D> {
         if m.shadow.is_none() {
             return true;
         }
-        let mut idx = vec![0i64; m.shape.len()];
-        let mut rest = flat;
-        for d in (0..m.shape.len()).rev() {
-            idx[d] = (rest % m.shape[d].max(1)) as i64;
-            rest /= m.shape[d].max(1);
-        }
-        let point = IndexBox {
-            lo: idx.clone(),
-            hi: idx.iter().map(|x| x + 1).collect(),
-        };
-        m.valid.iter().any(|v| v.contains(&point)) || m.strided.as_ref().is_some_and(|(b, l)| l.holds(b, &idx))
+        let point = IndexBox::point(&m.shape, flat);
+        m.valid.iter().any(|v| v.contains(&point)) || m.strided.as_ref().is_some_and(|(b, l)| l.holds(b, &point.lo))
     }
 
     /// Gives every buffer the call allocated back (to the pool).

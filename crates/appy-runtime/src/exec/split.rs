@@ -272,7 +272,7 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// Reads the raw bits of flat element `flat` of a split array.
     pub(crate) fn read_spread(&mut self, id: usize, flat: usize) -> RunResult<u64> {
-        let point = point_box(&self.mems[id].shape, flat);
+        let point = IndexBox::point(&self.mems[id].shape, flat);
         self.need_on_host(id, &point)?;
         let m = &self.mems[id];
         let es = m.dtype.size();
@@ -284,7 +284,7 @@ impl<'a, D: Device> Executor<'a, D> {
     /// Writes flat element `flat` of a split array: the host copy, and every device
     /// where the element is current (so it stays current there).
     pub(crate) fn write_spread(&mut self, id: usize, flat: usize, raw: u64) -> RunResult<()> {
-        let point = point_box(&self.mems[id].shape, flat);
+        let point = IndexBox::point(&self.mems[id].shape, flat);
         let es = self.mems[id].dtype.size();
         let bytes = &raw.to_le_bytes()[..es];
         let sp = self.mems[id].spread.as_ref().expect("spread");
@@ -618,18 +618,6 @@ fn overlapping_writes(boxes: &[HashMap<usize, (IndexBox, Option<IndexBox>)>]) ->
     out
 }
 
-/// The one-element box of flat element `flat` of an array of `shape`.
-fn point_box(shape: &[usize], flat: usize) -> IndexBox {
-    let mut lo = vec![0i64; shape.len()];
-    let mut rest = flat;
-    for d in (0..shape.len()).rev() {
-        lo[d] = (rest % shape[d].max(1)) as i64;
-        rest /= shape[d].max(1);
-    }
-    let hi = lo.iter().map(|x| x + 1).collect();
-    IndexBox { lo, hi }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,6 +674,6 @@ mod tests {
         add_box(&mut c, &bx(&[0, 0], &[1, 1]));
         add_box(&mut c, &bx(&[1, 1], &[2, 2]));
         assert_eq!(c.len(), 2);
-        assert_eq!(point_box(&[3, 4], 7), bx(&[1, 3], &[2, 4]));
+        assert_eq!(IndexBox::point(&[3, 4], 7), bx(&[1, 3], &[2, 4]));
     }
 }

@@ -85,15 +85,14 @@ impl Gpu {
                     .ctx
                     .load_module(cudarc::nvrtc::Ptx::from_src(ptx()))
                     .map_err(|e| RunError::driver("loading the packing kernels", e))?;
-                let get = |n: String| m.load_function(&n).map_err(|e| RunError::driver("loading the packing kernels", e));
-                let unpack = [8, 16, 32, 64]
-                    .map(|b| get(format!("appy_unpack_b{b}")))
-                    .into_iter()
-                    .collect::<RunResult<Vec<_>>>()?;
-                let pack = [8, 16, 32, 64]
-                    .map(|b| get(format!("appy_pack_b{b}")))
-                    .into_iter()
-                    .collect::<RunResult<Vec<_>>>()?;
+                let family = |kind: &str| {
+                    [8, 16, 32, 64]
+                        .map(|b| m.load_function(&format!("appy_{kind}_b{b}")))
+                        .into_iter()
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|e| RunError::driver("loading the packing kernels", e))
+                };
+                let (unpack, pack) = (family("unpack")?, family("pack")?);
                 Ok(RowKernels { _module: m, unpack, pack })
             })
             .as_ref()
@@ -116,21 +115,9 @@ impl Gpu {
                 (r.pitch >> u) as u64,
                 n,
             ];
-            let mut ptrs: Vec<*mut std::ffi::c_void> = params.iter_mut().map(|c| c as *mut u64 as *mut std::ffi::c_void).collect();
-            let blocks = n.div_ceil(THREADS);
-            let grid = u32::try_from(blocks)
+            let grid = u32::try_from(n.div_ceil(THREADS))
                 .map_err(|_| RunError::Arguments(format!("a strided copy of {n} elements is too large for one launch")))?;
-            unsafe {
-                result::launch_kernel(
-                    f.cu_function(),
-                    (grid, 1, 1),
-                    (THREADS as u32, 1, 1),
-                    0,
-                    self.stream.cu_stream(),
-                    &mut ptrs,
-                )
-            }
-            .map_err(|e| RunError::driver("a strided copy", e))?;
+            self.launch(f, "a strided copy", [grid, 1, 1], [THREADS as u32, 1, 1], &mut params)?;
             at += r.bytes();
         }
         Ok(())
