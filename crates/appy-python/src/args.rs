@@ -86,11 +86,11 @@ fn numpy_types(py: Python<'_>) -> PyResult<&NumpyTypes> {
 }
 
 /// The dtype of a NumPy-style (kind, itemsize) pair.
-fn dtype_of(kind: u8, size: usize) -> Option<DType> {
+pub(crate) fn dtype_of(kind: u8, size: usize) -> Option<DType> {
     DType::from_kind(kind, size)
 }
 
-const SUPPORTED: &str = "float16, float32, float64, complex64, complex128, int8/16/32/64, uint8/16/32/64 or bool";
+pub(crate) const SUPPORTED: &str = "float16, float32, float64, complex64, complex128, int8/16/32/64, uint8/16/32/64 or bool";
 
 /// `argument `x` of `f``.
 pub struct Naming<'a> {
@@ -101,7 +101,7 @@ pub struct Naming<'a> {
 }
 
 impl Naming<'_> {
-    fn arg(&self, k: usize) -> String {
+    pub(crate) fn arg(&self, k: usize) -> String {
         match self.params.get(k) {
             Some(p) => format!("argument `{p}` of `{}`", self.func),
             None => format!("argument {} of `{}`", k + 1, self.func),
@@ -109,7 +109,7 @@ impl Naming<'_> {
     }
 }
 
-fn c_contiguous(shape: &[usize], strides_elems: &[isize]) -> bool {
+pub(crate) fn c_contiguous(shape: &[usize], strides_elems: &[isize]) -> bool {
     let mut expect = 1isize;
     for (d, s) in shape.iter().zip(strides_elems).rev() {
         if *d > 1 && *s != expect {
@@ -165,6 +165,12 @@ fn one<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming<'_
         && obj.is_instance(t.bind(py))?
     {
         return torch_tensor(py, obj, k, name, out);
+    }
+    if let Some(t) = crate::cupy::ndarray_type(py)
+        && obj.is_exact_instance(t.bind(py))
+        && let Some(a) = crate::cupy::array(py, obj, k, name, out)?
+    {
+        return Ok(a);
     }
     if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
         return cuda_array(py, obj, &cai, k, name, out);

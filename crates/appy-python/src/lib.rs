@@ -11,6 +11,7 @@
 
 mod args;
 mod compile;
+mod cupy;
 mod devarray;
 mod errors;
 mod kernel;
