@@ -575,16 +575,36 @@ impl Kernel {
         a: &Args<'_>,
     ) -> PyResult<Py<PyAny>> {
         let mut vals = Vec::with_capacity(a.args.len());
+        // The memory of the host arrays lent to the runtime so far.
+        let mut lent: Vec<std::ops::Range<usize>> = vec![];
         for x in &a.args {
             vals.push(match x {
                 Arg::Host { ptr, dtype, shape } => {
-                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
-                    let n = arr.data.len();
-                    if n > 0 {
-                        // SAFETY: the caller's contiguous array of this shape.
-                        arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
+                    let n = appy_runtime::array::bytes_of(*dtype, shape).map_err(|e| runtime_error(py, e.to_string()))?;
+                    let range = *ptr as usize..*ptr as usize + n;
+                    if n > 0 && !lent.iter().any(|r| r.start < range.end && range.start < r.end) {
+                        // The caller's memory itself moves to the device and back: no
+                        // host copy of the array (issue "Performance": two copies per
+                        // array were the package's cost on NumPy arrays).
+                        lent.push(range);
+                        // SAFETY: the caller's contiguous, aligned array of this shape,
+                        // kept alive by `a` for the call, the GIL released only while
+                        // the runtime holds it, and lent to no other argument (an
+                        // argument overlapping it gets a copy below).
+                        let data = unsafe { appy_runtime::array::AlignedBytes::borrowed(*ptr, n) };
+                        HostValue::Array(HostArray {
+                            dtype: *dtype,
+                            shape: shape.clone(),
+                            data,
+                        })
+                    } else {
+                        let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
+                        if n > 0 {
+                            // SAFETY: the caller's contiguous array of this shape.
+                            arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
+                        }
+                        HostValue::Array(arr)
                     }
-                    HostValue::Array(arr)
                 }
                 Arg::Device { ptr, dtype, shape } => HostValue::Device {
                     ptr: *ptr,
@@ -654,10 +674,12 @@ impl Kernel {
             }
         };
         self.raise_warnings(py)?;
-        // Host arrays: the results back into the caller's memory.
+        // Host arrays: the results back into the caller's memory (a lent array is
+        // that memory already).
         for (x, v) in a.args.iter().zip(&vals) {
             if let (Arg::Host { ptr, .. }, HostValue::Array(arr)) = (x, v)
                 && !arr.data.is_empty()
+                && !std::ptr::eq(arr.data.as_ptr(), *ptr)
             {
                 // SAFETY: the caller's contiguous array, of the same size.
                 unsafe { std::ptr::copy_nonoverlapping(arr.data.as_ptr(), *ptr, arr.data.len()) };

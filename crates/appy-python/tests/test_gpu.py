@@ -39,6 +39,33 @@ def test_numpy_arrays_on_the_gpu(n):
 
 
 @pytest.mark.parametrize("n", SIZES)
+def test_numpy_arrays_lent_aliased_viewed_and_read_only(n):
+    """Host arrays move from and back to their own memory (no copy of their own); an
+    argument sharing memory with an earlier one, a strided view and a read-only array
+    go through copies, and the results are NumPy's."""
+    x = rng.standard_normal(n)
+    want = 2.5 * x
+    K.axpy(1.5, x, x, n)  # y is x: y[i] += 1.5 * y[i]
+    np.testing.assert_allclose(x, want)
+    big = rng.standard_normal(2 * n + 1)
+    y = rng.standard_normal(n)
+    keep = big.copy()
+    want = y + 1.5 * big[::2][:n]
+    K.axpy(1.5, big[::2][:n], y, n)
+    np.testing.assert_allclose(y, want)
+    np.testing.assert_array_equal(big, keep)
+    ro = rng.standard_normal(n)
+    ro.setflags(write=False)
+    keep = ro.copy()
+    c = rng.standard_normal(2 * n)
+    rest = c[1::2].copy()
+    K.add3(ro, ro, c[::2], 2.0, -0.5)
+    np.testing.assert_allclose(c[::2], 1.5 * keep)
+    np.testing.assert_array_equal(c[1::2], rest)
+    np.testing.assert_array_equal(ro, keep)
+
+
+@pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_torch_tensors_in_place(n, dt):
     torch = pytest.importorskip("torch")
@@ -106,6 +133,21 @@ def test_cupy_arrays_in_place(n):
     C = cp.zeros(n)
     K.blend(a, b, C, n)
     cp.testing.assert_allclose(C, cp.where(a > 0, a, 0.5 * b))
+
+
+def test_cupy_views_and_dtypes():
+    """CuPy arrays are read through their own attributes; a strided view goes through a
+    contiguous copy that is written back."""
+    cp = pytest.importorskip("cupy")
+    a, b = cp.random.standard_normal(2001), cp.random.standard_normal(2001)
+    c = cp.random.standard_normal(2001)
+    keep = c[1::2].copy()
+    K.add3(a[::2], b[::2], c[::2], 2.0, -0.5)
+    cp.testing.assert_allclose(c[::2], 2.0 * a[::2] - 0.5 * b[::2])
+    cp.testing.assert_array_equal(c[1::2], keep)
+    c32 = cp.zeros(7, dtype=cp.float32)
+    K.add3(a[:7].astype(cp.float32), b[:7].astype(cp.float32), c32, 2.0, -0.5)
+    cp.testing.assert_allclose(c32, (2.0 * a[:7] - 0.5 * b[:7]).astype(cp.float32), rtol=1e-6)
 
 
 def test_ctrl_c_in_a_host_loop(tmp_path):

@@ -136,16 +136,27 @@ pub struct HostArray {
 pub struct AlignedBytes {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
-    /// For a buffer adopted from C (an array compiled code allocated and returned): the
-    /// block to `free`.
-    malloced: Option<std::ptr::NonNull<u8>>,
+    /// Who frees the memory.
+    owner: Owner,
+}
+
+/// Who frees an [`AlignedBytes`]' memory.
+enum Owner {
+    /// Rust's allocator, with [`AlignedBytes::layout`].
+    Rust,
+    /// C's `free`, of this block (an array compiled code allocated and returned).
+    Malloc(std::ptr::NonNull<u8>),
+    /// Nobody: the caller's memory, lent for the buffer's lifetime
+    /// ([`AlignedBytes::borrowed`]).
+    Borrowed,
 }
 
 unsafe extern "C" {
     fn free(p: *mut std::ffi::c_void);
 }
 
-// The buffer is uniquely owned, like a `Vec<u8>`.
+// The buffer is uniquely owned, like a `Vec<u8>` (a borrowed one is lent for its whole
+// life, under `borrowed`'s contract).
 unsafe impl Send for AlignedBytes {}
 unsafe impl Sync for AlignedBytes {}
 
@@ -169,13 +180,29 @@ impl AlignedBytes {
             unsafe { libc::madvise(start as *mut libc::c_void, len + (p as usize - start), libc::MADV_HUGEPAGE) };
         }
     }
+    /// `len` zero bytes, or `None` when the allocator has no memory for them.
+    pub fn try_zeroed(len: usize) -> Option<Self> {
+        let layout = Self::layout(len);
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(p)?;
+        Self::advise_huge(p, len);
+        Some(AlignedBytes {
+            ptr,
+            len,
+            owner: Owner::Rust,
+        })
+    }
     /// `len` zero bytes.
     pub fn zeroed(len: usize) -> Self {
         let layout = Self::layout(len);
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         Self::advise_huge(p, len);
-        AlignedBytes { ptr, len, malloced: None }
+        AlignedBytes {
+            ptr,
+            len,
+            owner: Owner::Rust,
+        }
     }
     /// Takes ownership of `len` bytes at `data`, inside the block `base` that C's
     /// `malloc` returned (freed with `free` when dropped).
@@ -188,8 +215,31 @@ impl AlignedBytes {
         AlignedBytes {
             ptr: std::ptr::NonNull::new(data).expect("non-null data"),
             len,
-            malloced: std::ptr::NonNull::new(base),
+            owner: match std::ptr::NonNull::new(base) {
+                Some(b) => Owner::Malloc(b),
+                None => Owner::Rust,
+            },
         }
+    }
+    /// The caller's `len` bytes at `data`, used in place and never freed: the GPU
+    /// path of the Python package moves a NumPy array's own memory to the device and
+    /// back, instead of copying it into a buffer of its own first.
+    ///
+    /// # Safety
+    /// `data..data+len` must stay valid for reads and writes, and be accessed through
+    /// this buffer alone, until it is dropped. `data` must be aligned to the element
+    /// size of the array it holds (not necessarily to [`AlignedBytes::ALIGN`]: such a
+    /// buffer must not reach compiled CPU code).
+    pub unsafe fn borrowed(data: *mut u8, len: usize) -> Self {
+        AlignedBytes {
+            ptr: std::ptr::NonNull::new(data).unwrap_or(std::ptr::NonNull::dangling()),
+            len,
+            owner: Owner::Borrowed,
+        }
+    }
+    /// Whether the buffer is the caller's memory ([`AlignedBytes::borrowed`]).
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self.owner, Owner::Borrowed)
     }
     /// A copy of `bytes`.
     pub fn from_slice(bytes: &[u8]) -> Self {
@@ -202,7 +252,7 @@ impl AlignedBytes {
         AlignedBytes {
             ptr,
             len: bytes.len(),
-            malloced: None,
+            owner: Owner::Rust,
         }
     }
     /// The start of the buffer.
@@ -217,9 +267,10 @@ impl AlignedBytes {
 
 impl Drop for AlignedBytes {
     fn drop(&mut self) {
-        match self.malloced {
-            Some(base) => unsafe { free(base.as_ptr().cast()) },
-            None => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) },
+        match self.owner {
+            Owner::Malloc(base) => unsafe { free(base.as_ptr().cast()) },
+            Owner::Rust => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) },
+            Owner::Borrowed => {}
         }
     }
 }

@@ -17,7 +17,7 @@ mod split;
 #[cfg(test)]
 mod tests;
 
-use crate::array::{HostArray, HostValue};
+use crate::array::{AlignedBytes, HostArray, HostValue};
 use crate::device::Device;
 use crate::error::{RunError, RunResult};
 use appy_ir::bundle::Bundle;
@@ -189,12 +189,40 @@ impl<'a, D: Device> Executor<'a, D> {
     }
 
     /// Binds the host function's parameters to the call's arguments (host arrays get
-    /// device memory, moved there when kernels need them).
+    /// device memory, moved there when kernels need them), each host array through a
+    /// copy of its own: the body may then run several times on the same contents
+    /// (benchmarks), and the arguments never change.
     pub fn bind_args(&mut self, args: &[HostValue]) -> RunResult<()> {
+        self.bind(args, vec![])
+    }
+
+    /// [`Executor::bind_args`] for one call: each host array is used in place (its
+    /// memory lent to the executor until the call downloads into it), so no copy of it
+    /// is made on the host. Until then the arguments must not be read or written but
+    /// through the executor.
+    fn bind_args_in_place(&mut self, args: &mut [HostValue]) -> RunResult<()> {
+        let lent = args
+            .iter_mut()
+            .filter_map(|a| match a {
+                // SAFETY: the array outlives the executor's use of it (the call
+                // downloads into it before it returns), and nothing else reaches it
+                // until then.
+                HostValue::Array(arr) => Some(unsafe { AlignedBytes::borrowed(arr.data.as_mut_ptr(), arr.data.len()) }),
+                _ => None,
+            })
+            .collect();
+        self.bind(args, lent)
+    }
+
+    /// Binds the parameters; host arrays use the buffers `lent` in order, or copies
+    /// where it has none.
+    fn bind(&mut self, args: &[HostValue], lent: Vec<AlignedBytes>) -> RunResult<()> {
+        let mut lent = lent.into_iter();
         for (v, a) in self.p.params.iter().zip(args) {
             let hv = match a {
                 HostValue::Array(arr) => {
-                    let id = self.upload(arr)?;
+                    let host = lent.next().unwrap_or_else(|| arr.data.clone());
+                    let id = self.upload(arr.dtype, arr.shape.clone(), host)?;
                     self.arg_mems.push(id);
                     HV::Mem(id)
                 }
@@ -211,8 +239,7 @@ impl<'a, D: Device> Executor<'a, D> {
         if let Some(&v) = self.p.params.get(args.len()) {
             let n = appy_ir::status::STATUS_LEN;
             let id = if self.p.body.launch_may_use(v) {
-                let zeros = HostArray::try_zeros(DType::I64, vec![n])?;
-                self.upload(&zeros)?
+                self.upload(DType::I64, vec![n], AlignedBytes::zeroed(8 * n))?
             } else {
                 self.mems.push(residency::Mem::slot(DType::I64, vec![n], n));
                 self.mems.len() - 1
@@ -316,7 +343,10 @@ impl<'a, D: Device> Executor<'a, D> {
 
 /// Runs a bundle on `dev`: binds the arguments (array arguments are copied to the
 /// device where kernels access them), runs the host program, copies the arrays back (in
-/// place into `args`) and returns the results.
+/// place into `args`) and returns the results. Host arrays are used in place for the
+/// call, with no copy on the host: host code's element writes go into them as it runs,
+/// so after an error they may hold part of the call's writes (as a Python function's
+/// arrays do after an exception).
 pub fn run<D: Device>(
     dev: &D,
     kernels: &[D::Kernel],
@@ -440,7 +470,7 @@ fn run_abi<'a, D: Device>(
     let mut ex = Executor::new(dev, kernels, b, tiled, limits)?.with_peers(peers, weights);
     ex.budget = budget;
     ex.interrupt = opts.interrupt;
-    if let Err(e) = ex.bind_args(args) {
+    if let Err(e) = ex.bind_args_in_place(args) {
         ex.free_all();
         return Err(e);
     }

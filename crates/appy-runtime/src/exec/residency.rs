@@ -5,7 +5,7 @@
 //! element reads the device copy if it is current there, else the host copy.
 
 use super::{Executor, HV};
-use crate::array::HostArray;
+use crate::array::AlignedBytes;
 use crate::device::{Device, DevicePtr};
 use crate::error::{RunError, RunResult};
 use crate::lattice::{Lattice, rows};
@@ -24,8 +24,10 @@ pub(crate) struct Mem {
     pub freed: bool,
     /// For an array argument: the host copy, moved to the device only where kernels
     /// access it (`valid`: boxes whose device copy is current; `dirty`: boxes kernels
-    /// may have written, copied back at the end).
-    pub shadow: Option<Vec<u8>>,
+    /// may have written, copied back at the end). For a call ([`super::run`]) it is the
+    /// argument's own memory, lent for the call ([`AlignedBytes::borrowed`]); a copy of
+    /// it where the body runs repeatedly (benchmarks).
+    pub shadow: Option<AlignedBytes>,
     pub valid: Vec<IndexBox>,
     pub dirty: Vec<IndexBox>,
     /// Where kernels accessed only some elements of a box with constant strides: the
@@ -69,16 +71,17 @@ impl Mem {
 }
 
 impl<D: Device> Executor<'_, D> {
-    /// Makes a host array available to kernels: device memory is allocated (none when
-    /// launches run in tiles), and parts are copied when a kernel first accesses them.
-    pub(crate) fn upload(&mut self, arr: &HostArray) -> RunResult<usize> {
+    /// Makes a host array (its contents `host`) available to kernels: device memory is
+    /// allocated (none when launches run in tiles), and parts are copied when a kernel
+    /// first accesses them.
+    pub(crate) fn upload(&mut self, dtype: DType, shape: Vec<usize>, host: AlignedBytes) -> RunResult<usize> {
         if self.split() {
-            return self.upload_spread(arr);
+            return self.upload_spread(dtype, shape, host);
         }
-        let bytes = arr.data.len().max(1);
+        let bytes = host.len().max(1);
         let ptr = if self.tiled { 0 } else { self.dev.alloc(bytes)? };
-        let mut m = Mem::new(ptr, if ptr == 0 { 0 } else { bytes }, arr.dtype, arr.shape.clone());
-        m.shadow = Some(arr.data.to_vec());
+        let mut m = Mem::new(ptr, if ptr == 0 { 0 } else { bytes }, dtype, shape);
+        m.shadow = Some(host);
         self.mems.push(m);
         Ok(self.mems.len() - 1)
     }
@@ -100,7 +103,7 @@ impl<D: Device> Executor<'_, D> {
         if self.mems[id].spread.is_some() {
             let whole = IndexBox::whole(&self.mems[id].shape);
             self.need_on_host(id, &whole)?;
-            out.copy_from_slice(self.mems[id].shadow.as_ref().expect("split arrays have a host copy"));
+            copy_out(self.mems[id].shadow.as_ref().expect("split arrays have a host copy"), out);
             return Ok(());
         }
         self.dev.synchronize()?;
@@ -112,17 +115,20 @@ impl<D: Device> Executor<'_, D> {
         };
         let es = m.dtype.size();
         if m.ptr == 0 {
-            out.copy_from_slice(shadow);
+            copy_out(shadow, out);
             return Ok(());
         }
+        // A lent argument is `out` itself: the written parts go straight there.
+        let lent = std::ptr::eq(shadow.as_ptr(), out.as_ptr());
         for b in std::mem::take(&mut m.dirty) {
             for (start, len) in b.runs(&m.shape) {
-                let dst = &mut shadow[start * es..(start + len) * es];
+                let r = start * es..(start + len) * es;
+                let dst = if lent { &mut out[r] } else { &mut shadow[r] };
                 self.dev.dtoh(dst, m.ptr + (start * es) as u64)?;
                 self.timing.dtoh_bytes += len * es;
             }
         }
-        out.copy_from_slice(shadow);
+        copy_out(shadow, out);
         Ok(())
     }
 
@@ -313,6 +319,14 @@ impl<D: Device> Executor<'_, D> {
             self.dev.htod(m.ptr + (flat * dt.size()) as u64, b)?;
         }
         Ok(())
+    }
+}
+
+/// Copies an array's host copy into `out`, unless the host copy is `out` itself (an
+/// argument lent for the call).
+fn copy_out(shadow: &AlignedBytes, out: &mut [u8]) {
+    if !std::ptr::eq(shadow.as_ptr(), out.as_ptr()) {
+        out.copy_from_slice(shadow);
     }
 }
 

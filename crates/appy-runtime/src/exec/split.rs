@@ -25,7 +25,7 @@
 //! device 0.
 
 use super::{Executor, HV};
-use crate::array::HostArray;
+use crate::array::AlignedBytes;
 use crate::device::{Device, DevicePtr};
 use crate::error::RunResult;
 use crate::regions::{Accesses, IndexBox, LaunchArg};
@@ -122,7 +122,7 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// A buffer of `bytes` bytes on every device; the host copy `shadow` (current
     /// where `host_valid` says).
-    fn spread(&mut self, dtype: DType, shape: Vec<usize>, bytes: usize, shadow: Vec<u8>, host_valid: bool) -> RunResult<usize> {
+    fn spread(&mut self, dtype: DType, shape: Vec<usize>, bytes: usize, shadow: AlignedBytes, host_valid: bool) -> RunResult<usize> {
         let mut ptrs = vec![];
         for d in 0..self.devices() {
             let (dev, _) = self.device(d);
@@ -154,20 +154,19 @@ impl<'a, D: Device> Executor<'a, D> {
 
     /// A host array argument of a split call: a buffer on every device, filled where
     /// launches access it.
-    pub(crate) fn upload_spread(&mut self, arr: &HostArray) -> RunResult<usize> {
-        self.spread(arr.dtype, arr.shape.clone(), arr.data.len().max(1), arr.data.to_vec(), true)
+    pub(crate) fn upload_spread(&mut self, dtype: DType, shape: Vec<usize>, host: AlignedBytes) -> RunResult<usize> {
+        let bytes = host.len().max(1);
+        self.spread(dtype, shape, bytes, host, true)
     }
 
     /// An allocation of the program in a split call: its contents are undefined until
     /// written (`np.empty`; `np.zeros` is filled by a kernel), so nothing is copied
     /// until a launch or the host writes it.
     pub(crate) fn alloc_spread(&mut self, dtype: DType, shape: Vec<usize>, bytes: usize) -> RunResult<usize> {
-        let mut shadow = Vec::new();
-        shadow.try_reserve_exact(bytes).map_err(|_| crate::error::RunError::OutOfMemory {
+        let shadow = AlignedBytes::try_zeroed(bytes).ok_or_else(|| crate::error::RunError::OutOfMemory {
             bytes,
             detail: "the host copy of an array split between devices".into(),
         })?;
-        shadow.resize(bytes, 0);
         self.spread(dtype, shape, bytes, shadow, false)
     }
 

@@ -317,6 +317,45 @@ fn host_loops_and_element_access() {
     }
 }
 
+/// An argument lent from the caller's memory (`AlignedBytes::borrowed`, the Python
+/// package's NumPy arrays on the GPU) is read and written in place, and the memory
+/// stays the caller's: the same results as an owned copy, in the caller's buffer.
+#[test]
+fn borrowed_host_arrays_are_written_in_place() {
+    let b = compile("loops", "f64[:],int,int");
+    let (n, t) = (7usize, 11i64);
+    let a0 = array(vec![n], 3);
+    let mut owned = [
+        HostValue::Array(a0.clone()),
+        HostValue::Int(n as i64, DType::I64, true),
+        HostValue::Int(t, DType::I64, true),
+    ];
+    let (want, _) = call_on(&Mock::new(), &b, &mut owned, &Limits::default()).unwrap();
+    let mut mine: Vec<f64> = floats(&a0);
+    let ptr = mine.as_mut_ptr() as *mut u8;
+    // SAFETY: `mine` outlives the call and is reached only through the lent buffer.
+    let data = unsafe { crate::array::AlignedBytes::borrowed(ptr, n * 8) };
+    assert!(data.is_borrowed() && !data.clone().is_borrowed());
+    let mut lent = [
+        HostValue::Array(HostArray {
+            dtype: DType::F64,
+            shape: vec![n],
+            data,
+        }),
+        HostValue::Int(n as i64, DType::I64, true),
+        HostValue::Int(t, DType::I64, true),
+    ];
+    let (got, _) = call_on(&Mock::new(), &b, &mut lent, &Limits::default()).unwrap();
+    assert_eq!(float(&got[0]), float(&want[0]));
+    assert_eq!(
+        arr(&lent[0]).data.as_ptr(),
+        ptr as *const u8,
+        "the argument is still the caller's memory"
+    );
+    drop(lent);
+    assert_eq!(mine, floats(arr(&owned[0])));
+}
+
 /// A stencil reads all of `a` and writes the interior of `b`: exactly those boxes move.
 #[test]
 fn transfers_are_the_accessed_boxes() {
