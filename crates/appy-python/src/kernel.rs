@@ -11,7 +11,7 @@ use appy_ir::types::{ArgType, DType};
 use appy_runtime::RunError;
 use appy_runtime::cpu::{CpuFunction, RawArg, RawResult, scalar_bits};
 use appy_runtime::gpu::{Candidates, RunOptions};
-use appy_runtime::{Device, HostArray, HostValue};
+use appy_runtime::{Device, HostValue};
 use numpy::{PyArrayDyn, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -574,46 +574,7 @@ impl Kernel {
         (loaded, peers): (&Candidates, &std::sync::OnceLock<Vec<Candidates>>),
         a: &Args<'_>,
     ) -> PyResult<Py<PyAny>> {
-        let mut vals = Vec::with_capacity(a.args.len());
-        // The memory of the host arrays lent to the runtime so far.
-        let mut lent: Vec<std::ops::Range<usize>> = vec![];
-        for x in &a.args {
-            vals.push(match x {
-                Arg::Host { ptr, dtype, shape } => {
-                    let n = appy_runtime::array::bytes_of(*dtype, shape).map_err(|e| runtime_error(py, e.to_string()))?;
-                    let range = *ptr as usize..*ptr as usize + n;
-                    if n > 0 && !lent.iter().any(|r| r.start < range.end && range.start < r.end) {
-                        // The caller's memory itself moves to the device and back: no
-                        // host copy of the array (issue "Performance": two copies per
-                        // array were the package's cost on NumPy arrays).
-                        lent.push(range);
-                        // SAFETY: the caller's contiguous, aligned array of this shape,
-                        // kept alive by `a` for the call, the GIL released only while
-                        // the runtime holds it, and lent to no other argument (an
-                        // argument overlapping it gets a copy below).
-                        let data = unsafe { appy_runtime::array::AlignedBytes::borrowed(*ptr, n) };
-                        HostValue::Array(HostArray {
-                            dtype: *dtype,
-                            shape: shape.clone(),
-                            data,
-                        })
-                    } else {
-                        let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
-                        if n > 0 {
-                            // SAFETY: the caller's contiguous array of this shape.
-                            arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
-                        }
-                        HostValue::Array(arr)
-                    }
-                }
-                Arg::Device { ptr, dtype, shape } => HostValue::Device {
-                    ptr: *ptr,
-                    dtype: *dtype,
-                    shape: shape.clone(),
-                },
-                Arg::Scalar(v) => v.clone(),
-            });
-        }
+        let (mut vals, before) = crate::lend::host_values(py, &a.args)?;
         let on_device = a.any_device;
         let interrupted: Mutex<Option<PyErr>> = Mutex::new(None);
         let r = py.detach(|| {
@@ -674,17 +635,8 @@ impl Kernel {
             }
         };
         self.raise_warnings(py)?;
-        // Host arrays: the results back into the caller's memory (a lent array is
-        // that memory already).
-        for (x, v) in a.args.iter().zip(&vals) {
-            if let (Arg::Host { ptr, .. }, HostValue::Array(arr)) = (x, v)
-                && !arr.data.is_empty()
-                && !std::ptr::eq(arr.data.as_ptr(), *ptr)
-            {
-                // SAFETY: the caller's contiguous array, of the same size.
-                unsafe { std::ptr::copy_nonoverlapping(arr.data.as_ptr(), *ptr, arr.data.len()) };
-            }
-        }
+        // Host arrays: the results back into the caller's memory.
+        crate::lend::write_back(&a.args, &vals, &before);
         let mut out = Vec::with_capacity(res.len());
         for (i, v) in res.into_iter().enumerate() {
             out.push(match v {

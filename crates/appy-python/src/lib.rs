@@ -15,6 +15,7 @@ mod cupy;
 mod devarray;
 mod errors;
 mod kernel;
+mod lend;
 mod log;
 
 use appy_runtime::Device;

@@ -20,6 +20,13 @@ def add3(a, b, c, s, t):
 
 
 @appy.jit
+def double_into(out, inp):
+    #pragma parallel for simd
+    for i in range(out.shape[0]):
+        out[i] = 2.0 * inp[i]
+
+
+@appy.jit
 def scale_rows(A, v):
     #pragma parallel for
     for i in range(A.shape[0]):

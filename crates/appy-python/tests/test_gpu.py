@@ -47,6 +47,17 @@ def test_numpy_arrays_lent_aliased_viewed_and_read_only(n):
     want = 2.5 * x
     K.axpy(1.5, x, x, n)  # y is x: y[i] += 1.5 * y[i]
     np.testing.assert_allclose(x, want)
+    # The written argument first, the one only read second: the read one's copy must
+    # not undo the writes.
+    want = 2.0 * x
+    K.double_into(x, x)
+    np.testing.assert_allclose(x, want)
+    # Partly overlapping views of one array.
+    z = rng.standard_normal(n + 1)
+    want = z.copy()
+    want[:n] = 2.0 * want[1:]
+    K.double_into(z[:n], z[1:])
+    np.testing.assert_allclose(z, want)
     big = rng.standard_normal(2 * n + 1)
     y = rng.standard_normal(n)
     keep = big.copy()

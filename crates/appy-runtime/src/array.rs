@@ -227,9 +227,10 @@ impl AlignedBytes {
     ///
     /// # Safety
     /// `data..data+len` must stay valid for reads and writes, and be accessed through
-    /// this buffer alone, until it is dropped. `data` must be aligned to the element
-    /// size of the array it holds (not necessarily to [`AlignedBytes::ALIGN`]: such a
-    /// buffer must not reach compiled CPU code).
+    /// this buffer alone, until it is dropped. `data` need not be aligned, not even to
+    /// the element size: such a buffer is for byte copies only (the GPU runner's
+    /// transfers and host code's element accesses, which copy bytes), and must not
+    /// reach compiled CPU code.
     pub unsafe fn borrowed(data: *mut u8, len: usize) -> Self {
         AlignedBytes {
             ptr: std::ptr::NonNull::new(data).unwrap_or(std::ptr::NonNull::dangling()),

@@ -344,9 +344,10 @@ impl<'a, D: Device> Executor<'a, D> {
 /// Runs a bundle on `dev`: binds the arguments (array arguments are copied to the
 /// device where kernels access them), runs the host program, copies the arrays back (in
 /// place into `args`) and returns the results. Host arrays are used in place for the
-/// call, with no copy on the host: host code's element writes go into them as it runs,
-/// so after an error they may hold part of the call's writes (as a Python function's
-/// arrays do after an exception).
+/// call, with no copy on the host: host code's element writes, and kernels' writes the
+/// call brings back before its end (tiles, strided or split transfers, host reads),
+/// go into them as it runs, so after an error or an interruption they may hold part of
+/// the call's writes (as a Python function's arrays do after an exception).
 pub fn run<D: Device>(
     dev: &D,
     kernels: &[D::Kernel],
