@@ -243,8 +243,8 @@ pub enum LoopKind {
 
 impl LoopKind {
     /// The kind of `op`; `None` when it is not an `scf.for` or `scf.parallel`. A
-    /// scheduled loop's first tag decides (`g.N`: workers, `l.N`: lanes, `unr`/`ilp`: a
-    /// loop to unroll); otherwise its marks do.
+    /// scheduled loop's first tag decides (`g.N`: workers, `l.N`: lanes, `vec`: a vector
+    /// loop, `unr`/`ilp`: a loop to unroll); otherwise its marks do.
     pub fn of(op: &Op) -> Option<LoopKind> {
         if !matches!(op.name.as_str(), "scf.parallel" | "scf.for") {
             return None;
@@ -253,6 +253,7 @@ impl LoopKind {
         match op.tags().first() {
             Some(Tag::Group(_)) if op.name == "scf.parallel" => return Some(LoopKind::Workers),
             Some(Tag::Local(_)) if op.name == "scf.parallel" => return Some(LoopKind::Lanes),
+            Some(Tag::Vec) if op.name == "scf.parallel" => return Some(LoopKind::Simd),
             Some(Tag::Unr | Tag::Ilp) => return Some(LoopKind::Plain),
             _ => {}
         }
@@ -412,6 +413,10 @@ mod tests {
         assert_eq!(LoopKind::of(&op), Some(LoopKind::Lanes));
         op.set_tags(&[Tag::Group(0)]);
         assert_eq!(LoopKind::of(&op), Some(LoopKind::Workers));
+        // `vec` makes a vector loop of a loop with no mark of its own.
+        let v = Op::new("scf.parallel").with_tags(&[Tag::Vec]);
+        assert_eq!(LoopKind::of(&v), Some(LoopKind::Simd));
+        assert_eq!(LoopKind::of(&Op::new("scf.parallel")), Some(LoopKind::Plain));
         let f = Op::new("scf.for").with_mark(Mark::Sequential).with_tags(&[Tag::Unr]);
         assert_eq!(LoopKind::of(&f), Some(LoopKind::Plain));
         let f = Op::new("scf.for").with_mark(Mark::Chunks).with_tags(&[Tag::For]);
