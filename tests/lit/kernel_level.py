@@ -9,6 +9,7 @@
 # RUN: appy-opt %s --func tile --signature 'f64[:],f64[:]' --mvl 64 --emit=kernel | filecheck %s --check-prefix=TILE
 # RUN: appy-opt %s --func twice --signature 'f64[:],f64[:],f64[:]' --mvl 64 --emit=kernel | filecheck %s --check-prefix=TWICE
 # RUN: appy-opt %s --func twice --signature 'f64[:],f64[:],f64[:]' --mvl 64 --emit=kernel | appy-opt - --emit=gpu | filecheck %s --check-prefix=GPU
+# RUN: appy-opt %s --func row_then_lanes --signature 'f64[:,:],f64[:],f64[:,:]' --mvl 64 --emit=kernel | filecheck %s --check-prefix=ROWSYNC
 # RUN: appy-opt %s --func rows --signature 'f64[:,:],f64[:,:]' --emit=kernel | filecheck %s --check-prefix=GLOBAL
 # RUN: appy-opt %s --func twice --signature 'f64[:],f64[:],f64[:]' --emit=cpu | filecheck %s --check-prefix=CPU
 import numpy as np
@@ -59,6 +60,16 @@ def twice(a, b, c):
 
 
 @appy.jit
+def row_then_lanes(a, b, c):
+    #pragma parallel for
+    for i in range(a.shape[0]):
+        b[i] = a[i, 0]
+        #pragma simd
+        for j in range(a.shape[1]):
+            c[i, j] = a[i, j] * b[i]
+
+
+@appy.jit
 def rows(a, b):
     t = a * 2.0
     #pragma parallel for
@@ -77,10 +88,15 @@ def rows(a, b):
 # SPMV: appy.domain = "[n] -> { [i] : 0 <= i < n }", appy.inames = ["i"], appy.kernel = "_appy_spmv_k0", appy.parallel, appy.params = ["_appy_v0", "_appy_v1", "n"]
 
 # The buffer is shared memory; the read at other offsets depends on the cooperative
-# load and needs a barrier (no nosync_with).
+# load and needs a barrier among the group's threads, none between groups (each group
+# has its own buffer): nosync_with scope `global` only.
 # TILE: memref.alloca() {appy.buffer, appy.space = "local"} : memref<66xf64>
 # TILE: memref.store {{.*}} {appy.id = "s0", appy.within = ["i", "_appy_t0_d0_outer", "_appy_t0_d0_inner"]}
-# TILE: memref.store {{.*}} {appy.dep = ["s0"], appy.id = "s1", appy.within = ["i", "_appy_t1_d0_outer", "_appy_t1_d0_inner"]}
+# TILE: memref.store {{.*}} {appy.dep = ["s0"], appy.id = "s1", appy.nosync_with = ["s0@global"], appy.within = ["i", "_appy_t1_d0_outer", "_appy_t1_d0_inner"]}
+
+# A group writes b[i], then its lanes read it: no barrier between groups.
+# ROWSYNC: memref.store {{.*}} {appy.id = "s0", appy.within = ["i"]}
+# ROWSYNC: memref.store {{.*}} {appy.dep = ["s0"], appy.id = "s1", appy.nosync_with = ["s0@global"], appy.within = ["i", "j_outer", "j_inner"]}
 # TILE: appy.domain = "[inp_dim0] -> { [i] : 1 <= i < inp_dim0 - 1 and (i - 1) mod 64 = 0 }"
 
 # Each work item reads back only the element it wrote: no barrier.

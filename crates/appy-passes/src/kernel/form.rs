@@ -16,7 +16,7 @@
 //! `appy.buffer` is private (a thread's stack array).
 
 use super::domain::{Expr, Namer, domain};
-use super::statements::{dependences, root, statements};
+use super::statements::{Items, dependences, root, statements};
 use crate::analyses::nest::{int_constants, trip_count};
 use crate::util::is_parallel;
 use crate::{Pass, PassInfo, PassOpt};
@@ -148,6 +148,7 @@ impl FuncState<'_> {
         // Statements and temporaries.
         let mut ivs = vec![];
         let mut par: HashMap<Value, Option<i64>> = HashMap::new();
+        let mut groups: HashSet<Value> = HashSet::new();
         let mut has_lanes = false;
         k.walk(&mut |o| {
             if is_loop(o) {
@@ -155,6 +156,9 @@ impl FuncState<'_> {
                 ivs.extend(args.iter().copied());
                 if o.name == "scf.parallel" {
                     has_lanes |= LoopKind::of(o) == Some(LoopKind::Lanes);
+                    if LoopKind::of(o) == Some(LoopKind::Workers) {
+                        groups.extend(args.iter().copied());
+                    }
                     let d = args.len();
                     for (j, a) in args.iter().enumerate() {
                         let c = |x: usize| self.consts.get(&o.operands[x]).copied();
@@ -168,7 +172,7 @@ impl FuncState<'_> {
             }
         });
         let local = has_lanes && !self.cpu;
-        let mut private = HashSet::new();
+        let (mut private, mut in_local) = (HashSet::new(), HashSet::new());
         k.walk_mut(&mut |o| {
             if o.name == "memref.alloca" {
                 let space = if local && o.has_attr(BUFFER) {
@@ -176,14 +180,23 @@ impl FuncState<'_> {
                 } else {
                     Space::Private
                 };
-                if space == Space::Private {
-                    private.extend(o.results.iter().copied());
+                match space {
+                    Space::Private => private.extend(o.results.iter().copied()),
+                    Space::Local => in_local.extend(o.results.iter().copied()),
+                    Space::Global => {}
                 }
                 o.set_attr(SPACE, str_attr(space.name()));
             }
         });
         let stmts = statements(k, &ivs, &defs);
-        let deps = dependences(&stmts, &private, &par, &ivs);
+        let items = Items {
+            private: &private,
+            local: &in_local,
+            par: &par,
+            groups: &groups,
+            ivs: &ivs,
+        };
+        let deps = dependences(&stmts, &items);
         let ids: Vec<String> = (0..stmts.len()).map(|s| format!("s{s}")).collect();
         let mut n = 0usize;
         annotate(k, &mut vec![], &mut |o, within| {
@@ -195,7 +208,7 @@ impl FuncState<'_> {
                 o.set_attr(DEP, str_array(&dep));
             }
             if !d.nosync.is_empty() {
-                let ns: Vec<String> = d.nosync.iter().map(|x| format!("{}@any", ids[*x])).collect();
+                let ns: Vec<String> = d.nosync.iter().map(|(x, scope)| format!("{}@{}", ids[*x], scope.name())).collect();
                 o.set_attr(NOSYNC, str_array(&ns));
             }
             if s.atomic {

@@ -18,7 +18,11 @@
 //! parallel inames (groups and lanes) in mixed radix (each coefficient larger than what
 //! the smaller ones span over their constant extents), no sequential iname in it, and
 //! every parallel iname in one such subscript. Then each work item reads only what it
-//! wrote itself. Anything else is left to the barrier placement of the back end.
+//! wrote itself. It needs no barrier between groups (scope `global`) when the same holds
+//! of the group inames alone (each group reads only what its own work items wrote, as
+//! in `b[i] = ...` by a group followed by its lanes reading `b[i]`), or when the array
+//! is in local memory (one per group). Anything else is left to the barrier placement
+//! of the back end.
 
 use crate::analyses::index::{IndexForm, Term, index_form_through};
 use appy_ir::effects::{Access, effects};
@@ -41,13 +45,48 @@ pub struct Stmt {
     pub par: Vec<Value>,
 }
 
+/// The barriers a dependence does without (Loopy's `nosync` scopes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// No barrier at all (`@any`): each work item reads only what it wrote.
+    Any,
+    /// No barrier between groups (`@global`): each group reads only what its own work
+    /// items wrote; its work items may still need a barrier among themselves.
+    Global,
+}
+
+impl Scope {
+    /// The scope's name in `appy.nosync_with` (`s0@any`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Any => "any",
+            Scope::Global => "global",
+        }
+    }
+}
+
 /// What one statement depends on.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Deps {
     /// The indices of the earlier statements it depends on.
     pub dep: Vec<usize>,
-    /// Those of them that need no barrier.
-    pub nosync: Vec<usize>,
+    /// Those of them whose dependence needs no barrier of the given scope.
+    pub nosync: Vec<(usize, Scope)>,
+}
+
+/// What [`dependences`] knows of the kernel beyond its statements.
+pub struct Items<'a> {
+    /// The arrays private to a work item.
+    pub private: &'a HashSet<Value>,
+    /// The arrays in local memory (one per group).
+    pub local: &'a HashSet<Value>,
+    /// Every parallel induction variable of the kernel with its constant extent
+    /// (`None`: not constant).
+    pub par: &'a HashMap<Value, Option<i64>>,
+    /// Those of the group loops.
+    pub groups: &'a HashSet<Value>,
+    /// The induction variables of all its loops.
+    pub ivs: &'a [Value],
 }
 
 /// Whether `o` is a statement.
@@ -201,9 +240,15 @@ pub fn tells_items_apart(f: &[IndexForm], need: &[Value], par: &HashMap<Value, O
     need.iter().all(|p| covered.contains(p))
 }
 
-/// The dependences of every statement on earlier ones; `private` are the arrays
-/// private to a work item, `par` and `ivs` as for [`tells_items_apart`].
-pub fn dependences(stmts: &[Stmt], private: &HashSet<Value>, par: &HashMap<Value, Option<i64>>, ivs: &[Value]) -> Vec<Deps> {
+/// The dependences of every statement on earlier ones.
+pub fn dependences(stmts: &[Stmt], items: &Items<'_>) -> Vec<Deps> {
+    let Items {
+        private,
+        local,
+        par,
+        groups,
+        ivs,
+    } = *items;
     let mut out = vec![];
     for (t, st) in stmts.iter().enumerate() {
         let mut d = Deps::default();
@@ -222,10 +267,9 @@ pub fn dependences(stmts: &[Stmt], private: &HashSet<Value>, par: &HashMap<Value
                 continue;
             }
             d.dep.push(s);
-            let same_item = |m: &Value| {
-                if private.contains(m) {
-                    return true;
-                }
+            // Whether every access of both statements to `m` has the same subscripts
+            // and they tell apart the work items of the inames `keep` selects.
+            let apart = |m: &Value, keep: &dyn Fn(&Value) -> bool| {
                 let forms: Vec<&Option<Vec<IndexForm>>> = ss
                     .writes
                     .iter()
@@ -235,14 +279,18 @@ pub fn dependences(stmts: &[Stmt], private: &HashSet<Value>, par: &HashMap<Value
                     .filter(|(n, _)| n == m)
                     .map(|(_, f)| f)
                     .collect();
-                forms.iter().all(|f| f.is_some() && *f == forms[0])
-                    && forms[0].as_ref().is_some_and(|f| {
-                        let need: Vec<Value> = ss.par.iter().chain(&st.par).copied().collect();
-                        tells_items_apart(f, &need, par, ivs)
-                    })
+                let need: Vec<Value> = ss.par.iter().chain(&st.par).filter(|v| keep(v)).copied().collect();
+                !need.is_empty()
+                    && forms.iter().all(|f| f.is_some() && *f == forms[0])
+                    && forms[0].as_ref().is_some_and(|f| tells_items_apart(f, &need, par, ivs))
             };
-            if !any && conflicts.iter().all(same_item) {
-                d.nosync.push(s);
+            let same_item = |m: &Value| private.contains(m) || apart(m, &|_| true);
+            let same_group = |m: &Value| private.contains(m) || local.contains(m) || apart(m, &|v| groups.contains(v));
+            if any {
+            } else if conflicts.iter().all(same_item) {
+                d.nosync.push((s, Scope::Any));
+            } else if !groups.is_empty() && conflicts.iter().all(same_group) {
+                d.nosync.push((s, Scope::Global));
             }
         }
         out.push(d);
@@ -300,21 +348,21 @@ mod tests {
             st(vec![(t, None)], vec![]),                          // a private slot
             st(vec![(t, None)], vec![(t, None)]),
         ];
-        let private = HashSet::from([t]);
-        let d = dependences(&stmts, &private, &par, &[g, l]);
+        let d = deps_of(&stmts, &[t], &[], &[g], &par, &[g, l]);
         assert_eq!(d[0], Deps::default());
         assert_eq!(
             d[1],
             Deps {
                 dep: vec![0],
-                nosync: vec![0]
+                nosync: vec![(0, Scope::Any)]
             }
         );
+        // a[x+1] may be the next group's element: a barrier of any scope.
         assert_eq!(
             d[2],
             Deps {
                 dep: vec![0, 1],
-                nosync: vec![0]
+                nosync: vec![(0, Scope::Any)]
             }
         );
         assert_eq!(d[3], Deps::default());
@@ -322,8 +370,76 @@ mod tests {
             d[4],
             Deps {
                 dep: vec![3],
-                nosync: vec![3]
+                nosync: vec![(3, Scope::Any)]
             }
         );
+    }
+
+    /// A group writes `b[g]` once, then its lanes read it: no barrier between groups,
+    /// one among the group's work items; an array in local memory likewise.
+    #[test]
+    fn nosync_between_groups() {
+        let (a, b, sh) = (Value(10), Value(11), Value(13));
+        let (g, l) = (Value(1), Value(2));
+        let par = HashMap::from([(g, None), (l, Some(64))]);
+        let at_g = Some(vec![form(&[(g, 1)], 0)]);
+        let lane = Some(vec![form(&[(g, 64), (l, 1)], 0)]);
+        let at_l = Some(vec![form(&[(l, 1)], 0)]);
+        let stmts = [
+            Stmt {
+                writes: vec![(b, at_g.clone())],
+                reads: vec![(a, lane.clone())],
+                par: vec![g],
+                ..Stmt::default()
+            },
+            Stmt {
+                writes: vec![(a, lane.clone())],
+                reads: vec![(b, at_g.clone())],
+                par: vec![g, l],
+                ..Stmt::default()
+            },
+            Stmt {
+                writes: vec![(sh, at_l.clone())],
+                reads: vec![],
+                par: vec![g, l],
+                ..Stmt::default()
+            },
+            Stmt {
+                writes: vec![(a, lane.clone())],
+                reads: vec![(sh, Some(vec![form(&[(l, 1)], 1)]))],
+                par: vec![g, l],
+                ..Stmt::default()
+            },
+        ];
+        let d = deps_of(&stmts, &[], &[sh], &[g], &par, &[g, l]);
+        // s1 reads b[g], which s0 wrote for the whole group; s1's write of a[64g+l]
+        // and s0's read of it are one item's.
+        assert_eq!(d[1].nosync, vec![(0, Scope::Global)]);
+        // s3 reads sh[l+1], another lane's, in the group's own local array.
+        assert_eq!(d[3].dep, vec![0, 1, 2]);
+        assert!(d[3].nosync.contains(&(2, Scope::Global)), "{:?}", d[3]);
+        // Without groups nothing is known between them.
+        let d = deps_of(&stmts, &[], &[sh], &[], &par, &[g, l]);
+        assert!(d[1].nosync.is_empty());
+    }
+
+    fn deps_of(
+        stmts: &[Stmt],
+        private: &[Value],
+        local: &[Value],
+        groups: &[Value],
+        par: &HashMap<Value, Option<i64>>,
+        ivs: &[Value],
+    ) -> Vec<Deps> {
+        let set = |v: &[Value]| v.iter().copied().collect::<HashSet<Value>>();
+        let (private, local, groups) = (set(private), set(local), set(groups));
+        let items = Items {
+            private: &private,
+            local: &local,
+            par,
+            groups: &groups,
+            ivs,
+        };
+        dependences(stmts, &items)
     }
 }
