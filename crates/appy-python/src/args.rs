@@ -90,7 +90,7 @@ pub(crate) fn dtype_of(kind: u8, size: usize) -> Option<DType> {
     DType::from_kind(kind, size)
 }
 
-pub(crate) const SUPPORTED: &str = "float16, float32, float64, complex64, complex128, int8/16/32/64, uint8/16/32/64 or bool";
+const SUPPORTED: &str = "float16, float32, float64, complex64, complex128, int8/16/32/64, uint8/16/32/64 or bool";
 
 /// `argument `x` of `f``.
 pub struct Naming<'a> {
@@ -101,7 +101,7 @@ pub struct Naming<'a> {
 }
 
 impl Naming<'_> {
-    pub(crate) fn arg(&self, k: usize) -> String {
+    fn arg(&self, k: usize) -> String {
         match self.params.get(k) {
             Some(p) => format!("argument `{p}` of `{}`", self.func),
             None => format!("argument {} of `{}`", k + 1, self.func),
@@ -109,7 +109,22 @@ impl Naming<'_> {
     }
 }
 
-pub(crate) fn c_contiguous(shape: &[usize], strides_elems: &[isize]) -> bool {
+/// The error for an argument whose element type is not supported: `WHAT of TYPE are
+/// not supported (expected ...)`, naming the argument.
+pub(crate) fn unsupported(py: Python<'_>, name: &Naming<'_>, k: usize, what: &str, ty: impl std::fmt::Display) -> PyErr {
+    runtime_error(
+        py,
+        format!("{}: {what} of {ty} are not supported (expected {SUPPORTED})", name.arg(k)),
+    )
+}
+
+/// [`c_contiguous`] for strides in bytes, of elements of `size` bytes.
+pub(crate) fn c_contiguous_bytes(shape: &[usize], strides: &[isize], size: usize) -> bool {
+    let es = size as isize;
+    strides.iter().all(|x| x % es == 0) && c_contiguous(shape, &strides.iter().map(|x| x / es).collect::<Vec<_>>())
+}
+
+fn c_contiguous(shape: &[usize], strides_elems: &[isize]) -> bool {
     // No element: any strides will do.
     if shape.contains(&0) {
         return true;
@@ -209,14 +224,7 @@ fn numpy_array<'py>(
 ) -> PyResult<Arg> {
     let descr = arr.dtype();
     let Some(dtype) = dtype_of(descr.kind(), descr.itemsize()) else {
-        return Err(runtime_error(
-            py,
-            format!(
-                "{}: arrays of {} are not supported (expected {SUPPORTED})",
-                name.arg(k),
-                descr.str()?
-            ),
-        ));
+        return Err(unsupported(py, name, k, "arrays", descr.str()?));
     };
     if descr.is_native_byteorder() == Some(false) {
         return Err(runtime_error(
@@ -299,14 +307,7 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
         ),
         Some(d) => HostValue::Int(obj.call_method0(intern!(py, "__int__"))?.extract::<i64>()?, d, false),
         None => {
-            return Err(runtime_error(
-                py,
-                format!(
-                    "{}: scalars of {} are not supported (expected {SUPPORTED})",
-                    name.arg(k),
-                    descr.str()?
-                ),
-            ));
+            return Err(unsupported(py, name, k, "scalars", descr.str()?));
         }
     }))
 }
@@ -314,15 +315,21 @@ fn numpy_scalar<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
 static TORCH_TENSOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TORCH_DTYPES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
-/// `torch.Tensor`, once torch is imported (never imports it).
-fn torch_tensor_type(py: Python<'_>) -> Option<&Py<PyType>> {
-    if let Some(t) = TORCH_TENSOR.get(py) {
+/// The type `module.name` (kept in `cell`), once the module is imported (never
+/// imports it).
+pub(crate) fn imported_type<'a>(py: Python<'_>, cell: &'a PyOnceLock<Py<PyType>>, module: &str, name: &str) -> Option<&'a Py<PyType>> {
+    if let Some(t) = cell.get(py) {
         return Some(t);
     }
-    let torch = py.import("sys").ok()?.getattr("modules").ok()?.get_item("torch").ok()?;
-    let t = torch.getattr("Tensor").ok()?.cast_into::<PyType>().ok()?.unbind();
-    let _ = TORCH_TENSOR.set(py, t);
-    TORCH_TENSOR.get(py)
+    let m = py.import("sys").ok()?.getattr("modules").ok()?.get_item(module).ok()?;
+    let t = m.getattr(name).ok()?.cast_into::<PyType>().ok()?.unbind();
+    let _ = cell.set(py, t);
+    cell.get(py)
+}
+
+/// `torch.Tensor`, once torch is imported.
+fn torch_tensor_type(py: Python<'_>) -> Option<&Py<PyType>> {
+    imported_type(py, &TORCH_TENSOR, "torch", "Tensor")
 }
 
 fn torch_dtype(py: Python<'_>, dt: &Bound<'_, PyAny>) -> PyResult<Option<DType>> {
@@ -349,14 +356,7 @@ fn torch_tensor<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &
     out.framework.get_or_insert("torch");
     let tdt = obj.getattr(intern!(py, "dtype"))?;
     let Some(dtype) = torch_dtype(py, &tdt)? else {
-        return Err(runtime_error(
-            py,
-            format!(
-                "{}: tensors of {} are not supported (expected {SUPPORTED})",
-                name.arg(k),
-                tdt.str()?
-            ),
-        ));
+        return Err(unsupported(py, name, k, "tensors", tdt.str()?));
     };
     let shape: Vec<usize> = obj.getattr(intern!(py, "shape"))?.extract()?;
     let strides: Vec<isize> = obj.call_method0(intern!(py, "stride"))?.extract()?;
@@ -421,16 +421,12 @@ fn cuda_array<'py>(
     let size: usize = ts.get(2..).and_then(|s| s.parse().ok()).unwrap_or(0);
     let native = matches!(b.first(), Some(b'<' | b'|' | b'='));
     let Some(dtype) = (if native { dtype_of(*b.get(1).unwrap_or(&b'?'), size) } else { None }) else {
-        return Err(runtime_error(
-            py,
-            format!("{}: GPU arrays of `{ts}` are not supported (expected {SUPPORTED})", name.arg(k)),
-        ));
+        return Err(unsupported(py, name, k, "GPU arrays", format!("`{ts}`")));
     };
     let contiguous = match get("strides") {
         Some(s) if !s.is_none() => {
             let st: Vec<isize> = s.extract()?;
-            let es = dtype.size() as isize;
-            st.iter().all(|x| x % es == 0) && c_contiguous(&shape, &st.iter().map(|x| x / es).collect::<Vec<_>>())
+            c_contiguous_bytes(&shape, &st, dtype.size())
         }
         _ => true,
     };
@@ -469,14 +465,7 @@ fn dlpack<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Naming
     let b = Borrowed::take(cap).map_err(|e| runtime_error(py, format!("{}: {e}", name.arg(k))))?;
     let t = b.tensor();
     let Some(dtype) = devarray::from_dl_dtype(t.dtype) else {
-        return Err(runtime_error(
-            py,
-            format!(
-                "{}: arrays of {} are not supported (expected {SUPPORTED})",
-                name.arg(k),
-                devarray::dl_dtype_name(t.dtype)
-            ),
-        ));
+        return Err(unsupported(py, name, k, "arrays", devarray::dl_dtype_name(t.dtype)));
     };
     let nd = t.ndim.max(0) as usize;
     // SAFETY: the DLPack tensor's shape and strides have `ndim` entries.

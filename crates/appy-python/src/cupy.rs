@@ -2,8 +2,7 @@
 //! `dtype`), which costs less per call than building their `__cuda_array_interface__`
 //! dictionary.
 
-use crate::args::{Arg, Args, Naming, SUPPORTED, c_contiguous, dtype_of};
-use crate::errors::runtime_error;
+use crate::args::{Arg, Args, Naming, c_contiguous_bytes, dtype_of, imported_type, unsupported};
 use numpy::{PyArrayDescr, PyArrayDescrMethods};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -14,13 +13,7 @@ static CUPY_NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// `cupy.ndarray`, once CuPy is imported (never imports it).
 pub fn ndarray_type(py: Python<'_>) -> Option<&Py<PyType>> {
-    if let Some(t) = CUPY_NDARRAY.get(py) {
-        return Some(t);
-    }
-    let cupy = py.import("sys").ok()?.getattr("modules").ok()?.get_item("cupy").ok()?;
-    let t = cupy.getattr("ndarray").ok()?.cast_into::<PyType>().ok()?.unbind();
-    let _ = CUPY_NDARRAY.set(py, t);
-    CUPY_NDARRAY.get(py)
+    imported_type(py, &CUPY_NDARRAY, "cupy", "ndarray")
 }
 
 /// A C-contiguous CuPy array of a supported dtype, used in place; `None` for any other
@@ -35,19 +28,11 @@ pub fn array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, k: usize, name: &Nam
         return Ok(None);
     }
     let Some(dtype) = dtype_of(descr.kind(), descr.itemsize()) else {
-        return Err(runtime_error(
-            py,
-            format!(
-                "{}: GPU arrays of {} are not supported (expected {SUPPORTED})",
-                name.arg(k),
-                descr.str()?
-            ),
-        ));
+        return Err(unsupported(py, name, k, "GPU arrays", descr.str()?));
     };
     let shape: Vec<usize> = obj.getattr(intern!(py, "shape"))?.extract()?;
     let strides: Vec<isize> = obj.getattr(intern!(py, "strides"))?.extract()?;
-    let es = dtype.size() as isize;
-    if !(strides.iter().all(|x| x % es == 0) && c_contiguous(&shape, &strides.iter().map(|x| x / es).collect::<Vec<_>>())) {
+    if !c_contiguous_bytes(&shape, &strides, dtype.size()) {
         return Ok(None);
     }
     let ptr: u64 = obj.getattr(intern!(py, "data"))?.getattr(intern!(py, "ptr"))?.extract()?;
