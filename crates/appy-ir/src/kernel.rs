@@ -99,6 +99,34 @@ impl Space {
     }
 }
 
+/// The barriers a dependence does without (Loopy's `nosync` scopes:
+/// `appy.nosync_with = ["s0@any"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// No barrier at all: each work item reads only what it wrote.
+    Any,
+    /// No barrier among a group's work items (one between groups may be needed).
+    Local,
+    /// No barrier between groups: each group reads only what its own work items
+    /// wrote; its work items may still need a barrier among themselves.
+    Global,
+}
+
+impl Scope {
+    /// The name the level prints after `@`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Any => "any",
+            Scope::Local => "local",
+            Scope::Global => "global",
+        }
+    }
+    /// The scope named `name`.
+    pub fn from_name(name: &str) -> Option<Scope> {
+        [Scope::Any, Scope::Local, Scope::Global].into_iter().find(|s| s.name() == name)
+    }
+}
+
 /// Whether `op` is a kernel's outermost loop at this level.
 pub fn is_kernel(op: &Op) -> bool {
     op.has_attr(KERNEL)
@@ -201,7 +229,7 @@ fn verify_kernel(k: &Op) -> Result<(), IrError> {
             }
             for n in o.attr(NOSYNC).map(parse_str_array).unwrap_or_default() {
                 let (dep, scope) = n.split_once('@').unwrap_or((n.as_str(), "any"));
-                if !ids.iter().any(|i| i == dep) || !matches!(scope, "any" | "local" | "global") {
+                if !ids.iter().any(|i| i == dep) || Scope::from_name(scope).is_none() {
                     return Err(IrError::at(
                         o,
                         format!("kernel level: `{n}` in the nosync of `{id}` is not `ID@any|local|global` of an earlier statement"),

@@ -39,13 +39,18 @@ pub fn host_values(py: Python<'_>, args: &[Arg]) -> PyResult<(Vec<HostValue>, Be
                     };
                     (HostValue::Array(arr), None)
                 } else {
-                    let mut arr = HostArray::try_zeros(*dtype, shape.clone()).map_err(|e| runtime_error(py, e.to_string()))?;
-                    if n > 0 {
-                        // SAFETY: the caller's contiguous array of this shape.
-                        arr.data.copy_from_slice(unsafe { std::slice::from_raw_parts(*ptr, n) });
-                    }
-                    let b = arr.data.to_vec();
-                    (HostValue::Array(arr), Some(b))
+                    // SAFETY: the caller's contiguous array of this shape (`n` bytes).
+                    let now: &[u8] = if n > 0 {
+                        unsafe { std::slice::from_raw_parts(*ptr, n) }
+                    } else {
+                        &[]
+                    };
+                    let arr = HostArray {
+                        dtype: *dtype,
+                        shape: shape.clone(),
+                        data: AlignedBytes::from_slice(now),
+                    };
+                    (HostValue::Array(arr), Some(now.to_vec()))
                 }
             }
             Arg::Device { ptr, dtype, shape } => (

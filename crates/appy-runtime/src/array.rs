@@ -194,15 +194,7 @@ impl AlignedBytes {
     }
     /// `len` zero bytes.
     pub fn zeroed(len: usize) -> Self {
-        let layout = Self::layout(len);
-        let p = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        Self::advise_huge(p, len);
-        AlignedBytes {
-            ptr,
-            len,
-            owner: Owner::Rust,
-        }
+        Self::try_zeroed(len).unwrap_or_else(|| std::alloc::handle_alloc_error(Self::layout(len)))
     }
     /// Takes ownership of `len` bytes at `data`, inside the block `base` that C's
     /// `malloc` returned (freed with `free` when dropped).

@@ -155,8 +155,9 @@ impl FuncState<'_> {
                 let args = loop_ivs(o);
                 ivs.extend(args.iter().copied());
                 if o.name == "scf.parallel" {
-                    has_lanes |= LoopKind::of(o) == Some(LoopKind::Lanes);
-                    if LoopKind::of(o) == Some(LoopKind::Workers) {
+                    let kind = LoopKind::of(o);
+                    has_lanes |= kind == Some(LoopKind::Lanes);
+                    if kind == Some(LoopKind::Workers) {
                         groups.extend(args.iter().copied());
                     }
                     let d = args.len();

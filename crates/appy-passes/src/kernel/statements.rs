@@ -27,6 +27,7 @@
 use crate::analyses::index::{IndexForm, Term, index_form_through};
 use appy_ir::effects::{Access, effects};
 use appy_ir::ir::{Op, Value};
+use appy_ir::kernel::Scope;
 use std::collections::{HashMap, HashSet};
 
 /// One statement's accesses.
@@ -43,26 +44,6 @@ pub struct Stmt {
     pub atomic: bool,
     /// The induction variables of the parallel loops around it (its work item).
     pub par: Vec<Value>,
-}
-
-/// The barriers a dependence does without (Loopy's `nosync` scopes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// No barrier at all (`@any`): each work item reads only what it wrote.
-    Any,
-    /// No barrier between groups (`@global`): each group reads only what its own work
-    /// items wrote; its work items may still need a barrier among themselves.
-    Global,
-}
-
-impl Scope {
-    /// The scope's name in `appy.nosync_with` (`s0@any`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Any => "any",
-            Scope::Global => "global",
-        }
-    }
 }
 
 /// What one statement depends on.
