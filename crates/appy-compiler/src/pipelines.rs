@@ -32,24 +32,41 @@ pub fn appy_to_kernel(mvl: i64) -> String {
     format!("cse,appy-solve-library,appy-tensor-library,{},appy-kernel-form", appy_to_loops(mvl))
 }
 
-/// The passes that take the `kernel` level to the `gpu` level: host loads into the
-/// kernels that use them, the kernels and their launches, the workers' code on threads,
-/// float16 and bfloat16 operations computed in float32 and rounded after each one
-/// (`appy-half-in-f32`), math functions as libdevice calls.
-/// They take no vector length: the loops level records it (the lanes loops' bounds).
-pub const LOOPS_TO_GPU: &str = "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-map-threads,appy-half-in-f32,appy-gpu-libm";
+/// [`THREADS`] as a literal, for `concat!`.
+macro_rules! threads {
+    () => {
+        "appy-gpu-map-threads{mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads"
+    };
+}
 
-/// Seed 002's code generation (`Options::vector_code`), in place of the plain
-/// `appy-gpu-map-threads`: a thread's lanes consecutive and marked, a kernel whose
-/// statements read the same row versioned on rows of one strip, then the lanes unrolled and
-/// jammed, loads of what the same block loaded before removed, then consecutive
-/// elements accessed with vector loads and stores.
+/// The passes that take the `kernel` level to the `gpu` level: host loads into the
+/// kernels that use them, the kernels and their launches, the workers' code on threads
+/// ([`THREADS`]), float16 and bfloat16 operations computed in float32 and rounded after
+/// each one (`appy-half-in-f32`), math functions as libdevice calls.
+/// They take no vector length: the loops level records it (the lanes loops' bounds).
+pub const LOOPS_TO_GPU: &str = concat!(
+    "appy-gpu-sink-loads,appy-gpu-outline,",
+    threads!(),
+    ",appy-half-in-f32,appy-gpu-libm"
+);
+
+/// The workers' code on threads, as [`LOOPS_TO_GPU`] has it: a thread's lanes a block
+/// apart (coalesced), the loop over them unrolled and jammed where every lane is in range
+/// (each thread's loads issued together, before its stores: several loads in flight per
+/// thread), then loads of what the same block loaded before reused.
+pub const THREADS: &str = threads!();
+
+/// Seed 002's code generation (`Options::vector_code`), in place of [`THREADS`]: a
+/// thread's lanes consecutive and marked, a kernel whose statements read the same row
+/// versioned on rows of one strip, then the lanes unrolled and jammed, loads of what the
+/// same block loaded before removed, then consecutive elements accessed with vector loads
+/// and stores.
 pub const VECTOR_CODE: &str =
     "appy-gpu-map-threads{contiguous=1 mark=1},appy-gpu-one-strip,appy-gpu-unroll-and-jam,appy-gpu-redundant-loads,appy-gpu-vector-loads";
 
-/// `pipeline` with [`VECTOR_CODE`] in place of `appy-gpu-map-threads`.
+/// `pipeline` with [`VECTOR_CODE`] in place of [`THREADS`].
 pub fn with_vector_code(pipeline: &str) -> String {
-    pipeline.replace(",appy-gpu-map-threads,", &format!(",{VECTOR_CODE},"))
+    pipeline.replace(&format!(",{THREADS},"), &format!(",{VECTOR_CODE},"))
 }
 
 /// The passes that take the `appy` level to the `gpu` level: [`appy_to_kernel`], then

@@ -521,13 +521,19 @@ impl Lower<'_> {
                 return Err(self.err(span, "this pragma cannot annotate a tensor statement"));
             }
             // Defaults: outside parallel loops the first dimension is parallel; the last
-            // dimension is simd.
+            // dimension is simd. An element-wise statement (nothing reduced) has every
+            // dimension parallel: its elements are independent, so the strips of a long
+            // last dimension are workers too, and a few long rows still fill the GPU
+            // (as `#pragma :M=>parallel :N=>parallel` asks).
             order = (0..k).collect();
             if let Some(&last) = order.last() {
                 simd[last] = true;
             }
             if !in_worker && let Some(&first) = order.first() {
                 par[first] = true;
+                if reductions.is_empty() {
+                    par.iter_mut().for_each(|p| *p = true);
+                }
             }
         }
         if in_worker {
