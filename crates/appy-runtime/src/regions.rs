@@ -242,6 +242,10 @@ struct Analysis<'a> {
     /// Integer comparisons (predicate, lhs, rhs) by result slot, to narrow intervals
     /// inside the `scf.if` they guard (the lanes' bounds masks).
     conds: HashMap<Slot, (CmpIPredicate, Slot, Slot)>,
+    /// Conjunctions of two conditions (`arith.andi` of `i1`s) by result slot: inside
+    /// the `scf.if` they guard, each holds (a thread's lanes all in range, as
+    /// `appy-gpu-unroll-and-jam` versions them).
+    ands: HashMap<Slot, (Slot, Slot)>,
     /// The values that range over every `step`-th integer of their interval from its
     /// low end, by slot (others: every integer).
     steps: HashMap<Slot, i64>,
@@ -277,6 +281,7 @@ impl<'a> Analysis<'a> {
             block,
             launches: vec![],
             conds: HashMap::new(),
+            ands: HashMap::new(),
             steps: HashMap::new(),
         };
         for (i, (v, arg)) in params.iter().zip(args).enumerate() {
@@ -323,6 +328,23 @@ impl<'a> Analysis<'a> {
             }
             self.steps.insert(s, step);
         }
+    }
+
+    /// The comparisons that hold when `cond` does: its own, or those of the parts of
+    /// a conjunction (`arith.andi`), however nested.
+    fn conjuncts(&self, cond: Slot) -> Vec<(CmpIPredicate, Slot, Slot)> {
+        let (mut out, mut todo) = (vec![], vec![cond]);
+        // (Bounded: a slot reused for another value cannot make it loop.)
+        while let Some(c) = todo.pop()
+            && out.len() + todo.len() < 64
+        {
+            if let Some(&(a, b)) = self.ands.get(&c) {
+                todo.extend([b, a]);
+            } else if let Some(&cmp) = self.conds.get(&c) {
+                out.push(cmp);
+            }
+        }
+        out
     }
 
     fn block(&mut self, b: &Block) {
@@ -432,7 +454,10 @@ impl<'a> Analysis<'a> {
                 self.set(*dst, k);
                 self.set_step(*dst, s);
             }
-            HostOp::IntBin { op, dst, a, b, .. } => {
+            HostOp::IntBin { op, bits, dst, a, b } => {
+                if *op == IntBinOp::AndI && *bits == 1 {
+                    self.ands.insert(*dst, (*a, *b));
+                }
                 let k = self.int_bin(*op, *a, *b);
                 let (sa, sb) = (self.step(*a), self.step(*b));
                 // Steps of sums and of products by a constant (strided intervals).
@@ -528,22 +553,34 @@ impl<'a> Analysis<'a> {
                 results,
                 ..
             } => {
-                // In the then-branch the condition holds: narrow `x` in `x < y`, `x <= y`.
-                let saved = self.conds.get(cond).copied().and_then(|(p, x, y)| {
-                    let (xl, xh) = int(self.get(x))?;
-                    let (_, yh) = int(self.get(y))?;
+                // In the then-branch the condition holds, and so does each part of a
+                // conjunction: narrow `x` in each `x < y`, `x <= y`.
+                // A part that no value of `x` can satisfy makes the branch dead (a
+                // thread whose lanes are never all in range): nothing in it is accessed.
+                let mut saved = vec![];
+                let mut dead = false;
+                for (p, x, y) in self.conjuncts(*cond) {
+                    let (Some((xl, xh)), Some((_, yh))) = (int(self.get(x)), int(self.get(y))) else {
+                        continue;
+                    };
                     let hi = match p {
                         CmpIPredicate::Slt => yh - 1,
                         CmpIPredicate::Sle => yh,
-                        _ => return None,
+                        _ => continue,
                     };
+                    if xl > xh.min(hi) {
+                        dead = true;
+                        break;
+                    }
                     let (old, step) = (self.get(x), self.step(x));
                     self.set(x, Known::Int(xl, xh.min(hi)));
                     self.set_step(x, step);
-                    Some((x, old, step))
-                });
-                self.block(then);
-                if let Some((x, old, step)) = saved {
+                    saved.push((x, old, step));
+                }
+                if !dead {
+                    self.block(then);
+                }
+                for (x, old, step) in saved.into_iter().rev() {
                     self.set(x, old);
                     self.set_step(x, step);
                 }
