@@ -86,16 +86,12 @@ impl<'a> Lower<'a> {
         self.b.bin("arith.addi", lb, ks)
     }
 
-    /// The plan of the loop `s` (the analysis made one per loop, in the order lowering
-    /// meets them), and its number.
-    fn next_plan(&mut self, s: &Stmt) -> DResult<(usize, &'a LoopPlan)> {
-        let k = self.next_plan;
-        self.next_plan += 1;
-        let sema = self.sema;
-        match sema.plans.get(k) {
-            Some(p) if p.span == s.span => Ok((k, p)),
-            _ => Err(self.err(s.span, "internal error: no plan for this loop")),
-        }
+    /// The plan of the loop `s` (the analysis made one per loop, found by the loop's
+    /// span), and its number.
+    fn plan(&self, s: &Stmt) -> DResult<(usize, &'a LoopPlan)> {
+        let sema: &'a Analysis = self.sema;
+        sema.plan_of(s.span)
+            .ok_or_else(|| self.err(s.span, "internal error: no plan for this loop"))
     }
 
     /// The `transform(...)` clause of loop `s`'s pragma as the pass invocations that
@@ -286,7 +282,7 @@ impl<'a> Lower<'a> {
     /// A `for` loop, as its plan says: sequential (`scf.for`), or on workers or lanes
     /// (`scf.parallel`) with its reductions, shared cells and private variables.
     pub(super) fn for_loop(&mut self, var: &Ident, iter: &Expr, body: &[Stmt], s: &Stmt) -> DResult<()> {
-        let (k, plan) = self.next_plan(s)?;
+        let (k, plan) = self.plan(s)?;
         self.note_assumes(s)?;
         let (lb, ub, step, cstep) = self.range_args(iter)?;
         let ub = self.check_assumed(&plan.iname, lb, ub, cstep)?;

@@ -136,7 +136,6 @@ fn lower_desugared(
         results: None,
         counter: 0,
         sema: &analysis,
-        next_plan: 0,
         seq_worker: 0,
         warnings: vec![],
         cells: vec![],
@@ -224,8 +223,6 @@ struct Lower<'a> {
     counter: usize,
     /// The types of variables and the plans of loops.
     sema: &'a Analysis,
-    /// The number of loops met so far (the next plan).
-    next_plan: usize,
     /// `@appy.jit(auto_simd=True)`: tensor statements get `simd` on their last dimension.
     auto_simd: bool,
     /// Depth of `sequential for` loops (their bodies run on one worker).

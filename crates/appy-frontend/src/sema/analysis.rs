@@ -44,8 +44,14 @@ pub(crate) const NO_SCOPE: usize = usize::MAX;
 pub(crate) struct Analysis {
     /// The type of each variable whose type is known, by scope and name.
     slots: HashMap<(usize, String), STy>,
-    /// One plan per `for` loop, in the order lowering meets them.
+    /// One plan per `for` loop, numbered in source order, each named by its iname;
+    /// lowering finds a loop's with [`Analysis::plan_of`], in whatever order it meets
+    /// the loops.
     pub plans: Vec<LoopPlan>,
+    /// The number of each loop's plan, by the loop statement's span (its identity in
+    /// the source; spans shared by two plans are left out, so that neither is taken
+    /// for the other).
+    by_loop: HashMap<Span, usize>,
     /// The names that are never negative integers ([`types::nonneg_names`]), which
     /// decide the type of `x ** k`.
     pub nonneg: HashSet<String>,
@@ -56,6 +62,25 @@ impl Analysis {
     pub(crate) fn slot_type(&self, scope: usize, name: &str) -> Option<STy> {
         self.slots.get(&(scope, name.to_string())).copied()
     }
+
+    /// The plan of the `for` loop whose statement spans `span`, and its number (the
+    /// scope of the loop's body is [`loop_scope`] of it).
+    pub(crate) fn plan_of(&self, span: Span) -> Option<(usize, &LoopPlan)> {
+        self.by_loop.get(&span).map(|&k| (k, &self.plans[k]))
+    }
+}
+
+/// [`Analysis::by_loop`] of `plans`.
+fn by_loop(plans: &[LoopPlan]) -> HashMap<Span, usize> {
+    let mut by: HashMap<Span, usize> = HashMap::new();
+    let mut shared = HashSet::new();
+    for (k, p) in plans.iter().enumerate() {
+        if by.insert(p.span, k).is_some() {
+            shared.insert(p.span);
+        }
+    }
+    by.retain(|s, _| !shared.contains(s));
+    by
 }
 
 /// Analyses `f` specialised for `args`.
@@ -99,7 +124,12 @@ pub(crate) fn analyze(file: &SourceFile, f: &Function, args: &[ArgType], imports
                     Slot::Unknown => None,
                 })
                 .collect();
-            return Analysis { slots, plans, nonneg };
+            return Analysis {
+                slots,
+                by_loop: by_loop(&plans),
+                plans,
+                nonneg,
+            };
         }
     }
     Analysis {

@@ -233,3 +233,23 @@ fn int_powers_follow_pythons_rule() {
     );
     assert!(a.nonneg.is_empty(), "{:?}", a.nonneg);
 }
+
+#[test]
+fn plans_are_found_by_their_loops() {
+    // Two loops with the same variable: each plan is found by its loop's span, in any
+    // order, and each has its own iname.
+    let (_, a) = analyze_src(
+        "a, N",
+        "f64[:],int",
+        "    #pragma parallel for\n    for i in range(N):\n        a[i] = 1.0\n    for i in range(N):\n        a[i] += 2.0\n",
+    );
+    assert_eq!(a.plans.len(), 2);
+    let (second, first) = (a.plans[1].span, a.plans[0].span);
+    let (k, p) = a.plan_of(second).expect("the second loop's plan");
+    assert_eq!((k, p.kind), (1, LoopKind::Sequential));
+    let (k, p) = a.plan_of(first).expect("the first loop's plan");
+    assert_eq!((k, p.kind), (0, LoopKind::Parallel { simd: false }));
+    assert_ne!(a.plans[0].iname, a.plans[1].iname);
+    // A span that is no loop's has no plan.
+    assert!(a.plan_of(appy_ir::diag::Span { start: 0, end: 1 }).is_none());
+}
