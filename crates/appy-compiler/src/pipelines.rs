@@ -32,29 +32,11 @@ pub fn appy_to_kernel(mvl: i64) -> String {
     format!("cse,appy-solve-library,appy-tensor-library,{},appy-kernel-form", appy_to_loops(mvl))
 }
 
-/// [`THREADS`] as a literal, for `concat!`.
-macro_rules! threads {
-    () => {
-        "appy-gpu-map-threads{mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads"
-    };
-}
-
-/// The passes that take the `kernel` level to the `gpu` level: host loads into the
-/// kernels that use them, the kernels and their launches, the workers' code on threads
-/// ([`THREADS`]), float16 and bfloat16 operations computed in float32 and rounded after
-/// each one (`appy-half-in-f32`), math functions as libdevice calls.
-/// They take no vector length: the loops level records it (the lanes loops' bounds).
-pub const LOOPS_TO_GPU: &str = concat!(
-    "appy-gpu-sink-loads,appy-gpu-outline,",
-    threads!(),
-    ",appy-half-in-f32,appy-gpu-libm"
-);
-
-/// The workers' code on threads, as [`LOOPS_TO_GPU`] has it: a thread's lanes a block
-/// apart (coalesced), the loop over them unrolled and jammed where every lane is in range
-/// (each thread's loads issued together, before its stores: several loads in flight per
-/// thread), then loads of what the same block loaded before reused.
-pub const THREADS: &str = threads!();
+/// The workers' code on threads, as [`kernel_level_to_gpu`] has it: a thread's lanes a
+/// block apart (coalesced), the loop over them unrolled and jammed where every lane is in
+/// range (each thread's loads issued together, before its stores: several loads in
+/// flight per thread), then loads of what the same block loaded before reused.
+pub const THREADS: &str = "appy-gpu-map-threads{mark=1},appy-gpu-unroll-and-jam,appy-gpu-redundant-loads";
 
 /// Seed 002's code generation (`Options::vector_code`), in place of [`THREADS`]: a
 /// thread's lanes consecutive and marked, a kernel whose statements read the same row
@@ -75,10 +57,14 @@ pub fn appy_to_gpu(mvl: i64) -> String {
     format!("{},{}", appy_to_kernel(mvl), kernel_level_to_gpu())
 }
 
-/// The passes that take a `kernel`-level module to the `gpu` level: [`LOOPS_TO_GPU`],
-/// then the scalar slots to the entry block and a clean-up.
+/// The passes that take a `kernel`-level module to the `gpu` level: host loads into the
+/// kernels that use them, the kernels and their launches, the workers' code on threads
+/// ([`THREADS`]), float16 and bfloat16 operations computed in float32 and rounded after
+/// each one (`appy-half-in-f32`), math functions as libdevice calls, then the scalar
+/// slots to the entry block and a clean-up. They take no vector length: the loops level
+/// records it (the lanes loops' bounds).
 pub fn kernel_level_to_gpu() -> String {
-    format!("{LOOPS_TO_GPU},appy-hoist-allocas,canonicalize,cse")
+    format!("appy-gpu-sink-loads,appy-gpu-outline,{THREADS},appy-half-in-f32,appy-gpu-libm,appy-hoist-allocas,canonicalize,cse")
 }
 
 /// The passes that take a `loops`-level module to the `gpu` level: `appy-kernel-form`,
