@@ -39,7 +39,8 @@ def f(a, b, c, d, n):
 # CHECK-NEXT: host memref.dealloc (reads: ; writes: alloc0)
 
 
-# A kernel that uses a value the host read back from an earlier kernel comes after it.
+# A kernel that uses a reduction's result reads its buffer (the host never reads it back),
+# so it comes after the kernel that sums into the buffer, and the buffer is freed after it.
 # RUN: appy-opt %s --func norm --signature 'f64[:],f64[:],int' --emit=schedule | filecheck %s --check-prefix=FLOW
 @appy.jit
 def norm(a, b, n):
@@ -50,7 +51,9 @@ def norm(a, b, n):
     #pragma parallel for
     for i in range(n):
         b[i] = a[i] / s
-# FLOW: step 3:
-# FLOW-NEXT: host memref.load (reads: alloc0; writes: )
+# FLOW: step 2:
+# FLOW-NEXT: kernel _appy_norm_k0 (reads: a, alloc0; writes: alloc0)
+# FLOW-NEXT: step 3:
+# FLOW-NEXT: kernel _appy_norm_k1 (reads: a, alloc0; writes: b)
 # FLOW-NEXT: step 4:
-# FLOW: kernel _appy_norm_k1 (reads: a; writes: b)
+# FLOW-NEXT: host memref.dealloc (reads: ; writes: alloc0)

@@ -64,7 +64,9 @@ pub fn appy_to_gpu(mvl: i64) -> String {
 /// slots to the entry block and a clean-up. They take no vector length: the loops level
 /// records it (the lanes loops' bounds).
 pub fn kernel_level_to_gpu() -> String {
-    format!("appy-gpu-sink-loads,appy-gpu-outline,{THREADS},appy-half-in-f32,appy-gpu-libm,appy-hoist-allocas,canonicalize,cse")
+    format!(
+        "appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-keep-reductions,{THREADS},appy-half-in-f32,appy-gpu-libm,appy-hoist-allocas,canonicalize,cse"
+    )
 }
 
 /// The passes that take a `loops`-level module to the `gpu` level: `appy-kernel-form`,
@@ -119,7 +121,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
 /// GPU bundle's launches with them on the host.
 pub fn appy_to_cpu_kernels(mvl: i64, t: &CpuTarget) -> String {
     format!(
-        "{},appy-gpu-sink-loads,appy-gpu-outline,appy-cpu-kernels,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax,{}",
+        "{},appy-gpu-sink-loads,appy-gpu-outline,appy-gpu-keep-reductions,appy-cpu-kernels,appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax,{}",
         appy_to_kernel(mvl),
         t.openmp as u8,
         cpu_to_llvm(t)

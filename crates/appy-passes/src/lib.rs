@@ -91,6 +91,7 @@ pub const PASSES: &[PassInfo] = &[
     kernel::form::INFO,
     gpu::sink_loads::INFO,
     gpu::outline::INFO,
+    gpu::keep_reductions::INFO,
     gpu::map_threads::INFO,
     gpu::one_strip::INFO,
     gpu::unroll_and_jam::INFO,

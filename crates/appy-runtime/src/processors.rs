@@ -60,6 +60,9 @@ impl Device for Processor {
     fn htod(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()> {
         both!(self, d => d.htod(dst, src))
     }
+    fn htod_ordered(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()> {
+        both!(self, d => d.htod_ordered(dst, src))
+    }
     fn dtoh(&self, dst: &mut [u8], src: DevicePtr) -> RunResult<()> {
         both!(self, d => d.dtoh(dst, src))
     }

@@ -1,6 +1,7 @@
 //! The GPU back end's passes: `loops` → `gpu` (kernels, launches, threads), seed 002's
 //! code generation on the kernels (unroll-and-jam, vector loads) and the kernels' math.
 
+pub mod keep_reductions;
 pub mod libm;
 pub mod map_threads;
 pub mod one_strip;

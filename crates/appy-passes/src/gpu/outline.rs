@@ -19,7 +19,8 @@
 //!   first ops, and their memrefs and indices arguments;
 //! * reductions across workers (`shared(s)`): each worker adds its partial value to a
 //!   one-element device buffer with an atomic, marked `appy.worker_partial`, which the
-//!   host then combines with the initial value.
+//!   host then combines with the initial value (`appy-gpu-keep-reductions`, next, moves
+//!   that combination into the later kernels when only they use the result).
 //!
 //! The worker's body is copied into the kernel as it is: its lanes loops, stores and
 //! atomics are still worker-level code, which `appy-gpu-map-threads` maps to threads.

@@ -110,6 +110,13 @@ pub trait Device {
     fn free(&self, ptr: DevicePtr) -> RunResult<()>;
     /// Copies host → device (synchronously).
     fn htod(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()>;
+    /// Copies a few bytes host → device after the work queued so far, without waiting
+    /// for it (a host store into a device array between launches). The default waits,
+    /// then copies.
+    fn htod_ordered(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()> {
+        self.synchronize()?;
+        self.htod(dst, src)
+    }
     /// Copies device → host (synchronously).
     fn dtoh(&self, dst: &mut [u8], src: DevicePtr) -> RunResult<()>;
     /// Copies device → device, ordered with the launches.

@@ -315,8 +315,7 @@ impl<D: Device> Executor<'_, D> {
             h[flat] = raw;
         } else if on_device {
             let b = &raw.to_le_bytes()[..dt.size()];
-            self.dev.synchronize()?;
-            self.dev.htod(m.ptr + (flat * dt.size()) as u64, b)?;
+            self.dev.htod_ordered(m.ptr + (flat * dt.size()) as u64, b)?;
         }
         Ok(())
     }

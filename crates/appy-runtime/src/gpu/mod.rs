@@ -536,6 +536,12 @@ impl Device for Gpu {
         unsafe { result::memcpy_htod_sync(dst, src) }.map_err(|e| RunError::driver("copy to device", e))
     }
 
+    fn htod_ordered(&self, dst: DevicePtr, src: &[u8]) -> RunResult<()> {
+        // On the launches' stream: after them, and (from pageable memory, a few bytes)
+        // staged by the driver before the call returns, so `src` may go at once.
+        unsafe { result::memcpy_htod_async(dst, src, self.stream.cu_stream()) }.map_err(|e| RunError::driver("copy to device", e))
+    }
+
     fn dtoh(&self, dst: &mut [u8], src: DevicePtr) -> RunResult<()> {
         unsafe { result::memcpy_dtoh_sync(dst, src) }.map_err(|e| RunError::driver("copy from device", e))
     }
