@@ -70,7 +70,7 @@ def main():
             if x.device_type.name == "CUDA":
                 print(f"   GPU {x.name[:60]:<60} start {x.time_range.start:>12.1f} us dur {x.time_range.elapsed_us():>9.1f} us")
         for x in events:
-            if x.device_type.name != "CUDA" and x.name.startswith("cuda"):
+            if x.device_type.name != "CUDA" and x.name.startswith("cu"):
                 print(f"   CPU {x.name[:60]:<60} start {x.time_range.start:>12.1f} us dur {x.time_range.elapsed_us():>9.1f} us")
 
 
