@@ -82,3 +82,35 @@ def count_then_scale(a, b):
     #pragma parallel for simd
     for i in range(a.shape[0]):
         b[i] = a[i] * w
+
+
+# A time loop whose every step sums into a scalar that only the step's next kernel
+# reads (the scalar is set at the top of the step): nothing is read back in the loop.
+# test: a:f64[n] b:f64[n] T:int=3 | n=1,8,1025
+@appy.jit
+def normalise_steps(a, b, T):
+    n = a.shape[0]
+    for t in range(T):
+        s = 1.0
+        #pragma parallel for shared(s)
+        for i in range(n):
+            s += abs(a[i])
+        #pragma parallel for simd
+        for i in range(n):
+            a[i] = a[i] / s + b[i]
+
+
+# The scalar carries over from step to step (each step's reduction starts from the last
+# step's value): the host keeps reading it back.
+# test: a:f64[n] b:f64[n] T:int=3 | n=1,8,1025
+@appy.jit
+def accumulating_steps(a, b, T):
+    n = a.shape[0]
+    s = 0.5
+    for t in range(T):
+        #pragma parallel for shared(s)
+        for i in range(n):
+            s += a[i]
+        #pragma parallel for simd
+        for i in range(n):
+            b[i] = b[i] + a[i] / s

@@ -24,8 +24,9 @@
 //!
 //! A read is left as it is when anything else uses the value: host arithmetic with
 //! effects, a branch, a store to an array, the function's result, a grid size, a slot
-//! that is read elsewhere (in another block, a nested region, or before the store in a
-//! loop), or a kernel launched from more than one place.
+//! that is read elsewhere (in another block, a nested region, or, in a loop whose body
+//! does not store to the slot first, before the store), or a kernel launched from more
+//! than one place.
 
 use crate::gpu::outline::KERNEL_MODULE;
 use crate::{Pass, PassInfo};
@@ -266,12 +267,16 @@ impl State<'_> {
             consumers.push(j);
         }
         // A slot still holding the value must have no other readers: besides the loads
-        // forwarded, only loads of this block before the read (and, in a loop, none:
-        // they would read it in the next iteration).
+        // forwarded, only loads of this block before the read. In a loop those would
+        // read it in the next iteration, unless the block stores to the slot first.
         for s in slots.keys() {
             let reads_of_s = |o: &Op| MemrefLoad::of(o).is_some_and(|l| l.memref == *s);
             let forwarded_here = ops[i..].iter().filter(|o| reads_of_s(o)).count();
-            let before = if in_loop {
+            let stored_first = ops[..i]
+                .iter()
+                .find(|o| o.walk_any(&|x| x.operands.contains(s)))
+                .is_some_and(|o| MemrefStore::of(o).is_some_and(|st| st.memref == *s));
+            let before = if in_loop && !stored_first {
                 0
             } else {
                 ops[..i].iter().filter(|o| reads_of_s(o)).count()
