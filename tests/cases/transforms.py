@@ -44,6 +44,20 @@ def stencil_weights(a, b, c):
             c[i, j] = t * j
 
 
+# `ilp` on a loop whose every iteration reads what the one before wrote: appy-ilp
+# cannot interleave it, appy-unroll unrolls it in program order. And one it interleaves
+# (each iteration its own element of `b`).
+# test: a:f64[n,5] b:f64[n,4] | n=1,4,33
+@appy.jit
+def ilp_chain_and_rows(a, b):
+    #pragma parallel for transform(tag(j, ilp), tag(k, ilp))
+    for i in range(a.shape[0]):
+        for j in range(4):
+            a[i, j + 1] = a[i, j] * 0.5 + a[i, j + 1]
+        for k in range(4):
+            b[i, k] = a[i, k] * a[i, k + 1] - b[i, k]
+
+
 # A split loop whose bounds are constants and a multiple of the factor: no rest loop;
 # integer accumulation (exact).
 # test: a:i64[n,8]@-100..100 out:i64[n] | n=1,2,29

@@ -17,11 +17,14 @@ pub const CPU_TENSOR_PIPELINE: &str =
 
 /// The passes that take the `appy` level to the `loops` level: the tensor passes, the
 /// transforms the pragmas ask for (`appy-schedule`), strip-mining of every loop not
-/// scheduled by them, the unrolling of the loops tagged `unr` or `ilp`, and the
+/// scheduled by them, the interleaving of the loops tagged `ilp` (`appy-ilp`), the
+/// unrolling of those tagged `unr` and the `ilp` loops left (`appy-unroll`), and the
 /// prefetches the pragmas ask for (`appy-add-prefetch`, which needs the lanes, and
 /// finds constant offsets in unrolled loops).
 pub fn appy_to_loops(mvl: i64) -> String {
-    format!("{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-unroll,appy-add-prefetch")
+    format!(
+        "{TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule,appy-strip-mine{{mvl={mvl}}},appy-ilp,appy-unroll,appy-add-prefetch"
+    )
 }
 
 /// The passes that take the `appy` level to the `kernel` level, the level the GPU
@@ -97,7 +100,7 @@ pub const CPU_PIPELINE: &str = "builtin.module(convert-math-to-llvm,convert-math
 /// products to `appy.gemm` when the host has a BLAS library (`appy-tensor-library`,
 /// operands with an identity layout only), the tensor passes, consecutive parallel
 /// loops over the same range fused (`appy-cpu-fuse`) after the transforms the pragmas
-/// ask for (`appy-schedule{cpu=1}`, `appy-unroll`), then the parallel loops
+/// ask for (`appy-schedule{cpu=1}`, `appy-ilp`, `appy-unroll`), then the parallel loops
 /// as OpenMP regions (when `openmp`) and every other loop as a sequential loop
 /// (`appy-cpu-openmp`), scalar slots per thread, and max/min reductions in a form LLVM
 /// vectorises (`appy-cpu-minmax`).
@@ -109,7 +112,7 @@ pub fn appy_to_cpu(mvl: i64, t: &CpuTarget) -> String {
         String::new()
     };
     format!(
-        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule{{cpu=1}},appy-unroll,cse,appy-cpu-fuse,appy-kernel-form{{cpu=1}},appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
+        "appy-cpu-zeros,{library}{CPU_TENSOR_PIPELINE},loop-invariant-code-motion,appy-schedule{{cpu=1}},appy-ilp,appy-unroll,cse,appy-cpu-fuse,appy-kernel-form{{cpu=1}},appy-cpu-openmp{{mvl={mvl} openmp={}}},appy-hoist-allocas,canonicalize,cse,appy-cpu-minmax",
         t.openmp as u8
     )
 }

@@ -87,6 +87,7 @@ pub const PASSES: &[PassInfo] = &[
     loops::privatize::INFO,
     loops::strip_mine::INFO,
     loops::add_prefetch::INFO,
+    loops::ilp::INFO,
     loops::unroll::INFO,
     kernel::form::INFO,
     gpu::sink_loads::INFO,

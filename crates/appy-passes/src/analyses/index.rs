@@ -113,6 +113,13 @@ pub fn index_form_through(
 /// Every load and store in `ops` (nested regions included) with its subscripts' affine
 /// forms over `ivs`; `None` when a subscript is not affine.
 pub fn accesses(ops: &[Op], ivs: &[Value]) -> Option<Vec<Access>> {
+    accesses_through(ops, ivs, &HashMap::new())
+}
+
+/// [`accesses`], following values defined outside `ops` through the integer
+/// arithmetic of `outer` (see [`index_form_through`]): a constant defined outside the
+/// body is a constant, not a symbol.
+pub fn accesses_through(ops: &[Op], ivs: &[Value], outer: &HashMap<Value, &Op>) -> Option<Vec<Access>> {
     let mut all = vec![];
     for o in ops {
         o.walk(&mut |x| all.push(x));
@@ -130,8 +137,39 @@ pub fn accesses(ops: &[Op], ivs: &[Value]) -> Option<Vec<Access>> {
             "memref.store" => (o.operands[1], &o.operands[2..], true),
             _ => continue,
         };
-        let index: Option<Vec<IndexForm>> = idx.iter().map(|v| index_form(*v, ivs, &defs, 0)).collect();
+        let index: Option<Vec<IndexForm>> = idx.iter().map(|v| index_form_through(*v, ivs, &defs, outer, 0)).collect();
         out.push(Access { mem, store, index: index? });
     }
     Some(out)
+}
+
+/// Why two different iterations of the loops `ivs` (one or two of them) of a body with
+/// the accesses `acc` may touch one element of an array the body writes; `None` when
+/// they cannot: every array written is accessed at one subscript only, and that
+/// subscript reaches a different element in every iteration (the coefficients of `ivs`
+/// have full rank). Then the iterations may run in any order, or interleaved.
+pub fn cross_iteration_conflict(acc: &[Access], ivs: &[Value]) -> Option<&'static str> {
+    for w in acc.iter().filter(|a| a.store) {
+        if !acc.iter().filter(|a| a.mem == w.mem).all(|a| a.index == w.index) {
+            return Some("an array the body writes is also accessed at another subscript");
+        }
+        let cs: Vec<Vec<i64>> = w
+            .index
+            .iter()
+            .map(|f| ivs.iter().map(|v| f.coeff(&Term::Iv(*v))).collect())
+            .collect();
+        let full = match ivs.len() {
+            1 => cs.iter().any(|c| c[0] != 0),
+            2 => cs.iter().enumerate().any(|(p, a)| {
+                cs[p + 1..]
+                    .iter()
+                    .any(|b| a[0] as i128 * b[1] as i128 != a[1] as i128 * b[0] as i128)
+            }),
+            _ => false,
+        };
+        if !full {
+            return Some("an array the body writes is written at the same element by several iterations");
+        }
+    }
+    None
 }

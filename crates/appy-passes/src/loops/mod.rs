@@ -2,11 +2,12 @@
 //! (`appy-strip-mine`, today's default schedule), and Loopy's transforms addressed by
 //! iname (`appy-split-iname`, `appy-tag-inames`, `appy-reorder`, `appy-join-inames`,
 //! `appy-assume`, `appy-privatize`, `appy-add-prefetch`), with the code generation of the tags
-//! that need it (`appy-unroll` for `unr` and `ilp`). `appy-schedule` runs the
+//! that need it (`appy-ilp` interleaves the iterations of `ilp` loops, `appy-unroll` unrolls `unr` loops and the `ilp` loops it could not interleave). `appy-schedule` runs the
 //! transforms a program asks for in its pragmas (`transform(...)`).
 
 pub mod add_prefetch;
 pub mod assume;
+pub mod ilp;
 pub mod join_inames;
 pub mod privatize;
 pub mod reorder;
@@ -134,8 +135,9 @@ fn replace_in(
 
 /// Why the iterations of the sequential loop `op` are not independent, as `ilp` needs:
 /// it carries values from one iteration to the next, or it updates a scalar defined
-/// outside it (a rank-0 slot: `s += ...`). `None` when neither. The unrolled code keeps
-/// the iterations in program order either way, so this only keeps the tag honest.
+/// outside it (a rank-0 slot: `s += ...`). `None` when neither. `appy-ilp` interleaves
+/// the iterations only after its own test of the arrays the body writes; a loop it
+/// leaves is unrolled in program order.
 pub(crate) fn carried_dependence(m: &Module, op: &Op) -> Option<&'static str> {
     if op.operands.len() > 3 {
         return Some("it carries values from one iteration to the next");

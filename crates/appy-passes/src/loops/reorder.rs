@@ -15,7 +15,7 @@
 //! Anything else is refused at the outer loop's line, with the reason.
 
 use super::{Place, Select, no_such_loop, perfect_nest, replace_named};
-use crate::analyses::index::{self, Term};
+use crate::analyses::index;
 use crate::analyses::within::Within;
 use crate::{OptKind, Pass, PassInfo, PassOpt, PassOptions};
 use appy_ir::diag::IrError;
@@ -147,21 +147,8 @@ fn order_matters(m: &Module, body: &[Op], jv: Value, kv: Value) -> Option<String
     let Some(acc) = index::accesses(body, &[jv, kv]) else {
         return Some("a subscript is not affine in the loop variables".into());
     };
-    let (tj, tk) = (Term::Iv(jv), Term::Iv(kv));
-    for w in acc.iter().filter(|a| a.store) {
-        let same = acc.iter().filter(|a| a.mem == w.mem).all(|a| a.index == w.index);
-        if !same {
-            return Some("an array the body writes is also accessed at another subscript".into());
-        }
-        // Rank 2: two dimensions whose (j, k) coefficients are independent.
-        let cs: Vec<(i64, i64)> = w.index.iter().map(|f| (f.coeff(&tj), f.coeff(&tk))).collect();
-        let rank2 = cs
-            .iter()
-            .enumerate()
-            .any(|(p, a)| cs[p + 1..].iter().any(|b| a.0 as i128 * b.1 as i128 != a.1 as i128 * b.0 as i128));
-        if !rank2 {
-            return Some("an array the body writes is written at the same element by several iterations".into());
-        }
+    if let Some(why) = index::cross_iteration_conflict(&acc, &[jv, kv]) {
+        return Some(why.into());
     }
     None
 }

@@ -1,6 +1,6 @@
-//! `appy-unroll`: the code generation of the `unr` and `ilp` tags. A sequential loop
-//! (`scf.for`) so tagged, with constant bounds, becomes its iterations one after
-//! another, each with its induction variable a constant; the values it carries flow
+//! `appy-unroll`: the code generation of the `unr` tag, and of the `ilp` loops that
+//! `appy-ilp` (which runs first) could not interleave. A sequential loop (`scf.for`) so
+//! tagged, with constant bounds, becomes its iterations one after another, each with its induction variable a constant; the values it carries flow
 //! from one copy to the next. Loops inside are unrolled first.
 //!
 //! A tagged loop whose trip count is not a constant, or above the `max` budget, is
@@ -24,7 +24,7 @@ pub struct Unroll {
 /// The registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "appy-unroll",
-    description: "unroll the sequential loops tagged unr or ilp (constant trip counts)",
+    description: "unroll the sequential loops tagged unr, and those tagged ilp that appy-ilp left (constant trip counts)",
     options: &[PassOpt {
         name: "max",
         kind: crate::OptKind::Int { min: 1, max: 4096 },
