@@ -10,7 +10,8 @@
 //! different iterations ([`crate::analyses::index::cross_iteration_conflict`]: every
 //! array written is accessed at one subscript, affine in the loop variable with a
 //! nonzero coefficient), the loop carries no values and updates no scalar defined
-//! outside it (`appy-tag-inames` and `appy-split-iname` refuse those for `ilp`), and
+//! outside it (`super::carried_dependence`, by which `appy-tag-inames` and
+//! `appy-split-iname` refuse those for `ilp`), and
 //! nothing in the body may write memory other than its loads and stores. A body's own
 //! scalars (allocated inside it) are private to each iteration. A loop that fails the
 //! test is left to `appy-unroll`, which unrolls it in program order (always legal).
@@ -90,7 +91,7 @@ impl Ilp {
     /// The lower bound, step and trip count of a loop tagged `ilp` whose iterations may
     /// be interleaved; `None` for any other op.
     fn bounds(&self, m: &Module, op: &Op, consts: &HashMap<Value, i64>, outer: &HashMap<Value, &Op>) -> Option<(i64, i64, i64)> {
-        if op.name != "scf.for" || op.tags().first() != Some(&Tag::Ilp) || op.operands.len() != 3 {
+        if op.name != "scf.for" || op.tags().first() != Some(&Tag::Ilp) || super::carried_dependence(m, op).is_some() {
             return None;
         }
         let (lb, ub, st) = const_bounds(op, consts)?;
@@ -113,15 +114,7 @@ impl Ilp {
                 }
             });
         }
-        let outside = op.free_values();
-        let scalar_outside = body.ops.iter().any(|o| {
-            o.walk_any(&|x| {
-                x.name == "memref.store"
-                    && x.operands.get(1).is_some_and(|mem| outside.contains(mem))
-                    && appy_ir::types::MemRefType::parse(m.ty(x.operands[1])).is_some_and(|t| t.rank() == 0)
-            })
-        });
-        if writes_other || scalar_outside {
+        if writes_other {
             return None;
         }
         let acc: Vec<index::Access> = index::accesses_through(&body.ops, &[iv], outer)?
