@@ -75,11 +75,7 @@ impl Pass for CpuKernels {
 /// The CPU function of one kernel.
 fn cpu_kernel(b: &mut Builder, k: Op) -> Result<Op, IrError> {
     let name = k.attr("sym_name").map(parse_str).unwrap_or("kernel").to_string();
-    let shared: usize = k
-        .attr("workgroup_attributions")
-        .and_then(|s| s.split(':').next())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
+    let shared = crate::gpu::outline::workgroup_attributions(&k);
     let loc = k.loc.clone();
     let Some(block) = k.regions.into_iter().next().and_then(|r| r.blocks.into_iter().next()) else {
         return Err(IrError::new(format!("kernel {name} has no body")));

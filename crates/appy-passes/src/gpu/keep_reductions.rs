@@ -28,7 +28,7 @@
 //! does not store to the slot first, before the store), or a kernel launched from more
 //! than one place.
 
-use crate::gpu::outline::KERNEL_MODULE;
+use crate::gpu::outline::{KERNEL_MODULE, workgroup_attributions};
 use crate::{Pass, PassInfo};
 use appy_ir::attrs::parse_str;
 use appy_ir::diag::IrError;
@@ -126,6 +126,8 @@ struct State<'a> {
 
 /// A host read that can stay on the device, and what to change for it.
 struct Plan {
+    /// The read's position in the block.
+    at: usize,
     /// The buffer and the constant index read.
     buf: Value,
     index: Value,
@@ -156,11 +158,11 @@ impl Plan {
 }
 
 impl State<'_> {
-    /// The kernel `name`.
-    fn kernel(&self, name: &str) -> Option<&Op> {
+    /// The position of kernel `name` among the kernels.
+    fn kernel(&self, name: &str) -> Option<usize> {
         self.kernels
             .iter()
-            .find(|o| o.name == "gpu.func" && o.attr("sym_name").map(parse_str) == Some(name))
+            .position(|o| o.name == "gpu.func" && o.attr("sym_name").map(parse_str) == Some(name))
     }
 
     /// Rewrites the reads of `blk` and of the blocks nested in it; `in_loop`: `blk` is
@@ -291,6 +293,7 @@ impl State<'_> {
             return None;
         }
         let mut plan = Plan {
+            at: i,
             buf,
             index,
             read,
@@ -326,7 +329,7 @@ impl State<'_> {
         live.extend(p.pure.iter().map(|j| ops[*j].results[0]));
         live.extend(p.forwarded.keys().copied());
         let pure_ops: Vec<Op> = p.pure.iter().map(|j| ops[*j].clone()).collect();
-        let inputs = p.inputs.clone();
+        let new_args: Vec<Value> = std::iter::once(p.buf).chain(p.inputs.iter().copied()).collect();
         for &j in &p.consumers {
             let mut edits: Vec<(String, Vec<usize>, Vec<Value>)> = vec![];
             ops[j].walk(&mut |x| {
@@ -339,27 +342,19 @@ impl State<'_> {
                 }
             });
             for (kernel, pos, host) in edits {
-                let new_args: Vec<Value> = std::iter::once(p.buf).chain(inputs.iter().copied()).collect();
                 ops[j].walk_mut(&mut |x| {
                     if LaunchFunc::of(x).is_some_and(|lf| lf.kernel == kernel) {
                         set_launch_args(x, &pos, &new_args);
                     }
                 });
-                self.rewrite_kernel(&kernel, &pos, &host, &p, &pure_ops, &inputs);
+                self.rewrite_kernel(&kernel, &pos, &host, &p, &pure_ops);
             }
         }
         // The host: the buffer freed after the last reader; the read, its arithmetic and
         // the slot's stores and loads gone.
         let last = *p.consumers.iter().max().expect("consumers");
         let dealloc = ops[p.dealloc].clone();
-        let gone: HashSet<usize> = p
-            .pure
-            .iter()
-            .chain(&p.dropped)
-            .copied()
-            .chain([p.dealloc])
-            .chain(ops.iter().position(|o| MemrefLoad::of(o).is_some_and(|l| l.result == p.read)))
-            .collect();
+        let gone: HashSet<usize> = p.pure.iter().chain(&p.dropped).copied().chain([p.dealloc, p.at]).collect();
         let mut out = Vec::with_capacity(ops.len());
         for (j, o) in std::mem::take(ops).into_iter().enumerate() {
             if !gone.contains(&j) {
@@ -372,15 +367,13 @@ impl State<'_> {
         *ops = out;
     }
 
-    /// Gives kernel `name` the buffer and `inputs` in place of its parameters at `pos`
-    /// (whose host values were `host`), and computes their values from them as its
-    /// first ops.
-    fn rewrite_kernel(&mut self, name: &str, pos: &[usize], host: &[Value], p: &Plan, pure_ops: &[Op], inputs: &[Value]) {
-        let k = self
-            .kernels
-            .iter_mut()
-            .find(|o| o.name == "gpu.func" && o.attr("sym_name").map(parse_str) == Some(name))
-            .expect("the plan checked the kernel");
+    /// Gives kernel `name` the buffer and the plan's inputs in place of its parameters at
+    /// `pos` (whose host values were `host`), and computes their values from them as its
+    /// first ops (`pure_ops`: the plan's arithmetic).
+    fn rewrite_kernel(&mut self, name: &str, pos: &[usize], host: &[Value], p: &Plan, pure_ops: &[Op]) {
+        let inputs = &p.inputs;
+        let ki = self.kernel(name).expect("the plan checked the kernel");
+        let k = &mut self.kernels[ki];
         let m = &mut *self.m;
         let fresh = |m: &mut Module, v: Value| m.value(m.ty(v).to_string());
         let kbuf = fresh(m, p.buf);
@@ -419,19 +412,12 @@ impl State<'_> {
         }
         // The parameters: the buffer and the inputs at the first position, the old ones
         // gone (the block offset stays last); their uses read the values computed.
-        let n_params = param_count(k.attr("function_type").unwrap_or("() -> ()"));
+        let shared = workgroup_attributions(k);
         let entry = &mut k.regions[0].blocks[0];
+        let n_params = entry.args.len() - shared.min(entry.args.len());
         let uses: HashMap<Value, Value> = pos.iter().zip(host).map(|(a, h)| (entry.args[*a], map[&resolve(*h)])).collect();
-        let mut params = vec![];
-        for (a, v) in entry.args[..n_params].iter().enumerate() {
-            if a == pos[0] {
-                params.push(kbuf);
-                params.extend(kin.iter().copied());
-            }
-            if !pos.contains(&a) {
-                params.push(*v);
-            }
-        }
+        let new: Vec<Value> = std::iter::once(kbuf).chain(kin.iter().copied()).collect();
+        let params = splice_at(&entry.args[..n_params], pos, &new);
         let rest: Vec<Value> = entry.args[n_params..].to_vec();
         let ftype = format!(
             "({}) -> ()",
@@ -446,35 +432,10 @@ impl State<'_> {
     }
 }
 
-/// The number of parameters of a function type `(t, ...) -> (...)`.
-fn param_count(ftype: &str) -> usize {
-    let inner = ftype
-        .trim()
-        .strip_prefix('(')
-        .and_then(|s| s.split_once(") ->"))
-        .map_or("", |(a, _)| a);
-    let (mut depth, mut n) = (0i32, 0usize);
-    if inner.trim().is_empty() {
-        return 0;
-    }
-    for ch in inner.chars() {
-        match ch {
-            '<' | '(' | '[' | '{' => depth += 1,
-            '>' | ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => n += 1,
-            _ => {}
-        }
-    }
-    n + 1
-}
-
-/// Replaces the kernel operands at `pos` of launch `x` by `new` (at the first of them).
-fn set_launch_args(x: &mut Op, pos: &[usize], new: &[Value]) {
-    let seg = x.attr("operandSegmentSizes").map(appy_ir::attrs::int_array).unwrap_or_default();
-    let n = seg.get(11).copied().unwrap_or(0) as usize;
-    let args: Vec<Value> = x.operands[6..6 + n].to_vec();
-    let mut out = vec![];
-    for (a, v) in args.iter().enumerate() {
+/// `items` with the ones at `pos` gone and `new` in their place, at the first of them.
+fn splice_at(items: &[Value], pos: &[usize], new: &[Value]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(items.len() + new.len());
+    for (a, v) in items.iter().enumerate() {
         if a == pos[0] {
             out.extend_from_slice(new);
         }
@@ -482,6 +443,14 @@ fn set_launch_args(x: &mut Op, pos: &[usize], new: &[Value]) {
             out.push(*v);
         }
     }
+    out
+}
+
+/// Replaces the kernel operands at `pos` of launch `x` by `new` (at the first of them).
+fn set_launch_args(x: &mut Op, pos: &[usize], new: &[Value]) {
+    let seg = x.attr("operandSegmentSizes").map(appy_ir::attrs::int_array).unwrap_or_default();
+    let n = seg.get(11).copied().unwrap_or(0) as usize;
+    let out = splice_at(&x.operands[6..6 + n], pos, new);
     let tail: Vec<Value> = x.operands[6 + n..].to_vec();
     x.operands.truncate(6);
     x.operands.extend(out.iter().copied());

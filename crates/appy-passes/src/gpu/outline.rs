@@ -419,6 +419,15 @@ impl State<'_> {
     }
 }
 
+/// The number of workgroup attributions (shared-memory scratchpads) of kernel `k`: the
+/// last arguments of its entry block, after its parameters.
+pub fn workgroup_attributions(k: &Op) -> usize {
+    k.attr("workgroup_attributions")
+        .and_then(|s| s.split(':').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// The group's scratchpads: each `appy.buffer` allocation at the worker's level (one
 /// parallel iteration per group: APPy's group mode) becomes a workgroup attribution of
 /// the kernel, shared memory, in place of the allocation and its cast to the dynamic
