@@ -206,29 +206,44 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &Candidates, args: &[HostValue], i
         interrupt: Some(&stop),
         stop_after: Some(TUNING_BUDGET),
     };
-    let mut times = vec![f64::INFINITY; n];
-    for (k, time) in times.iter_mut().enumerate() {
+    // Whether there is budget left for another candidate (the user did not stop).
+    let go_on = || {
         if t0.elapsed().as_secs_f64() > TUNING_BUDGET {
             over.set(true);
         }
-        if over.get() {
-            break;
-        }
+        !over.get() && !user_stop.get()
+    };
+    // One timing of candidate `k`: three calls; the first also moves the data, so the
+    // best of the other two counts.
+    let time = |k: usize| -> Option<f64> {
         let l = match loaded.get(gpu, b, k) {
             Ok(l) => l,
             Err(e) => {
                 tracing::warn!("autotuning: candidate {} failed to load: {e}", label(b.candidate(k)));
-                continue;
+                return None;
             }
         };
-        // Three calls; the first also moves the data, so the best of the other two counts.
         match gpu.bench_with(b.candidate(k), l, &targs, 3, &opts) {
             // A call longer than the budget (one kernel, no host loop to stop in).
-            Ok(t) if t.len() < 3 => over.set(true),
-            Ok(t) => *time = t[1..].iter().copied().fold(f64::INFINITY, f64::min),
-            Err(RunError::Interrupted) if !user_stop.get() => {}
-            Err(RunError::Interrupted) => break,
-            Err(e) => tracing::warn!("autotuning: candidate {} failed: {e}", label(b.candidate(k))),
+            Ok(t) if t.len() < 3 => {
+                over.set(true);
+                None
+            }
+            Ok(t) => Some(t[1..].iter().copied().fold(f64::INFINITY, f64::min)),
+            Err(RunError::Interrupted) => None,
+            Err(e) => {
+                tracing::warn!("autotuning: candidate {} failed: {e}", label(b.candidate(k)));
+                None
+            }
+        }
+    };
+    let mut times = vec![f64::INFINITY; n];
+    for (k, slot) in times.iter_mut().enumerate() {
+        if !go_on() {
+            break;
+        }
+        if let Some(t) = time(k) {
+            *slot = t;
         }
     }
     // The candidates within RETIME of the best are timed once more, in turn: on calls
@@ -238,17 +253,11 @@ fn choose_slow(gpu: &Gpu, b: &Bundle, loaded: &Candidates, args: &[HostValue], i
     let close: Vec<usize> = (0..n).filter(|k| times[*k] <= first * RETIME).collect();
     if close.len() > 1 && !over.get() && !user_stop.get() {
         for &k in &close {
-            if t0.elapsed().as_secs_f64() > TUNING_BUDGET {
-                over.set(true);
-            }
-            if over.get() || user_stop.get() {
+            if !go_on() {
                 break;
             }
-            let Ok(l) = loaded.get(gpu, b, k) else { continue };
-            match gpu.bench_with(b.candidate(k), l, &targs, 3, &opts) {
-                Ok(t) if t.len() == 3 => times[k] = t[1..].iter().copied().fold(times[k], f64::min),
-                Ok(_) | Err(RunError::Interrupted) => {}
-                Err(e) => tracing::warn!("autotuning: candidate {} failed: {e}", label(b.candidate(k))),
+            if let Some(t) = time(k) {
+                times[k] = times[k].min(t);
             }
         }
         // Every candidate was timed once; a second round cut short by the budget still
